@@ -1,0 +1,132 @@
+package dynamicinformer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	kdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Options configure a Factory.
+type Options struct {
+	// Resync is the informers' resync period; zero disables resyncs.
+	Resync time.Duration
+	// Logger receives informer start/stop and watch errors.
+	Logger *slog.Logger
+}
+
+// Factory starts, shares and stops dynamic informers by reference count.
+type Factory struct {
+	client dynamic.Interface
+	opts   Options
+
+	mu       sync.Mutex
+	entries  map[Key]*entry
+	shutdown bool
+	wg       sync.WaitGroup
+}
+
+type entry struct {
+	informer cache.SharedIndexInformer
+	refs     int
+	cancel   context.CancelFunc
+}
+
+// NewFactory returns a Factory that builds informers on client.
+func NewFactory(client dynamic.Interface, opts Options) *Factory {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Factory{client: client, opts: opts, entries: map[Key]*entry{}}
+}
+
+// Acquire returns a handle on the running informer for key, starting it when it is the first.
+// The caller must Release the handle.
+func (f *Factory) Acquire(key Key) (*Informer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.shutdown {
+		return nil, fmt.Errorf("acquire informer %s: factory is shut down", key)
+	}
+	e, ok := f.entries[key]
+	if !ok {
+		var err error
+		if e, err = f.start(key); err != nil {
+			return nil, err
+		}
+		f.entries[key] = e
+	}
+	e.refs++
+	return &Informer{key: key, informer: e.informer, factory: f}, nil
+}
+
+// start builds and runs an informer; called with f.mu held.
+func (f *Factory) start(key Key) (*entry, error) {
+	tweak := func(o *metav1.ListOptions) {
+		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
+	}
+	gi := kdynamicinformer.NewFilteredDynamicInformer(f.client, key.GVR, key.Namespace, f.opts.Resync,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak)
+	inf := gi.Informer()
+	if err := inf.SetTransform(StripManagedFields); err != nil {
+		return nil, fmt.Errorf("set transform on informer %s: %w", key, err)
+	}
+	logger := f.opts.Logger.With("informer", key.String())
+	if err := inf.SetWatchErrorHandlerWithContext(watchErrorLogger(logger)); err != nil {
+		return nil, fmt.Errorf("set watch error handler on informer %s: %w", key, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.wg.Go(func() { inf.RunWithContext(ctx) })
+	logger.Debug("informer started")
+	return &entry{informer: inf, cancel: cancel}, nil
+}
+
+func watchErrorLogger(logger *slog.Logger) cache.WatchErrorHandlerWithContext {
+	return func(_ context.Context, _ *cache.Reflector, err error) {
+		logger.Warn("list/watch failed; retrying", "error", err)
+	}
+}
+
+// release drops one reference and stops the informer with the last.
+func (f *Factory) release(key Key) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.entries[key]
+	if !ok {
+		return
+	}
+	if e.refs--; e.refs == 0 {
+		e.cancel()
+		delete(f.entries, key)
+		f.opts.Logger.Debug("informer stopped", "informer", key.String())
+	}
+}
+
+// Active returns the keys of the running informers and their reference counts.
+func (f *Factory) Active() map[Key]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[Key]int, len(f.entries))
+	for k, e := range f.entries {
+		out[k] = e.refs
+	}
+	return out
+}
+
+// Shutdown stops every informer and waits until their goroutines have returned.
+func (f *Factory) Shutdown() {
+	f.mu.Lock()
+	f.shutdown = true
+	for k, e := range f.entries {
+		e.cancel()
+		delete(f.entries, k)
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+}

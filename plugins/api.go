@@ -1,0 +1,27 @@
+package plugins
+
+// Source is one script file's content as read after the debounce.
+type Source struct {
+	Name    string // path relative to the scripts folder, slash-separated: "01-log.js", "team/a.ts"
+	Path    string // absolute path that was read
+	Content []byte
+	Hash    string // first 12 hex digits of the content's SHA-256: the version shown in logs
+}
+
+// EventKind says what happened to a plugin.
+type EventKind int
+
+const (
+	// Loaded: a new file, or a file whose content hash changed.
+	Loaded EventKind = iota + 1
+	// Removed: the file is gone (deleted, renamed away, moved out, or no longer a script).
+	Removed
+	// Synced: the initial scan has been delivered; sent once, after the first scan's events.
+	Synced
+)
+
+// Event is one change to the scripts folder, delivered in order on the watcher's goroutine.
+type Event struct {
+	Kind   EventKind
+	Source Source // for Removed only Name is set; empty for Synced
+}

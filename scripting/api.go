@@ -1,0 +1,98 @@
+package scripting
+
+import (
+	"context"
+	"time"
+)
+
+// Object is an unstructured Kubernetes object as client-go's unstructured package holds it:
+// nested map[string]any, []any, string, int64, float64, bool and nil. The scripting package
+// never mutates an Object it is given; scripts see it through read-only views.
+type Object = map[string]any
+
+// WatchSpec is one entry of a definition's `watch` field. Resource is spelled as on the command
+// line (`apps/v1/deployments`, `deploy`, `widgets.example.com`); resolving it is not this
+// package's business.
+type WatchSpec struct {
+	Resource      string
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+}
+
+// Definition is what a script's exported object declares, read once at instantiation.
+type Definition struct {
+	// Watch is nil when the script does not say; the engine then uses the command line's --gvr.
+	Watch       []WatchSpec
+	Indexers    []string // names of the index functions, sorted
+	OnAdd       bool
+	OnUpdate    bool
+	OnDelete    bool
+	Reconcile   bool
+	Concurrency int // reconcile workers; 1 when not given
+	MaxRetries  int // reconcile retries before the key is dropped; 5 when not given
+}
+
+// Event is the Go side of the `ctx` argument a handler receives.
+type Event struct {
+	Resource          string // the resource the event is about, as the script named it
+	IsInInitialList   bool
+	FinalStateUnknown bool
+	Cache             Cache        // may be nil: ctx.cache then throws when used
+	Enqueue           func(string) // may be nil: ctx.enqueue then throws when used
+}
+
+// Cache answers `ctx.cache` calls from the states the calling script version has been shown.
+// Implementations must be safe to call from the script's goroutine while events are applied.
+type Cache interface {
+	// Get returns the object, or nil when it is not cached. resource "" means the event's.
+	Get(resource, namespace, name string) (Object, error)
+	// List returns the cached objects of resource ("" means the event's) in namespace
+	// ("" means all) that match labelSelector ("" means all).
+	List(resource, namespace, labelSelector string) ([]Object, error)
+	// ByIndex returns the objects whose index function returned value.
+	ByIndex(index, value string) ([]Object, error)
+	// IndexKeys returns the "namespace/name" keys (or "name" when cluster-scoped) of ByIndex.
+	IndexKeys(index, value string) ([]string, error)
+}
+
+// ListOptions are the options of k8s.list.
+type ListOptions struct {
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+}
+
+// PatchOptions are the options of k8s.patch and k8s.patchStatus. Type is one of "merge"
+// (default), "json", "strategic", "apply". FieldManager defaults to "jsinformer".
+type PatchOptions struct {
+	Type         string
+	Force        bool
+	FieldManager string
+}
+
+// DeleteOptions are the options of k8s.delete. PropagationPolicy is "", "Orphan",
+// "Background" or "Foreground".
+type DeleteOptions struct {
+	PropagationPolicy string
+}
+
+// Client is the Go side of the `k8s` global: synchronous server reads and writes. Errors that
+// carry a Kubernetes status (k8s.io/apimachinery/pkg/api/errors.APIStatus) surface in JS with
+// `code` and `reason`. ctx is cancelled when the calling handler's time is up.
+type Client interface {
+	Get(ctx context.Context, resource, namespace, name string) (Object, error)
+	List(ctx context.Context, resource string, opts ListOptions) ([]Object, error)
+	Create(ctx context.Context, resource string, obj Object) (Object, error)
+	Update(ctx context.Context, resource string, obj Object) (Object, error)
+	UpdateStatus(ctx context.Context, resource string, obj Object) (Object, error)
+	Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts PatchOptions) (Object, error)
+	PatchStatus(ctx context.Context, resource, namespace, name string, patch []byte, opts PatchOptions) (Object, error)
+	Delete(ctx context.Context, resource, namespace, name string, opts DeleteOptions) error
+	Event(ctx context.Context, obj Object, eventType, reason, message string) error
+}
+
+// ReconcileResult is what a reconcile handler returned.
+type ReconcileResult struct {
+	RequeueAfter time.Duration // zero: done
+}
