@@ -1,0 +1,57 @@
+// Package plugins turns a scripts folder into an ordered stream of plugin
+// versions. A plugin is one script file; this package finds, watches and reads
+// those files and knows nothing of JavaScript or informers: compiling and
+// validating what it hands over is the engine's job.
+//
+// # Goroutines and ownership
+//
+// [Watcher.Run] owns everything it creates (the fsnotify watcher, the debounce
+// timer, the record of what it emitted) and releases it all before returning.
+// emit is called on Run's goroutine only, one event at a time, so a slow emit
+// delays the next rescan but never races with it. Run returns nil when its
+// context is done, after finishing the batch of events in progress. An
+// [Event]'s Source.Content belongs to the receiver: Run never touches it again.
+//
+// # Ordering
+//
+// Run first emits a Loaded event for every script found by the initial scan,
+// sorted by Name, then exactly one Synced event (also for an empty folder,
+// which is logged as a warning). After that, each rescan emits its Removed
+// events, then its Loaded events, each sorted by Name. A rename is a Removed
+// for the old name and a Loaded for the new one.
+//
+// # What counts as a script
+//
+// A regular file, or a symlink to one, anywhere under the folder, whose
+// extension is in Options.Extensions (default .js .mjs .cjs .ts, matched
+// case-insensitively). Name is its slash-separated path relative to the
+// folder. Never scripts: hidden names (starting with "."), editor droppings
+// (names ending in "~", ".swp", ".swx", ".swo" or ".tmp", starting with "#"
+// or ".#", and vim's "4913"), and TypeScript declarations ("*.d.ts"). Hidden
+// folders and node_modules are not walked. Symlinked folders are walked
+// (Kubernetes ConfigMap volumes with nested paths are made of them), each real
+// folder once, so symlink loops end.
+//
+// # Watching and debounce
+//
+// Folders, never files, are watched: the root, every subfolder (including
+// ones created later, picked up by the rescan their creation triggers), and
+// the folder holding each symlinked script's target, so editing the target
+// reloads the script. Any fsnotify event or error, including a queue overflow,
+// restarts a quiet period of Options.Debounce; when it ends the whole tree is
+// rescanned and every script read. Because only the state after the quiet
+// period is read, the steps of a save (truncate then write, write a temporary
+// file then rename it over, vim's backup dance, a ConfigMap "..data" symlink
+// swap) produce one event for the final content. A file that becomes empty
+// after having content is taken for a save in progress and held back for one
+// more quiet period; if it is still empty then, it is emitted. A file that
+// cannot be read is logged and treated as absent; if the folder itself cannot
+// be read, the last emitted state stands.
+//
+// # Versions
+//
+// Source.Hash, the first 12 hex digits of the content's SHA-256, is the
+// script's version. Loaded is emitted only when a name is new or its hash
+// differs from the last one emitted for it, so rewriting identical content
+// emits nothing.
+package plugins
