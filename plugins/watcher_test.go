@@ -168,7 +168,6 @@ func TestSymlinkToOutsideScript(t *testing.T) {
 	}
 }
 
-
 // TestRunStopsWithoutLeaks is not parallel: it counts the process's goroutines.
 func TestRunStopsWithoutLeaks(t *testing.T) {
 	before := runtime.NumGoroutine()
