@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/klog/v2"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+const example = `  # Log every Deployment change with the example scripts
+  runner --gvr apps/v1/deployments --scripts ./examples/scripts
+
+  # Two resources, one namespace, only objects labelled team=web
+  runner --gvr deploy --gvr cm -n web -l team=web --scripts ./scripts
+
+  # Try automation without changing anything: every write is sent with dryRun=All
+  runner --gvr deploy --scripts ./scripts --dry-run
+
+  # JSON logs and Prometheus metrics on :9090/metrics (/healthz, /readyz too)
+  runner --gvr deploy --scripts ./scripts --log-format json --metrics-addr :9090`
+
+// options are the runner's own flags; the kubeconfig flags live in genericclioptions.
+type options struct {
+	kube           *genericclioptions.ConfigFlags
+	resources      []string
+	scripts        string
+	allNamespaces  bool
+	labelSelector  string
+	fieldSelector  string
+	resync         time.Duration
+	handlerTimeout time.Duration
+	debounce       time.Duration
+	logFormat      string
+	verbosity      int
+	dryRun         bool
+	qps            float32
+	burst          int
+	metricsAddr    string
+}
+
+func newCommand() *cobra.Command {
+	o := &options{kube: genericclioptions.NewConfigFlags(true)}
+	cmd := &cobra.Command{
+		Use:   "runner --gvr RESOURCE --scripts DIR [flags]",
+		Short: "Run JavaScript plugins as event handlers for any Kubernetes resource",
+		Long: `runner watches Kubernetes resources with shared informers and calls the JavaScript (or
+TypeScript) plugins in a folder for every add, update and delete. Each .js/.ts file exports one
+definition object (see docs/scripts.md). Saving a file reloads it in place; a broken save keeps
+the previous version running and logs the error with file:line:col.
+
+Resources are named as kubectl names them: apps/v1/deployments, deployments.apps, deploy, or a
+custom resource. A script's own 'watch' overrides --gvr. The cluster is found as kubectl finds
+it: --kubeconfig, $KUBECONFIG, ~/.kube/config, or the in-cluster service account.
+
+Unlike kubectl, the default is all namespaces; -n restricts to one.`,
+		Example:       example,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+func (o *options) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&o.resources, "gvr", nil, "resource to watch, repeatable: apps/v1/deployments, deploy, widgets.example.com (scripts with their own 'watch' ignore it)")
+	f.StringVar(&o.scripts, "scripts", "", "folder of plugin scripts (.js, .mjs, .cjs, .ts), watched for changes (required)")
+	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "watch all namespaces (the default unless -n is given)")
+	f.StringVarP(&o.labelSelector, "selector", "l", "", "label selector for watches that set none, e.g. app=web,tier!=db")
+	f.StringVar(&o.fieldSelector, "field-selector", "", "field selector for watches that set none, e.g. metadata.name=x")
+	f.DurationVar(&o.resync, "resync", 0, "informer resync period: every object is re-delivered as an update this often (0 disables)")
+	f.DurationVar(&o.handlerTimeout, "handler-timeout", 5*time.Second, "longest a handler call may run before it is interrupted")
+	f.DurationVar(&o.debounce, "debounce", 100*time.Millisecond, "quiet period after a script file changes before it is reloaded")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity: 0 info, 1 debug (includes client-go)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "send every write from scripts with dryRun=All: the server validates, nothing is stored")
+	f.Float32Var(&o.qps, "qps", 50, "client requests per second to the API server")
+	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
+	o.kube.AddFlags(f)
+}
+
+func (o *options) validate(cmd *cobra.Command) error {
+	if o.scripts == "" {
+		return errors.New("--scripts is required: the folder of plugin scripts (try --scripts ./examples/scripts)")
+	}
+	if o.allNamespaces && cmd.Flags().Changed("namespace") {
+		return errors.New("-A/--all-namespaces and -n/--namespace cannot be used together")
+	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
+	}
+	if o.handlerTimeout <= 0 {
+		return errors.New("--handler-timeout must be positive")
+	}
+	return nil
+}
+
+func (o *options) run(cmd *cobra.Command) error {
+	if err := o.validate(cmd); err != nil {
+		return err
+	}
+	logger := newLogger(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
+	klog.SetSlogLogger(logger.With("component", "client-go"))
+	restConfig, err := o.kube.ToRESTConfig()
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	restConfig.QPS, restConfig.Burst = o.qps, o.burst
+	namespace := ""
+	if cmd.Flags().Changed("namespace") {
+		namespace = *o.kube.Namespace
+	}
+	reg := prometheus.NewRegistry()
+	health := newHealth()
+	e, err := engine.New(engine.Config{
+		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
+		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
+		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
+		Logger: logger, Registerer: reg, OnReady: health.setReady,
+	})
+	if err != nil {
+		return err
+	}
+	if o.metricsAddr != "" {
+		srv := &http.Server{Addr: o.metricsAddr, Handler: health.mux(reg), ReadHeaderTimeout: 5 * time.Second}
+		go serve(srv, logger)
+		defer func() { _ = srv.Close() }()
+	}
+	err = e.Run(cmd.Context())
+	logger.Info("stopped")
+	return err
+}
+
+func serve(srv *http.Server, logger *slog.Logger) {
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("metrics server failed", "error", err.Error())
+	}
+}

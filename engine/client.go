@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// k8sClient is the `k8s` global: the dynamic client, resources named as on the command line,
+// every write dry-run when configured. Safe for concurrent use.
+type k8sClient struct {
+	dyn          dynamic.Interface
+	resolver     *dynamicinformer.Resolver
+	dryRun       []string
+	fieldManager string
+	logger       interface{ Info(string, ...any) }
+}
+
+var _ scripting.Client = (*k8sClient)(nil)
+
+func newK8sClient(dyn dynamic.Interface, resolver *dynamicinformer.Resolver, cfg Config) *k8sClient {
+	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger}
+	if cfg.DryRun {
+		c.dryRun = []string{metav1.DryRunAll}
+	}
+	return c
+}
+
+// resource resolves name and scopes it to namespace when the resource is namespaced.
+func (c *k8sClient) resource(name, namespace string) (dynamic.ResourceInterface, error) {
+	res, err := c.resolver.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if res.Namespaced {
+		return c.dyn.Resource(res.GVR).Namespace(namespace), nil
+	}
+	return c.dyn.Resource(res.GVR), nil
+}
+
+func (c *k8sClient) Get(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
+	ri, err := c.resource(resource, namespace)
+	if err != nil {
+		return nil, err
+	}
+	u, err := ri.Get(ctx, name, metav1.GetOptions{})
+	return objectOf(u, err)
+}
+
+func (c *k8sClient) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
+	ri, err := c.resource(resource, opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]scripting.Object, len(list.Items))
+	for i := range list.Items {
+		out[i] = list.Items[i].Object
+	}
+	return out, nil
+}
+
+func (c *k8sClient) Create(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
+	u := &unstructured.Unstructured{Object: obj}
+	ri, err := c.resource(resource, u.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	c.logWrite("create", resource, u.GetNamespace(), u.GetName())
+	created, err := ri.Create(ctx, u, metav1.CreateOptions{DryRun: c.dryRun, FieldManager: c.fieldManager})
+	return objectOf(created, err)
+}
+
+func (c *k8sClient) Update(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
+	return c.update(ctx, resource, obj, false)
+}
+
+func (c *k8sClient) UpdateStatus(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
+	return c.update(ctx, resource, obj, true)
+}
+
+func (c *k8sClient) update(ctx context.Context, resource string, obj scripting.Object, status bool) (scripting.Object, error) {
+	u := &unstructured.Unstructured{Object: obj}
+	ri, err := c.resource(resource, u.GetNamespace())
+	if err != nil {
+		return nil, err
+	}
+	opts := metav1.UpdateOptions{DryRun: c.dryRun, FieldManager: c.fieldManager}
+	var updated *unstructured.Unstructured
+	if status {
+		c.logWrite("updateStatus", resource, u.GetNamespace(), u.GetName())
+		updated, err = ri.UpdateStatus(ctx, u, opts)
+	} else {
+		c.logWrite("update", resource, u.GetNamespace(), u.GetName())
+		updated, err = ri.Update(ctx, u, opts)
+	}
+	return objectOf(updated, err)
+}
+
+func (c *k8sClient) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
+	return c.patch(ctx, resource, namespace, name, patch, opts)
+}
+
+func (c *k8sClient) PatchStatus(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
+	return c.patch(ctx, resource, namespace, name, patch, opts, "status")
+}
+
+func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string, patch []byte,
+	opts scripting.PatchOptions, subresources ...string) (scripting.Object, error) {
+	pt, err := patchType(opts.Type)
+	if err != nil {
+		return nil, err
+	}
+	ri, err := c.resource(resource, namespace)
+	if err != nil {
+		return nil, err
+	}
+	po := metav1.PatchOptions{DryRun: c.dryRun, FieldManager: firstNonEmpty(opts.FieldManager, c.fieldManager)}
+	if pt == types.ApplyPatchType {
+		po.Force = &opts.Force
+	}
+	c.logWrite("patch", resource, namespace, name, "patch_type", string(pt), "patch", string(patch))
+	u, err := ri.Patch(ctx, name, pt, patch, po, subresources...)
+	return objectOf(u, err)
+}
+
+func patchType(name string) (types.PatchType, error) {
+	switch name {
+	case "", "merge":
+		return types.MergePatchType, nil
+	case "json":
+		return types.JSONPatchType, nil
+	case "strategic":
+		return types.StrategicMergePatchType, nil
+	case "apply":
+		return types.ApplyPatchType, nil
+	}
+	return "", fmt.Errorf("patch: unknown type %q (want merge, json, strategic or apply)", name)
+}
+
+func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string, opts scripting.DeleteOptions) error {
+	ri, err := c.resource(resource, namespace)
+	if err != nil {
+		return err
+	}
+	do := metav1.DeleteOptions{DryRun: c.dryRun}
+	if opts.PropagationPolicy != "" {
+		p := metav1.DeletionPropagation(opts.PropagationPolicy)
+		do.PropagationPolicy = &p
+	}
+	c.logWrite("delete", resource, namespace, name)
+	return ri.Delete(ctx, name, do)
+}
+
+// Event records a core/v1 Event about obj, as kubectl describe shows them.
+func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, reason, message string) error {
+	u := &unstructured.Unstructured{Object: obj}
+	now := metav1.NewTime(time.Now())
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: u.GetName() + ".", Namespace: firstNonEmpty(u.GetNamespace(), "default")},
+		InvolvedObject: corev1.ObjectReference{
+			APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(),
+			Name: u.GetName(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(),
+		},
+		Type: firstNonEmpty(eventType, corev1.EventTypeNormal), Reason: reason, Message: message,
+		Source:         corev1.EventSource{Component: c.fieldManager},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	content, err := toUnstructured(ev)
+	if err != nil {
+		return err
+	}
+	_, err = c.Create(ctx, "v1/events", content)
+	return err
+}
+
+func (c *k8sClient) logWrite(verb, resource, namespace, name string, extra ...any) {
+	if len(c.dryRun) == 0 {
+		return
+	}
+	attrs := append([]any{"verb", verb, "resource", resource, "namespace", namespace, "name", name}, extra...)
+	c.logger.Info("dry-run: would write", attrs...)
+}
+
+func objectOf(u *unstructured.Unstructured, err error) (scripting.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	return u.Object, nil
+}
+
+func toUnstructured(obj any) (scripting.Object, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("convert event: %w", err)
+	}
+	return m, nil
+}

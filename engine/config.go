@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
+)
+
+// Config is everything the engine needs; cmd/runner fills it from flags.
+type Config struct {
+	// RESTConfig reaches the cluster.
+	RESTConfig *rest.Config
+	// Resources are the --gvr names watched by scripts whose definition has no `watch`.
+	Resources []string
+	// Namespace, LabelSelector and FieldSelector apply where a script's watch leaves them empty.
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+	// ScriptsDir is the folder of plugin scripts; it must exist.
+	ScriptsDir string
+	// Resync is the informers' resync period; zero disables resyncs.
+	Resync time.Duration
+	// HandlerTimeout bounds each handler call; default 5s.
+	HandlerTimeout time.Duration
+	// Debounce is the quiet period after a file change before it is read; default 100ms.
+	Debounce time.Duration
+	// DryRun sends every write from scripts with dryRun=All.
+	DryRun bool
+	// FieldManager is used by scripts' writes; default "jsinformer".
+	FieldManager string
+	// Logger receives everything; default discards.
+	Logger *slog.Logger
+	// Registerer receives the engine's metrics when set.
+	Registerer prometheus.Registerer
+	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
+	// informer they use has synced and been handled.
+	OnReady func()
+}
+
+func (c *Config) setDefaults() error {
+	if c.RESTConfig == nil {
+		return errors.New("configure engine: RESTConfig is required")
+	}
+	if c.ScriptsDir == "" {
+		return errors.New("configure engine: ScriptsDir is required")
+	}
+	if c.HandlerTimeout <= 0 {
+		c.HandlerTimeout = 5 * time.Second
+	}
+	if c.FieldManager == "" {
+		c.FieldManager = "jsinformer"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}

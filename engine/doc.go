@@ -1,0 +1,29 @@
+// Package engine wires script files to shared informers: it is the only package that knows
+// both JavaScript (scripting) and Kubernetes informers (dynamicinformer).
+//
+// Goroutines and ownership:
+//   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
+//     from the plugins watcher and version syncs one at a time, and decides which version of a
+//     script is current.
+//   - Each version (one content of one file) has one worker goroutine that owns its goja
+//     runtime and is the only writer of its store and JS indexes. client-go listener goroutines
+//     only append to the version's unbounded queue, so a slow or stuck script never delays
+//     another script or the informers.
+//   - A script exporting reconcile gets its own workers (Concurrency of them, each with its own
+//     runtime) fed by a client-go rate-limited workqueue; they only read the store.
+//
+// Ordering: a version handles the events of its informers in the order client-go delivers
+// them, so events for one object arrive in API order. Before calling a handler the worker
+// updates the store and indexes, so ctx.cache always agrees with the events already handled.
+//
+// Reload: a new version registers its own handlers, receives every cached object as an add
+// with isInInitialList, and builds its own store and indexes. When every registration has
+// synced and the worker has handled those adds, the loader makes it current and retires the
+// old version: its handlers are removed (waiting until client-go delivers nothing more), the
+// events already queued are still handled (bounded by drainLimit), and its informers are
+// released. Every change therefore reaches at least one version, and the new one ends with
+// the server's state. A load that fails at any step leaves the old version running.
+//
+// Objects come from the informers' caches and are shared: nothing in this package mutates
+// them, and scripts see them through read-only views.
+package engine

@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/plugins"
+)
+
+// Engine runs the scripts of one folder against one cluster. Create it with New and call Run
+// once.
+type Engine struct {
+	cfg       Config
+	logger    *slog.Logger
+	dynamic   dynamic.Interface
+	discovery discovery.DiscoveryInterface
+	resolver  *dynamicinformer.Resolver
+	factory   *dynamicinformer.Factory
+	client    *k8sClient
+	stats     *stats
+	defaults  []dynamicinformer.Resource
+
+	// Owned by the loader goroutine (Run's).
+	plugins       map[string]*plugin
+	initial       map[string]bool // initial scripts not yet synced or failed
+	watcherSynced bool
+	ready         bool
+	synced        chan *version
+
+	retiring sync.WaitGroup // versions draining after retirement
+}
+
+// plugin is the state of one script file: the version serving and the one syncing to replace it.
+type plugin struct {
+	current, pending *version
+}
+
+// New validates cfg and builds the clients; it does not contact the cluster.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("create dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("create discovery client: %w", err)
+	}
+	e := &Engine{
+		cfg: cfg, logger: cfg.Logger, dynamic: dyn, discovery: disc,
+		resolver: dynamicinformer.NewResolver(disc, cfg.Logger),
+		stats:    newStats(cfg.Registerer),
+		plugins:  map[string]*plugin{}, initial: map[string]bool{},
+		synced: make(chan *version),
+	}
+	e.client = newK8sClient(dyn, e.resolver, cfg)
+	return e, nil
+}
+
+// Run connects, loads the scripts, and serves until ctx is done; then it stops every script
+// and informer before returning. It fails fast when the cluster is unreachable, the
+// credentials are rejected, a --gvr is unknown, or the scripts folder does not exist.
+func (e *Engine) Run(ctx context.Context) error {
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	if err := e.resolveDefaults(); err != nil {
+		return err
+	}
+	watcher, err := plugins.NewWatcher(e.cfg.ScriptsDir, plugins.Options{Logger: e.logger, Debounce: e.cfg.Debounce})
+	if err != nil {
+		return fmt.Errorf("watch scripts: %w", err)
+	}
+	e.factory = dynamicinformer.NewFactory(e.dynamic, dynamicinformer.Options{Resync: e.cfg.Resync, Logger: e.logger})
+	defer e.shutdown()
+	return e.loop(ctx, watcher)
+}
+
+// connect checks that the cluster answers and accepts our credentials, so that a bad
+// kubeconfig is one clear error rather than endless informer retries.
+func (e *Engine) connect(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	host := e.cfg.RESTConfig.Host
+	body, err := e.discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return fmt.Errorf("connect to cluster %s: %w", host, err)
+	}
+	var version struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	_ = json.Unmarshal(body, &version) // only for the log line
+	e.logger.Info("connected", "server", host, "version", version.GitVersion)
+	return nil
+}
+
+func (e *Engine) resolveDefaults() error {
+	for _, name := range e.cfg.Resources {
+		res, err := e.resolver.Resolve(name)
+		if err != nil {
+			return err
+		}
+		e.defaults = append(e.defaults, res)
+	}
+	return nil
+}
+
+// loop is the loader: it applies plugin events and version syncs one at a time.
+func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
+	events := make(chan plugins.Event)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- watcher.Run(ctx, func(ev plugins.Event) {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-watchErr:
+			if err != nil {
+				return fmt.Errorf("watch scripts: %w", err)
+			}
+			return nil
+		case ev := <-events:
+			e.onPluginEvent(ev)
+		case v := <-e.synced:
+			e.onSynced(v)
+		}
+	}
+}
+
+// shutdown stops every version without draining and every informer, and waits for them.
+func (e *Engine) shutdown() {
+	for _, p := range e.plugins {
+		for _, v := range []*version{p.pending, p.current} {
+			if v != nil {
+				e.retire(v, false)
+			}
+		}
+	}
+	e.retiring.Wait()
+	e.factory.Shutdown()
+}

@@ -1,0 +1,147 @@
+package engine_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// watchScript is a script on configmaps of one namespace with the given body.
+func watchScript(ns, body string) string {
+	return fmt.Sprintf("export default {\n  watch: { resource: \"configmaps\", namespace: %q },\n%s\n};\n", ns, body)
+}
+
+func TestInitialListArrivesAsAdds(t *testing.T) {
+	t.Parallel()
+	pre := startEngine(t, nil, func(c *engine.Config) { c.Resources = []string{"ns"} })
+	ns := pre.namespace(t, "initial")
+	for i := range 3 {
+		pre.create(t, configmapsGVR, configmap(ns, "c"+strconv.Itoa(i), nil, nil))
+	}
+	r := startEngine(t, map[string]string{"a.js": watchScript(ns, `
+  onAdd(cm, ctx) { log.info("add", { name: cm.metadata.name, initial: ctx.isInInitialList }); },`)}, nil)
+	// Ready means every informer synced and the initial adds were handled.
+	if got := r.log.find(msg("add", "initial", "true")); len(got) != 3 {
+		t.Fatalf("initial adds at ready = %d, want 3\n%s", len(got), r.log.dump())
+	}
+	r.create(t, configmapsGVR, configmap(ns, "later", nil, nil))
+	r.log.waitFor(t, "live add", 1, msg("add", "name", "later", "initial", "false"))
+}
+
+func TestTwoScriptsShareOneWatch(t *testing.T) {
+	t.Parallel()
+	var watches atomic.Int64
+	body := `  onAdd(cm) { log.info("seen", { name: cm.metadata.name }); },`
+	r := startEngine(t, map[string]string{
+		"a.js": watchScript("share", body),
+		"b.js": watchScript("share", body),
+	}, func(c *engine.Config) {
+		c.RESTConfig = rest.CopyConfig(c.RESTConfig)
+		c.RESTConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				if req.URL.Query().Get("watch") == "true" && strings.HasSuffix(req.URL.Path, "/namespaces/share/configmaps") {
+					watches.Add(1)
+				}
+				return rt.RoundTrip(req)
+			})
+		})
+	})
+	r.namespace(t, "share")
+	r.create(t, configmapsGVR, configmap("share", "x", nil, nil))
+	r.log.waitFor(t, "both scripts see x", 2, msg("seen", "name", "x"))
+	if got := watches.Load(); got != 1 {
+		t.Fatalf("watch requests for share/configmaps = %d, want 1 shared by two scripts", got)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestThrowIsLoggedWithPositionAndOthersContinue(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, map[string]string{
+		"bad.js": watchScript("throws", `  onAdd(cm) {
+    throw new Error("boom " + cm.metadata.name);
+  },`),
+		"good.js": watchScript("throws", `  onAdd(cm) { log.info("good", { name: cm.metadata.name }); },`),
+	}, nil)
+	r.namespace(t, "throws")
+	r.create(t, configmapsGVR, configmap("throws", "one", nil, nil))
+	r.create(t, configmapsGVR, configmap("throws", "two", nil, nil))
+	r.log.waitFor(t, "good sees both", 2, msg("good"))
+	fails := r.log.waitFor(t, "two failures", 2, msg("script handler failed", "script", "bad.js"))
+	if e := fails[0].attrs["error"]; !strings.Contains(e, "bad.js:4:") || !strings.Contains(e, "boom one") {
+		t.Fatalf("error %q lacks bad.js:4:col and the message", e)
+	}
+	if !strings.Contains(fails[0].attrs["stack"], "bad.js:4") {
+		t.Fatalf("stack %q lacks the throw site", fails[0].attrs["stack"])
+	}
+}
+
+func TestEndlessLoopIsInterrupted(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, map[string]string{
+		"loop.js": watchScript("loops", `  onAdd(cm) {
+    if (cm.metadata.name === "spin") { while (true) {} }
+    log.info("after", { name: cm.metadata.name });
+  },`),
+	}, nil)
+	r.namespace(t, "loops")
+	r.create(t, configmapsGVR, configmap("loops", "spin", nil, nil))
+	r.create(t, configmapsGVR, configmap("loops", "next", nil, nil))
+	r.log.waitFor(t, "timeout logged", 1, msg("script handler failed", "script", "loop.js", "timeout", "true"))
+	r.log.waitFor(t, "the next event still handled", 1, msg("after", "name", "next"))
+}
+
+func TestObjectsAreReadOnly(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, map[string]string{
+		"writer.js": watchScript("readonly", `  onAdd(cm) {
+    try { cm.metadata.labels.team = "hacked"; log.info("write allowed"); }
+    catch (e) { log.info("write refused", { type: e.name }); }
+    try { delete cm.metadata.labels.team; log.info("delete allowed"); }
+    catch (e) { log.info("delete refused", { type: e.name }); }
+  },`),
+		"reader.js": watchScript("readonly", `  onUpdate(o, cm) { log.info("reader", { team: cm.metadata.labels.team, v: cm.data.v }); },`),
+	}, nil)
+	r.namespace(t, "readonly")
+	r.create(t, configmapsGVR, configmap("readonly", "x", map[string]any{"team": "web"}, map[string]any{"v": "1"}))
+	r.log.waitFor(t, "write refused", 1, msg("write refused", "type", "TypeError"))
+	r.log.waitFor(t, "delete refused", 1, msg("delete refused", "type", "TypeError"))
+	r.patch(t, configmapsGVR, "readonly", "x", `{"data":{"v":"2"}}`)
+	r.log.waitFor(t, "reader sees the original label", 1, msg("reader", "team", "web", "v", "2"))
+	if got := r.log.find(msg("write allowed")); len(got) > 0 {
+		t.Fatal("a write to a cached object succeeded")
+	}
+}
+
+func TestEventsForOneObjectArriveInOrder(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, map[string]string{
+		"order.js": watchScript("order", `  onUpdate(o, cm) { log.info("seq", { n: cm.data.n }); },`),
+	}, nil)
+	r.namespace(t, "order")
+	r.create(t, configmapsGVR, configmap("order", "x", nil, map[string]any{"n": "0"}))
+	const updates = 40
+	for i := 1; i <= updates; i++ {
+		r.patch(t, configmapsGVR, "order", "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, i))
+	}
+	r.log.waitFor(t, "last update", 1, msg("seq", "n", strconv.Itoa(updates)))
+	var seen []int
+	for _, rec := range r.log.find(msg("seq")) {
+		n, _ := strconv.Atoi(rec.attrs["n"])
+		seen = append(seen, n)
+	}
+	if !slices.IsSorted(seen) || len(seen) != updates {
+		t.Fatalf("updates seen out of order or lost: %v", seen)
+	}
+}

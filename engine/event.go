@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+type eventKind int
+
+const (
+	eventAdd eventKind = iota + 1
+	eventUpdate
+	eventDelete
+	eventSynced // marker: every initial-list add before it has been handled
+)
+
+// event is one informer notification queued for a version's worker.
+type event struct {
+	kind    eventKind
+	sub     *subscription
+	key     string
+	old     scripting.Object
+	obj     scripting.Object // nil only for a tombstone whose final state is unknown
+	initial bool
+	unknown bool
+}
+
+// handlerFor returns the client-go handler of one subscription: it only converts and
+// enqueues, so client-go's listener goroutine never waits on JavaScript.
+func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if u, key, ok := unwrap(obj); ok {
+				q.push(event{kind: eventAdd, sub: sub, key: key, obj: u, initial: initial})
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, _, _ := unwrap(oldObj)
+			if u, key, ok := unwrap(newObj); ok {
+				q.push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u})
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				u, _, _ := unwrap(tomb.Obj)
+				q.push(event{kind: eventDelete, sub: sub, key: tomb.Key, obj: u, unknown: true})
+				return
+			}
+			if u, key, ok := unwrap(obj); ok {
+				q.push(event{kind: eventDelete, sub: sub, key: key, obj: u})
+			}
+		},
+	}
+}
+
+// unwrap returns the object's map and its client-go key.
+func unwrap(obj any) (scripting.Object, string, bool) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u == nil {
+		return nil, "", false
+	}
+	key, err := cache.MetaNamespaceKeyFunc(u)
+	if err != nil {
+		return nil, "", false
+	}
+	return u.Object, key, true
+}

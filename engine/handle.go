@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// handle applies one event to the store and indexes, then calls the script. Runs on the
+// version's worker only.
+func (v *version) handle(ev event) {
+	switch ev.kind {
+	case eventSynced:
+		close(v.synced)
+		return
+	case eventAdd, eventUpdate:
+		k := objectKey{resource: ev.sub.cache.resource, key: ev.key}
+		v.store.set(k, ev.obj, v.indexValues(k, ev.obj))
+	case eventDelete:
+		v.store.remove(objectKey{resource: ev.sub.cache.resource, key: ev.key})
+	}
+	v.call(ev)
+	if v.reconciler != nil {
+		v.reconciler.enqueue(ev.key)
+	}
+}
+
+// call runs the handler for ev and logs a failure; nothing a script does escapes as a panic.
+func (v *version) call(ev event) {
+	ctx := scripting.Event{
+		Resource:          ev.sub.cache.resource,
+		IsInInitialList:   ev.initial,
+		FinalStateUnknown: ev.unknown,
+		Cache:             ev.sub.cache,
+		Enqueue:           v.enqueueFunc(),
+	}
+	start := time.Now()
+	var err error
+	var handler string
+	switch ev.kind {
+	case eventAdd:
+		handler, err = "onAdd", v.script.OnAdd(ev.obj, ctx)
+	case eventUpdate:
+		handler, err = "onUpdate", v.script.OnUpdate(ev.old, ev.obj, ctx)
+	case eventDelete:
+		handler, err = "onDelete", v.script.OnDelete(ev.obj, ctx)
+	}
+	v.stats.observe(v.name, handler, time.Since(start), err)
+	if err != nil {
+		v.logFailure(handler, ev.sub.cache.resource, ev.key, err)
+	}
+}
+
+// indexValues runs every index function on obj. A throwing function leaves the object out of
+// that index; the error is logged the first time per object until the function succeeds again.
+func (v *version) indexValues(k objectKey, obj scripting.Object) map[string][]string {
+	if len(v.def.Indexers) == 0 {
+		return nil
+	}
+	values := make(map[string][]string, len(v.def.Indexers))
+	failed := false
+	for _, name := range v.def.Indexers {
+		vals, err := v.script.Index(name, obj)
+		if err != nil {
+			failed = true
+			if !v.indexFailed[k] {
+				v.logFailure("indexers."+name, k.resource, k.key, err)
+			}
+			continue
+		}
+		if len(vals) > 0 {
+			values[name] = vals
+		}
+	}
+	if failed {
+		v.indexFailed[k] = true
+	} else {
+		delete(v.indexFailed, k)
+	}
+	return values
+}
+
+func (v *version) enqueueFunc() func(string) {
+	if v.reconciler == nil {
+		return nil
+	}
+	return v.reconciler.enqueue
+}
+
+// logFailure logs a script error with its position and JS stack.
+func (v *version) logFailure(handler, resource, key string, err error) {
+	attrs := []any{"handler", handler, "resource", resource, "object", key, "error", err.Error()}
+	var se *scripting.ScriptError
+	if errors.As(err, &se) && se.Stack != "" {
+		attrs = append(attrs, "stack", se.Stack)
+	}
+	if errors.Is(err, scripting.ErrTimeout) {
+		attrs = append(attrs, "timeout", true)
+	}
+	v.logger.Error("script handler failed", attrs...)
+}

@@ -1,0 +1,245 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+var env *controlplane.ControlPlane
+
+func TestMain(m *testing.M) { controlplane.Exit(m, &env) }
+
+var (
+	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configmapsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	namespacesGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
+
+// record is one captured log line: message plus attributes rendered as strings.
+type record struct {
+	msg   string
+	level slog.Level
+	attrs map[string]string
+}
+
+func (r record) String() string { return fmt.Sprintf("%s %s %v", r.level, r.msg, r.attrs) }
+
+// sink captures log records so tests can wait for what scripts and the engine say.
+type sink struct {
+	mu      sync.Mutex
+	records []record
+	attrs   []slog.Attr
+	parent  *sink
+}
+
+func (s *sink) root() *sink {
+	if s.parent != nil {
+		return s.parent.root()
+	}
+	return s
+}
+
+func (s *sink) Enabled(context.Context, slog.Level) bool { return true }
+
+func (s *sink) Handle(_ context.Context, r slog.Record) error {
+	rec := record{msg: r.Message, level: r.Level, attrs: map[string]string{}}
+	add := func(a slog.Attr) bool { rec.attrs[a.Key] = a.Value.Resolve().String(); return true }
+	for _, a := range s.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	root := s.root()
+	root.mu.Lock()
+	root.records = append(root.records, rec)
+	root.mu.Unlock()
+	return nil
+}
+
+func (s *sink) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &sink{attrs: append(append([]slog.Attr{}, s.attrs...), attrs...), parent: s}
+}
+
+func (s *sink) WithGroup(string) slog.Handler { return s }
+
+// find returns the records matching pred.
+func (s *sink) find(pred func(record) bool) []record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []record
+	for _, r := range s.records {
+		if pred(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitFor polls until n records match pred, and returns them.
+func (s *sink) waitFor(t *testing.T, what string, n int, pred func(record) bool) []record {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if got := s.find(pred); len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %d× %s; log so far:\n%s", n, what, s.dump())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (s *sink) dump() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, r := range s.records {
+		b.WriteString(r.String() + "\n")
+	}
+	return b.String()
+}
+
+// msg matches records with this message and these attributes.
+func msg(m string, kv ...string) func(record) bool {
+	return func(r record) bool {
+		if r.msg != m {
+			return false
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if r.attrs[kv[i]] != kv[i+1] {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// runner is an engine running in the test, with its scripts folder and log.
+type runner struct {
+	dir  string
+	log  *sink
+	dyn  dynamic.Interface
+	done chan error
+}
+
+// startEngine writes scripts into a new folder and runs the engine until the test ends.
+func startEngine(t *testing.T, scripts map[string]string, tweak func(*engine.Config)) *runner {
+	t.Helper()
+	cp := controlplane.Require(t, env)
+	r := &runner{dir: t.TempDir(), log: &sink{}, done: make(chan error, 1)}
+	r.dyn = dynamic.NewForConfigOrDie(cp.Config)
+	for name, src := range scripts {
+		r.write(t, name, src)
+	}
+	ready := make(chan struct{})
+	cfg := engine.Config{
+		RESTConfig: cp.Config, ScriptsDir: r.dir, Logger: slog.New(r.log),
+		HandlerTimeout: 2 * time.Second, Debounce: 20 * time.Millisecond,
+		OnReady: func() { close(ready) },
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	e, err := engine.New(cfg)
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { r.done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-r.done:
+			if err != nil {
+				t.Errorf("engine Run returned %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("engine did not stop within 30s")
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-r.done:
+		t.Fatalf("engine stopped before ready: %v\n%s", err, r.log.dump())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("engine not ready within 60s\n%s", r.log.dump())
+	}
+	return r
+}
+
+func (r *runner) write(t *testing.T, name, src string) {
+	t.Helper()
+	path := filepath.Join(r.dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// namespace creates a namespace named after the test and returns its name.
+func (r *runner) namespace(t *testing.T, name string) string {
+	t.Helper()
+	r.create(t, namespacesGVR, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}})
+	return name
+}
+
+func (r *runner) create(t *testing.T, gvr schema.GroupVersionResource, obj map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: obj}
+	out, err := r.dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(t.Context(), u, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create %s %s/%s: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+	}
+	return out
+}
+
+func (r *runner) patch(t *testing.T, gvr schema.GroupVersionResource, ns, name, patch string) {
+	t.Helper()
+	_, err := r.dyn.Resource(gvr).Namespace(ns).Patch(t.Context(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("patch %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+}
+
+func (r *runner) delete(t *testing.T, gvr schema.GroupVersionResource, ns, name string) {
+	t.Helper()
+	if err := r.dyn.Resource(gvr).Namespace(ns).Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+}
+
+func deployment(ns, name, image string, replicas int64) map[string]any {
+	labels := map[string]any{"app": name}
+	return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"replicas": replicas,
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "main", "image": image}}},
+			},
+		}}
+}
+
+func configmap(ns, name string, labels map[string]any, data map[string]any) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": labels}, "data": data}
+}

@@ -1,0 +1,44 @@
+package engine_test
+
+import (
+	"testing"
+)
+
+const indexScript = `export default {
+  watch: { resource: "deployments", namespace: "idx" },
+  indexers: {
+    byImage: (d) => d.spec.template.spec.containers.map((c) => c.image),
+    broken: (d) => { if (d.metadata.name === "bad") throw new Error("no index for bad"); return [d.metadata.name]; },
+  },
+  onAdd(d, ctx) { report(ctx); },
+  onUpdate(o, d, ctx) { report(ctx); },
+  onDelete(d, ctx) { report(ctx); },
+};
+function report(ctx) {
+  log.info("index", {
+    n127: ctx.cache.indexKeys("byImage", "nginx:1.27").join(","),
+    n128: ctx.cache.byIndex("byImage", "nginx:1.28").map((d) => d.metadata.name).join(","),
+    broken: ctx.cache.indexKeys("broken", "bad").length,
+    good: ctx.cache.indexKeys("broken", "good").length,
+  });
+}
+`
+
+func TestIndexFollowsAddsUpdatesAndDeletes(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, map[string]string{"idx.js": indexScript}, nil)
+	r.namespace(t, "idx")
+	r.create(t, deploymentsGVR, deployment("idx", "good", "nginx:1.27", 1))
+	r.create(t, deploymentsGVR, deployment("idx", "bad", "nginx:1.27", 1))
+	r.log.waitFor(t, "both indexed by image", 1, msg("index", "n127", "idx/bad,idx/good", "good", "1", "broken", "0"))
+	r.patch(t, deploymentsGVR, "idx", "good", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.28"}]}}}}`)
+	r.log.waitFor(t, "good moved to 1.28", 1, msg("index", "n127", "idx/bad", "n128", "good"))
+	r.patch(t, deploymentsGVR, "idx", "bad", `{"metadata":{"labels":{"touched":"yes"}}}`)
+	r.log.waitFor(t, "update of bad handled", 2, msg("index", "n127", "idx/bad", "n128", "good"))
+	r.delete(t, deploymentsGVR, "idx", "bad")
+	r.log.waitFor(t, "bad gone", 1, msg("index", "n127", "", "n128", "good"))
+	fails := r.log.find(msg("script handler failed", "handler", "indexers.broken"))
+	if len(fails) != 1 {
+		t.Fatalf("index failure logged %d times, want once per object\n%s", len(fails), r.log.dump())
+	}
+}

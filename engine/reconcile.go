@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// reconciler feeds a script's reconcile(key, ctx) from a client-go rate-limited workqueue:
+// keys are deduplicated, one key is never reconciled by two workers at once, failures retry
+// with exponential backoff up to maxRetries. Each worker owns its own runtime, so module-level
+// JS state is not shared between reconcile workers and the event handlers.
+type reconciler struct {
+	name       string
+	queue      workqueue.TypedRateLimitingInterface[string]
+	scripts    []*scripting.Script
+	maxRetries int
+	cache      *cacheView
+	logger     *slog.Logger
+	stats      *stats
+	wg         sync.WaitGroup
+}
+
+func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cache *cacheView,
+	logger *slog.Logger, stats *stats) *reconciler {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
+		cache: cache, logger: logger, stats: stats}
+}
+
+func (r *reconciler) start() {
+	for _, s := range r.scripts {
+		r.wg.Go(func() { r.work(s) })
+	}
+}
+
+func (r *reconciler) enqueue(key string) { r.queue.Add(key) }
+
+func (r *reconciler) work(s *scripting.Script) {
+	for {
+		key, quit := r.queue.Get()
+		if quit {
+			return
+		}
+		r.process(s, key)
+		r.queue.Done(key)
+	}
+}
+
+func (r *reconciler) process(s *scripting.Script, key string) {
+	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue}
+	timer := r.stats.duration.WithLabelValues(r.name, "reconcile")
+	done := observeSince(timer)
+	res, err := s.Reconcile(key, ev)
+	done()
+	r.stats.calls.WithLabelValues(r.name, "reconcile", resultOf(err)).Inc()
+	if err != nil {
+		r.retry(key, err)
+		return
+	}
+	r.queue.Forget(key)
+	if res.RequeueAfter > 0 {
+		r.queue.AddAfter(key, res.RequeueAfter)
+	}
+}
+
+func (r *reconciler) retry(key string, err error) {
+	attempt := r.queue.NumRequeues(key) + 1
+	attrs := []any{"handler", "reconcile", "object", key, "attempt", attempt, "error", err.Error()}
+	var se *scripting.ScriptError
+	if errors.As(err, &se) && se.Stack != "" {
+		attrs = append(attrs, "stack", se.Stack)
+	}
+	if attempt > r.maxRetries {
+		r.logger.Error("reconcile failed; giving up on key", attrs...)
+		r.queue.Forget(key)
+		return
+	}
+	r.logger.Warn("reconcile failed; will retry", attrs...)
+	r.queue.AddRateLimited(key)
+}
+
+// shutdown stops the workers after their current key and interrupts their runtimes. It does
+// not wait: a retiring version must not hold up the loader.
+func (r *reconciler) shutdown() {
+	r.queue.ShutDown()
+	for _, s := range r.scripts {
+		s.Interrupt()
+	}
+}
+
+// wait blocks until every worker has returned.
+func (r *reconciler) wait() { r.wg.Wait() }

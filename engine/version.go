@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// subscription is one watched resource of a version: its informer handle and registration.
+type subscription struct {
+	resource dynamicinformer.Resource
+	key      dynamicinformer.Key
+	informer *dynamicinformer.Informer
+	reg      cache.ResourceEventHandlerRegistration
+	cache    *cacheView
+}
+
+// version is one loaded content of one script file. Its worker goroutine owns the Script
+// (one goja runtime) and is the only writer of its store; client-go listeners only enqueue.
+type version struct {
+	name, hash string
+	program    *scripting.Program
+	script     *scripting.Script
+	def        scripting.Definition
+	logger     *slog.Logger
+	store      *store
+	subs       []*subscription
+	queue      *queue[event]
+	stats      *stats
+
+	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
+	reconciler  *reconciler        // nil unless the script exports reconcile
+
+	abort  chan struct{} // closed to stop the worker without draining
+	synced chan struct{} // closed when the worker has handled every initial-list add
+	done   chan struct{} // closed when the worker has returned
+}
+
+// subscribe acquires an informer per key and registers the version's handler on it. On
+// error everything acquired so far is given back.
+func (v *version) subscribe(factory *dynamicinformer.Factory, targets []target, resolve func(string) (string, error)) error {
+	for _, t := range targets {
+		inf, err := factory.Acquire(t.key)
+		if err != nil {
+			v.unsubscribe()
+			return fmt.Errorf("watch %s: %w", t.key, err)
+		}
+		sub := &subscription{resource: t.resource, key: t.key, informer: inf}
+		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
+		v.subs = append(v.subs, sub)
+		if sub.reg, err = inf.Informer().AddEventHandler(handlerFor(sub, v.queue)); err != nil {
+			v.unsubscribe()
+			return fmt.Errorf("register handler on %s: %w", t.key, err)
+		}
+	}
+	return nil
+}
+
+// unsubscribe removes the registrations, waiting until client-go delivers nothing more, and
+// releases the informers. Afterwards the queue holds every event the version will ever get.
+func (v *version) unsubscribe() {
+	for _, sub := range v.subs {
+		if sub.reg != nil {
+			if err := cache.ShutDownEventHandler(sub.informer.Informer(), sub.reg); err != nil {
+				v.logger.Warn("remove event handler", "error", err)
+			}
+		}
+		sub.informer.Release()
+	}
+	v.subs = nil
+}
+
+// waitSynced blocks until every registration has delivered its initial list and the worker
+// has handled it, or until abort. It reports whether the version synced.
+func (v *version) waitSynced(warnAfter time.Duration) bool {
+	warn := time.NewTimer(warnAfter)
+	defer warn.Stop()
+	for _, sub := range v.subs {
+		for done := false; !done; {
+			select {
+			case <-sub.reg.HasSyncedChecker().Done():
+				done = true
+			case <-warn.C:
+				v.logger.Warn("still waiting for the informer to sync", "informer", sub.key.String())
+			case <-v.abort:
+				return false
+			}
+		}
+	}
+	v.queue.push(event{kind: eventSynced})
+	select {
+	case <-v.synced:
+		return true
+	case <-v.abort:
+		return false
+	}
+}
+
+// run is the worker: it handles queued events in order until the queue is closed and
+// drained, or abort is closed.
+func (v *version) run() {
+	defer close(v.done)
+	for {
+		ev, ok := v.queue.pop(v.abort)
+		if !ok {
+			return
+		}
+		v.handle(ev)
+	}
+}
+
+// retire stops the version. With drain the worker first handles every event already queued
+// (each bounded by the handler timeout); without, the running handler is interrupted.
+func (v *version) retire(drain bool) {
+	v.unsubscribe()
+	if v.reconciler != nil {
+		v.reconciler.shutdown()
+	}
+	if drain {
+		v.queue.close()
+		return
+	}
+	v.stop()
+}
+
+// stop aborts the worker and interrupts its runtime; idempotent.
+func (v *version) stop() {
+	select {
+	case <-v.abort:
+	default:
+		close(v.abort)
+	}
+	v.queue.close()
+	v.script.Interrupt()
+}

@@ -1,0 +1,82 @@
+package scripting
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dop251/goja"
+)
+
+// Argument readers for bindings. They throw a TypeError naming the function and parameter, so
+// a script mistake reads like one rather than like a Go type assertion.
+
+// stringArg returns argument i as a string; undefined and null read as "".
+func (s *Script) stringArg(fn string, call goja.FunctionCall, i int, param string) string {
+	v := call.Argument(i)
+	if isMissing(v) {
+		return ""
+	}
+	str, ok := v.Export().(string)
+	if !ok {
+		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s must be a string, got %s", fn, param, typeName(v))))
+	}
+	return str
+}
+
+// objectArg returns argument i as an object, throwing when it is anything else.
+func (s *Script) objectArg(fn string, call goja.FunctionCall, i int, param string) *goja.Object {
+	v := call.Argument(i)
+	obj, ok := v.(*goja.Object)
+	if !ok || isFunction(obj) {
+		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s must be an object, got %s", fn, param, typeName(v))))
+	}
+	return obj
+}
+
+// options reads an options object whose fields are all named in keys; unknown fields throw,
+// with a suggestion, because a misspelt selector would otherwise silently match everything.
+// Field values are returned as exported by goja.
+func (s *Script) options(fn string, v goja.Value, keys ...string) map[string]goja.Value {
+	out := make(map[string]goja.Value, len(keys))
+	if isMissing(v) {
+		return out
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
+		panic(s.rt.NewTypeError(fmt.Sprintf("%s: options must be an object, got %s", fn, typeName(v))))
+	}
+	for _, k := range obj.Keys() {
+		if !slices.Contains(keys, k) {
+			msg := fmt.Sprintf("%s: unknown option '%s'", fn, k)
+			if c := closest(k, keys); c != "" {
+				msg += fmt.Sprintf("; did you mean '%s'?", c)
+			}
+			panic(s.rt.NewTypeError(msg))
+		}
+		if x := obj.Get(k); !isMissing(x) {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// stringOptions is options where every field must be a string.
+func (s *Script) stringOptions(fn string, v goja.Value, keys ...string) map[string]string {
+	out := make(map[string]string, len(keys))
+	for k, x := range s.options(fn, v, keys...) {
+		str, ok := x.Export().(string)
+		if !ok {
+			panic(s.rt.NewTypeError(fmt.Sprintf("%s: option %s must be a string, got %s", fn, k, typeName(x))))
+		}
+		out[k] = str
+	}
+	return out
+}
+
+// joinKey renders namespace/name the way client-go keys objects.
+func joinKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}

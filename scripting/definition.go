@@ -1,0 +1,197 @@
+package scripting
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dop251/goja"
+)
+
+const (
+	defaultConcurrency = 1
+	defaultMaxRetries  = 5
+)
+
+var definitionKeys = []string{
+	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries",
+}
+
+// loadDefinition reads and validates the exported definition. It runs under the call deadline
+// because reading properties may run script getters.
+func (s *Script) loadDefinition(exports goja.Value, src []byte) (err error) {
+	if err := s.begin("definition"); err != nil {
+		return err
+	}
+	defer s.end(&err)
+	l := locator{file: s.name, src: src}
+	def, err := s.defaultExport(exports, l)
+	if err != nil {
+		return err
+	}
+	s.defObj = def
+	if err := l.checkKeys(def, "", definitionKeys); err != nil {
+		return err
+	}
+	if s.def.Watch, err = readWatch(def.Get("watch"), l); err != nil {
+		return err
+	}
+	if err := s.readHandlers(def, l); err != nil {
+		return err
+	}
+	if err := s.readIndexers(def.Get("indexers"), l); err != nil {
+		return err
+	}
+	if err := s.readLimits(def, l); err != nil {
+		return err
+	}
+	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 {
+		return invalidf(s.name, 0, "the definition has no handlers; "+
+			"define at least one of onAdd, onUpdate, onDelete, reconcile or indexers")
+	}
+	return nil
+}
+
+// defaultExport is module.exports.default for ESM (esbuild marks it __esModule), else
+// module.exports itself.
+func (s *Script) defaultExport(exports goja.Value, l locator) (*goja.Object, error) {
+	v := exports
+	if obj, ok := exports.(*goja.Object); ok && obj.Get("__esModule") != nil && obj.Get("__esModule").ToBoolean() {
+		v = obj.Get("default")
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
+		return nil, invalidf(l.file, 0, fmt.Sprintf("the script must export a definition object "+
+			"(export default { ... } or module.exports = { ... }), got %s", typeName(v)))
+	}
+	return obj, nil
+}
+
+func (s *Script) readHandlers(def *goja.Object, l locator) error {
+	for _, h := range []struct {
+		key string
+		fn  *goja.Callable
+		has *bool
+	}{
+		{"onAdd", &s.onAdd, &s.def.OnAdd},
+		{"onUpdate", &s.onUpdate, &s.def.OnUpdate},
+		{"onDelete", &s.onDelete, &s.def.OnDelete},
+		{"reconcile", &s.reconcil, &s.def.Reconcile},
+	} {
+		fn, err := optionalFunc(def.Get(h.key), h.key, l)
+		if err != nil {
+			return err
+		}
+		*h.fn, *h.has = fn, fn != nil
+	}
+	return nil
+}
+
+func (s *Script) readIndexers(v goja.Value, l locator) error {
+	if isMissing(v) {
+		return nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
+		return invalidf(l.file, l.line("indexers"), fmt.Sprintf(
+			"'indexers' must be an object mapping index names to functions, got %s", typeName(v)))
+	}
+	s.indexers = make(map[string]goja.Callable)
+	for _, name := range obj.Keys() {
+		fn, err := optionalFunc(obj.Get(name), "indexers."+name, l)
+		if err != nil {
+			return err
+		}
+		if fn == nil {
+			return invalidf(l.file, l.line(name), fmt.Sprintf("'indexers.%s' must be a function, got %s",
+				name, typeName(obj.Get(name))))
+		}
+		s.indexers[name] = fn
+		s.def.Indexers = append(s.def.Indexers, name)
+	}
+	slices.Sort(s.def.Indexers)
+	return nil
+}
+
+func (s *Script) readLimits(def *goja.Object, l locator) error {
+	var err error
+	if s.def.Concurrency, err = readInt(def.Get("concurrency"), "concurrency", 1, defaultConcurrency, l); err != nil {
+		return err
+	}
+	s.def.MaxRetries, err = readInt(def.Get("maxRetries"), "maxRetries", 0, defaultMaxRetries, l)
+	return err
+}
+
+func readInt(v goja.Value, key string, lowest, def int, l locator) (int, error) {
+	if isMissing(v) {
+		return def, nil
+	}
+	n, ok := intValue(v)
+	if !ok || n < int64(lowest) || n > math.MaxInt32 {
+		kind := "a positive integer"
+		if lowest == 0 {
+			kind = "a non-negative integer"
+		}
+		return 0, invalidf(l.file, l.line(key), fmt.Sprintf("'%s' must be %s, got %s", key, kind, typeName(v)))
+	}
+	return int(n), nil
+}
+
+func optionalFunc(v goja.Value, key string, l locator) (goja.Callable, error) {
+	if isMissing(v) {
+		return nil, nil
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, invalidf(l.file, l.line(lastKey(key)), fmt.Sprintf("'%s' must be a function, got %s", key, typeName(v)))
+	}
+	return fn, nil
+}
+
+// intValue returns v as an integer when it is an integral number.
+func intValue(v goja.Value) (int64, bool) {
+	switch x := v.Export().(type) {
+	case int64:
+		return x, true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	}
+	return 0, false
+}
+
+func isMissing(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
+
+func isFunction(obj *goja.Object) bool {
+	_, ok := goja.AssertFunction(obj)
+	return ok
+}
+
+// typeName describes v for messages: its JS type, with the value for short primitives.
+func typeName(v goja.Value) string {
+	switch {
+	case v == nil || goja.IsUndefined(v):
+		return "undefined"
+	case goja.IsNull(v):
+		return "null"
+	}
+	if obj, ok := v.(*goja.Object); ok {
+		switch {
+		case obj.ClassName() == "Array":
+			return "an array"
+		case isFunction(obj):
+			return "a function"
+		}
+		return "an object"
+	}
+	switch x := v.Export().(type) {
+	case string:
+		return fmt.Sprintf("a string (%q)", x)
+	case bool:
+		return fmt.Sprintf("a boolean (%t)", x)
+	case int64, float64:
+		return fmt.Sprintf("a number (%s)", v.String())
+	}
+	return v.String()
+}

@@ -1,0 +1,38 @@
+// Package scripting runs one user script file in goja: it compiles the file, instantiates it,
+// validates the definition it exports, and calls its handlers and index functions. It knows
+// nothing of informers; the engine feeds it objects and events.
+//
+// # Lifecycle and ownership
+//
+// Compile transforms a file (ESM `export default`, CommonJS `module.exports`, or TypeScript)
+// into CommonJS with esbuild and compiles it once. A *Program is immutable and may be
+// instantiated concurrently from any number of goroutines.
+//
+// Program.Instantiate creates one goja runtime, installs the globals (console, log, util, k8s),
+// evaluates the module under the call deadline and validates the exported definition. The
+// returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index
+// and Reconcile must never run concurrently on one Script. Interrupt is the only method that
+// may be called from any goroutine; it aborts the running call and fails every later call
+// fast with ErrInterrupted, for a version that is being dropped.
+//
+// Every call has a deadline (Options.Timeout): the runtime is interrupted when it passes, and
+// the context given to Client calls is cancelled at the same moment. A handler that returns a
+// promise must settle it within the call; since k8s calls are synchronous, awaiting them does.
+//
+// # Objects
+//
+// Objects passed in are never mutated, by this package or by scripts: scripts see read-only
+// views (JSON.stringify, spread, Object.keys and array methods work; any write throws a
+// TypeError pointing at util.clone). Views keep references to the objects, so callers must
+// not mutate an object while a call using it runs. ctx is valid only during its call.
+//
+// # Errors
+//
+// Every error that originates in a script is a *ScriptError: syntax errors, definition
+// errors, uncaught exceptions and rejections, timeouts, interrupts and recovered panics. Its
+// File:Line:Column point into the original source (TypeScript included) and Stack holds the
+// JS stack. The cause is available to errors.Is/As: ErrSyntax, ErrInvalidDefinition,
+// ErrTimeout, ErrInterrupted, ErrPanic, or the Go error (such as a Kubernetes API status
+// error) behind an uncaught exception thrown by a binding. A panic in Go code called from JS
+// becomes a JS exception (catchable, wrapping ErrPanic); it never crashes the caller.
+package scripting

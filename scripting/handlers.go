@@ -1,0 +1,158 @@
+package scripting
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// OnAdd calls the script's onAdd(obj, ctx). It is a no-op when the script has none.
+func (s *Script) OnAdd(obj Object, ev Event) (err error) {
+	if s.onAdd == nil {
+		return nil
+	}
+	if err := s.begin("onAdd"); err != nil {
+		return err
+	}
+	defer s.end(&err)
+	s.ev = ev
+	_, err = s.call(s.onAdd, s.view(obj), s.ctxObj)
+	return err
+}
+
+// OnUpdate calls the script's onUpdate(oldObj, newObj, ctx).
+func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) (err error) {
+	if s.onUpdate == nil {
+		return nil
+	}
+	if err := s.begin("onUpdate"); err != nil {
+		return err
+	}
+	defer s.end(&err)
+	s.ev = ev
+	_, err = s.call(s.onUpdate, s.view(oldObj), s.view(newObj), s.ctxObj)
+	return err
+}
+
+// OnDelete calls the script's onDelete(obj, ctx). For a tombstone pass its Obj (nil when the
+// final state is unknown: the script receives null) and set ev.FinalStateUnknown.
+func (s *Script) OnDelete(obj Object, ev Event) (err error) {
+	if s.onDelete == nil {
+		return nil
+	}
+	if err := s.begin("onDelete"); err != nil {
+		return err
+	}
+	defer s.end(&err)
+	s.ev = ev
+	_, err = s.call(s.onDelete, s.view(obj), s.ctxObj)
+	return err
+}
+
+// Index calls indexers[name](obj) and returns its values. The function may return a string,
+// an array of strings, or null/undefined for none. An unknown name returns nil.
+func (s *Script) Index(name string, obj Object) (values []string, err error) {
+	fn := s.indexers[name]
+	if fn == nil {
+		return nil, nil
+	}
+	if err := s.begin("indexers." + name); err != nil {
+		return nil, err
+	}
+	defer s.end(&err)
+	v, err := s.call(fn, s.view(obj))
+	if err != nil {
+		return nil, err
+	}
+	return s.indexValues(v)
+}
+
+func (s *Script) indexValues(v goja.Value) ([]string, error) {
+	if isMissing(v) {
+		return nil, nil
+	}
+	if str, ok := v.Export().(string); ok {
+		return []string{str}, nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() != "Array" {
+		return nil, s.resultError("must return a string, an array of strings, or null; got %s", typeName(v))
+	}
+	n := int(obj.Get("length").ToInteger())
+	values := make([]string, 0, n)
+	for i := range n {
+		el := obj.Get(strconv.Itoa(i))
+		str, ok := el.Export().(string)
+		if !ok {
+			return nil, s.resultError("returned an array whose element %d is %s, not a string", i, typeName(el))
+		}
+		values = append(values, str)
+	}
+	return values, nil
+}
+
+// Reconcile calls the script's reconcile(key, ctx). It may return nothing, or
+// {requeueAfter} as a Go duration string ("30s") or a number of milliseconds.
+func (s *Script) Reconcile(key string, ev Event) (res ReconcileResult, err error) {
+	if s.reconcil == nil {
+		return ReconcileResult{}, nil
+	}
+	if err := s.begin("reconcile"); err != nil {
+		return ReconcileResult{}, err
+	}
+	defer s.end(&err)
+	s.ev = ev
+	v, err := s.call(s.reconcil, s.rt.ToValue(key), s.ctxObj)
+	if err != nil {
+		return ReconcileResult{}, err
+	}
+	return s.reconcileResult(v)
+}
+
+func (s *Script) reconcileResult(v goja.Value) (ReconcileResult, error) {
+	if isMissing(v) {
+		return ReconcileResult{}, nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
+		return ReconcileResult{}, s.resultError("must return nothing or {requeueAfter}; got %s", typeName(v))
+	}
+	after := obj.Get("requeueAfter")
+	if isMissing(after) {
+		return ReconcileResult{}, nil
+	}
+	d, err := parseRequeue(after)
+	if err != nil {
+		return ReconcileResult{}, s.resultError("returned an invalid requeueAfter: %v", err)
+	}
+	return ReconcileResult{RequeueAfter: d}, nil
+}
+
+// parseRequeue accepts a Go duration string or a number of milliseconds.
+func parseRequeue(v goja.Value) (time.Duration, error) {
+	var d time.Duration
+	switch x := v.Export().(type) {
+	case string:
+		var err error
+		if d, err = time.ParseDuration(x); err != nil {
+			return 0, err
+		}
+	case int64:
+		d = time.Duration(x) * time.Millisecond
+	case float64:
+		d = time.Duration(x * float64(time.Millisecond))
+	default:
+		return 0, fmt.Errorf("want a duration string such as \"30s\" or milliseconds, got %s", typeName(v))
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s is negative", d)
+	}
+	return d, nil
+}
+
+// resultError reports a handler's return value that breaks the contract.
+func (s *Script) resultError(format string, args ...any) *ScriptError {
+	return &ScriptError{File: s.name, Message: s.callName + " " + fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,191 @@
+package scripting
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// scriptError converts an error returned by goja into a *ScriptError positioned at the
+// innermost frame of the script's source.
+func (s *Script) scriptError(err error) *ScriptError {
+	var se *ScriptError
+	if errors.As(err, &se) {
+		return se
+	}
+	e := &ScriptError{File: s.name}
+	var frames []goja.StackFrame
+	switch x := err.(type) {
+	case *goja.InterruptedError:
+		frames = x.Stack()
+		e.Message, e.Err = s.interruptCause(x.Value())
+	case *goja.StackOverflowError:
+		frames = x.Stack()
+		e.Message = "RangeError: Maximum call stack size exceeded"
+	case *goja.Exception:
+		frames = x.Stack()
+		e.Message = s.describe(x.Value())
+		e.Err = s.goErrorOf(x)
+	default:
+		e.Message = err.Error()
+	}
+	s.locate(e, frames)
+	return e
+}
+
+func (s *Script) interruptCause(v any) (string, error) {
+	if _, ok := v.(timeoutMark); ok {
+		return fmt.Sprintf("%s timed out after %s", s.callName, s.timeout), ErrTimeout
+	}
+	return s.callName + ": " + ErrInterrupted.Error(), ErrInterrupted
+}
+
+// goErrorOf returns the Go error behind an exception thrown by a binding, if any.
+func (s *Script) goErrorOf(x *goja.Exception) error {
+	if obj, ok := x.Value().(*goja.Object); ok {
+		if err, ok := s.goErrs[obj]; ok {
+			return err
+		}
+	}
+	return x.Unwrap()
+}
+
+// describe renders a thrown value as "Name: message" without running script code where it
+// can be avoided; a throwing toString falls back to a placeholder.
+func (s *Script) describe(v goja.Value) (msg string) {
+	if v == nil {
+		return "undefined"
+	}
+	defer func() {
+		if recover() != nil {
+			msg = "<exception that cannot be printed>"
+		}
+	}()
+	if obj, ok := v.(*goja.Object); ok && obj.ClassName() == "Error" {
+		return obj.Get("name").String() + ": " + obj.Get("message").String()
+	}
+	return v.String()
+}
+
+// locate fills position and stack from frames. The position is the innermost frame in the
+// original source; the stack leaves out the runtime's internal helpers.
+func (s *Script) locate(e *ScriptError, frames []goja.StackFrame) {
+	var b strings.Builder
+	for i := range frames {
+		f := &frames[i]
+		if f.SrcName() == internalName {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("at " + f.FuncName())
+		line, col, ok := sourcePosition(s.name, f.Position())
+		switch {
+		case ok:
+			b.WriteString(" (" + s.name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")")
+			if e.Line == 0 {
+				e.Line, e.Column = line, col
+			}
+		case f.SrcName() == "<native>":
+			b.WriteString(" (native)")
+		default:
+			b.WriteString(" (" + s.name + ", generated code)")
+		}
+	}
+	e.Stack = b.String()
+}
+
+// unescape undoes the URL escaping goja applies when it resolves source-map file names.
+func unescape(name string) string {
+	if u, err := url.PathUnescape(name); err == nil {
+		return u
+	}
+	return name
+}
+
+// recovered converts a panic caught at the call boundary.
+func (s *Script) recovered(r any) *ScriptError {
+	switch x := r.(type) {
+	case *goja.Exception:
+		return s.scriptError(x)
+	case *goja.InterruptedError:
+		return s.scriptError(x)
+	case *goja.StackOverflowError:
+		return s.scriptError(x)
+	case goja.Value:
+		return &ScriptError{File: s.name, Message: s.describe(x)}
+	}
+	err := fmt.Errorf("%w in %s: %v", ErrPanic, s.callName, r)
+	return &ScriptError{File: s.name, Message: err.Error(), Err: err}
+}
+
+// settle unwraps a promise returned by an async handler. Jobs run before goja returns to Go,
+// and k8s calls are synchronous, so a promise is settled unless it waits for something that
+// can never happen within the call.
+func (s *Script) settle(v goja.Value) (goja.Value, error) {
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ExportType() != promiseType {
+		return v, nil
+	}
+	p := obj.Export().(*goja.Promise)
+	switch p.State() {
+	case goja.PromiseStateFulfilled:
+		return p.Result(), nil
+	case goja.PromiseStateRejected:
+		_, err := s.internals.rethrow(goja.Undefined(), p.Result())
+		return nil, s.scriptError(err)
+	default:
+		return nil, &ScriptError{File: s.name, Message: s.callName +
+			" returned a promise that is still pending; handlers must finish synchronously " +
+			"(k8s calls are synchronous, so only await them or already-settled promises)"}
+	}
+}
+
+var promiseType = reflect.TypeFor[*goja.Promise]()
+
+// newError creates the JS Error a binding throws for err, remembering err so that an uncaught
+// throw surfaces as a *ScriptError wrapping it.
+func (s *Script) newError(err error) *goja.Object {
+	obj, cerr := s.rt.New(s.internals.errorCtor, s.rt.ToValue(err.Error()))
+	if cerr != nil {
+		obj = s.rt.NewGoError(err)
+	}
+	if s.goErrs == nil {
+		s.goErrs = make(map[*goja.Object]error)
+	}
+	s.goErrs[obj] = err
+	return obj
+}
+
+// guard, deferred by every Go function exposed to JS, turns a Go panic into a JS exception
+// that unwinds through goja like any throw. goja's own panics (throws, interrupts) pass
+// through untouched.
+func (s *Script) guard(what string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if isGojaPanic(r) {
+		panic(r)
+	}
+	panic(s.newError(fmt.Errorf("%w in %s: %v", ErrPanic, what, r)))
+}
+
+func isGojaPanic(r any) bool {
+	t := reflect.TypeOf(r)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.PkgPath() == "github.com/dop251/goja"
+}
+
+// throwf throws a JS Error from a binding.
+func (s *Script) throwf(format string, args ...any) {
+	panic(s.newError(fmt.Errorf(format, args...)))
+}

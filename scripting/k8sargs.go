@@ -1,0 +1,85 @@
+package scripting
+
+import (
+	"fmt"
+
+	"github.com/dop251/goja"
+)
+
+// Objects and patches leave JS as JSON, produced by the runtime's own JSON.stringify so they
+// mean exactly what the script would see printed (views serialize like plain objects).
+
+func (s *Script) toJSON(fn string, v goja.Value) []byte {
+	j, err := s.internals.stringify(goja.Undefined(), v)
+	if err != nil {
+		panic(err) // a goja exception or interrupt: let it unwind as it is
+	}
+	if isMissing(j) {
+		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s has no JSON form", fn, typeName(v))))
+	}
+	return []byte(j.String())
+}
+
+// exportObject converts a JS object (a view or a plain object) into a new unstructured
+// Object. A view is copied too: the client may modify what it is given, the cache must not be.
+func (s *Script) exportObject(fn string, v goja.Value) Object {
+	if obj, ok := v.(*goja.Object); !ok || obj.ClassName() == "Array" || isFunction(obj) {
+		panic(s.rt.NewTypeError(fmt.Sprintf("%s: object must be a Kubernetes object, got %s", fn, typeName(v))))
+	}
+	x, err := decodeJSON(s.toJSON(fn, v))
+	if err != nil {
+		s.throwf("%s: %w", fn, err)
+	}
+	m, _ := x.(map[string]any)
+	return m
+}
+
+// patchBody accepts a patch object, a JSON patch array, or a string sent as it is.
+func (s *Script) patchBody(fn string, v goja.Value) []byte {
+	if str, ok := v.Export().(string); ok {
+		return []byte(str)
+	}
+	if _, ok := v.(*goja.Object); !ok {
+		panic(s.rt.NewTypeError(fmt.Sprintf("%s: patch must be an object, an array or a string, got %s", fn, typeName(v))))
+	}
+	return s.toJSON(fn, v)
+}
+
+func (s *Script) patchOptions(fn string, v goja.Value) PatchOptions {
+	o := s.options(fn, v, "type", "force", "fieldManager")
+	var opts PatchOptions
+	if t, ok := o["type"]; ok {
+		opts.Type = t.String()
+	}
+	switch opts.Type {
+	case "":
+		opts.Type = "merge"
+	case "merge", "json", "strategic", "apply":
+	default:
+		panic(s.rt.NewTypeError(fmt.Sprintf(
+			"%s: patch type must be \"merge\", \"json\", \"strategic\" or \"apply\", got %q", fn, opts.Type)))
+	}
+	if f, ok := o["force"]; ok {
+		opts.Force = f.ToBoolean()
+	}
+	if m, ok := o["fieldManager"]; ok {
+		opts.FieldManager = m.String()
+	}
+	if opts.FieldManager == "" {
+		opts.FieldManager = "jsinformer"
+	}
+	return opts
+}
+
+// objectKey names an object in messages: namespace/name, or kind when it has no name yet.
+func objectKey(obj Object) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	if name == "" {
+		if gen, _ := meta["generateName"].(string); gen != "" {
+			name = gen + "*"
+		}
+	}
+	return joinKey(ns, name)
+}

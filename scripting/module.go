@@ -1,0 +1,66 @@
+package scripting
+
+import (
+	"github.com/dop251/goja"
+)
+
+// internalName names the runtime's own helper code; its frames are left out of stacks.
+const internalName = "<jsinformer>"
+
+// rethrowProgram throws its argument, turning a rejection value back into a goja exception
+// (which carries an Error's original stack).
+var rethrowProgram = goja.MustCompile(internalName, `(function (e) { throw e; })`, true)
+
+// internals are runtime built-ins captured before the script could replace them.
+type internals struct {
+	rethrow   goja.Callable
+	stringify goja.Callable
+	errorCtor *goja.Object
+}
+
+func (s *Script) captureInternals() error {
+	v, err := s.rt.RunProgram(rethrowProgram)
+	if err != nil {
+		return s.scriptError(err)
+	}
+	s.internals.rethrow, _ = goja.AssertFunction(v)
+	json := s.rt.Get("JSON").ToObject(s.rt)
+	s.internals.stringify, _ = goja.AssertFunction(json.Get("stringify"))
+	s.internals.errorCtor = s.rt.Get("Error").ToObject(s.rt)
+	return nil
+}
+
+// runModule evaluates the CommonJS wrapper under the call deadline and returns
+// module.exports.
+func (s *Script) runModule(prg *goja.Program) (exports goja.Value, err error) {
+	wrapper, err := s.rt.RunProgram(prg)
+	if err != nil {
+		return nil, s.scriptError(err)
+	}
+	fn, ok := goja.AssertFunction(wrapper)
+	if !ok {
+		return nil, &ScriptError{File: s.name, Message: "module wrapper is not a function"}
+	}
+	if err := s.begin("module"); err != nil {
+		return nil, err
+	}
+	defer s.end(&err)
+	module := s.rt.NewObject()
+	exp := s.rt.NewObject()
+	if err := module.Set("exports", exp); err != nil {
+		return nil, s.scriptError(err)
+	}
+	if _, err := fn(goja.Undefined(), exp, s.rt.ToValue(s.require), module); err != nil {
+		return nil, s.scriptError(err)
+	}
+	return module.Get("exports"), nil
+}
+
+// require exists so that a stray require() fails with a clear message rather than a
+// ReferenceError: a script is a single file.
+func (s *Script) require(call goja.FunctionCall) goja.Value {
+	defer s.guard("require")
+	s.throwf("require(%s) is not supported: a script is a single file and cannot import modules",
+		call.Argument(0).String())
+	return nil
+}

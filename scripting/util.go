@@ -1,0 +1,113 @@
+package scripting
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/dop251/goja"
+)
+
+// The util global: clone gives scripts a mutable copy of a read-only view; diff compares two
+// states of an object.
+
+func (s *Script) newUtil() (*goja.Object, error) {
+	util := s.rt.NewObject()
+	if err := util.Set("clone", s.utilClone); err != nil {
+		return nil, err
+	}
+	if err := util.Set("diff", s.utilDiff); err != nil {
+		return nil, err
+	}
+	return util, nil
+}
+
+// utilClone is util.clone(value): a deep, mutable, plain-JS copy. Views, plain objects and
+// arrays are copied; functions and other objects (Date, Map, ...) are shared.
+func (s *Script) utilClone(call goja.FunctionCall) goja.Value {
+	defer s.guard("util.clone")
+	return s.cloneDepth(call.Argument(0), 0)
+}
+
+func (s *Script) cloneDepth(v goja.Value, depth int) goja.Value {
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		return v
+	}
+	if data, ok := viewData(obj); ok {
+		return s.plain(data)
+	}
+	if depth >= maxDepth {
+		s.throwf("util.clone: %w", errTooDeep)
+	}
+	switch {
+	case isFunction(obj):
+		return v
+	case obj.ClassName() == "Array":
+		n := int(obj.Get("length").ToInteger())
+		items := make([]any, n)
+		for i := range n {
+			items[i] = s.cloneDepth(obj.Get(strconv.Itoa(i)), depth+1)
+		}
+		return s.rt.NewArray(items...)
+	case obj.ClassName() == "Object":
+		out := s.rt.NewObject()
+		for _, k := range obj.Keys() {
+			_ = out.Set(k, s.cloneDepth(obj.Get(k), depth+1))
+		}
+		return out
+	}
+	return v
+}
+
+// plain builds ordinary, mutable JS values from unstructured Go data.
+func (s *Script) plain(x any) goja.Value {
+	switch x := x.(type) {
+	case map[string]any:
+		out := s.rt.NewObject()
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			_ = out.Set(k, s.plain(x[k]))
+		}
+		return out
+	case []any:
+		items := make([]any, len(x))
+		for i, el := range x {
+			items[i] = s.plain(el)
+		}
+		return s.rt.NewArray(items...)
+	}
+	v, composite := s.toJS(x)
+	if composite { // a hand-built Go value; toJS normalized it into a view
+		return s.plain(exportValue(v))
+	}
+	return v
+}
+
+// utilDiff is util.diff(a, b): [{path, old, new}] for every leaf that differs, ignoring
+// metadata.resourceVersion, metadata.managedFields and metadata.generation. Arrays are
+// compared by index; a missing side is undefined.
+func (s *Script) utilDiff(call goja.FunctionCall) goja.Value {
+	defer s.guard("util.diff")
+	changes := diff(exportValue(call.Argument(0)), exportValue(call.Argument(1)))
+	items := make([]any, len(changes))
+	for i, c := range changes {
+		entry := s.rt.NewObject()
+		_ = entry.Set("path", c.path)
+		_ = entry.Set("old", s.diffSide(c.old, c.hasOld))
+		_ = entry.Set("new", s.diffSide(c.new, c.hasNew))
+		items[i] = entry
+	}
+	return s.rt.NewArray(items...)
+}
+
+func (s *Script) diffSide(x any, present bool) goja.Value {
+	if !present {
+		return goja.Undefined()
+	}
+	v, _ := s.toJS(x)
+	return v
+}

@@ -1,0 +1,147 @@
+package scripting
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+
+	"github.com/dop251/goja"
+)
+
+// Objects reach JS only through these read-only views, never through Runtime.ToValue(map),
+// which would be a live, writable window into the informer's cache. Children are wrapped on
+// first access and remembered, so obj.spec === obj.spec and a second access is one lookup.
+
+const readOnlyMessage = "object is read-only; use util.clone(obj) for a mutable copy"
+
+type objectView struct {
+	s    *Script
+	m    map[string]any
+	kids map[string]goja.Value
+}
+
+type arrayView struct {
+	s    *Script
+	a    []any
+	kids []goja.Value
+}
+
+// toJS converts a value of an unstructured object. Maps and slices become views; the second
+// result says so, telling the caller the value is worth remembering.
+func (s *Script) toJS(x any) (goja.Value, bool) {
+	switch x := x.(type) {
+	case nil:
+		return goja.Null(), false
+	case string:
+		return s.rt.ToValue(x), false
+	case bool, int64, float64, int, int32, float32, uint32:
+		return s.rt.ToValue(x), false
+	case map[string]any:
+		return s.rt.NewDynamicObject(&objectView{s: s, m: x}), true
+	case []any:
+		return s.rt.NewDynamicArray(&arrayView{s: s, a: x}), true
+	case json.Number:
+		return s.rt.ToValue(numberValue(x)), false
+	default:
+		// Not what unstructured holds, but Go callers may build such objects by hand.
+		return s.toJS(normalize(x))
+	}
+}
+
+// view returns the read-only view of obj, or null for a nil object (a tombstone without Obj).
+func (s *Script) view(obj Object) goja.Value {
+	if obj == nil {
+		return goja.Null()
+	}
+	return s.rt.NewDynamicObject(&objectView{s: s, m: obj})
+}
+
+// viewList returns a read-only array of object views.
+func (s *Script) viewList(objs []Object) goja.Value {
+	a := make([]any, len(objs))
+	for i, o := range objs {
+		a[i] = map[string]any(o)
+	}
+	return s.rt.NewDynamicArray(&arrayView{s: s, a: a})
+}
+
+func (s *Script) readOnly() *goja.Object { return s.rt.NewTypeError(readOnlyMessage) }
+
+func (v *objectView) Get(key string) goja.Value {
+	if kv, ok := v.kids[key]; ok {
+		return kv
+	}
+	x, ok := v.m[key]
+	if !ok {
+		return nil
+	}
+	val, composite := v.s.toJS(x)
+	if composite {
+		if v.kids == nil {
+			v.kids = make(map[string]goja.Value, 4)
+		}
+		v.kids[key] = val
+	}
+	return val
+}
+
+func (v *objectView) Set(string, goja.Value) bool { panic(v.s.readOnly()) }
+func (v *objectView) Delete(string) bool          { panic(v.s.readOnly()) }
+
+func (v *objectView) Has(key string) bool {
+	_, ok := v.m[key]
+	return ok
+}
+
+// Keys are sorted: Go maps have no order, and JSON.stringify output must be stable.
+func (v *objectView) Keys() []string {
+	keys := make([]string, 0, len(v.m))
+	for k := range v.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (v *objectView) MarshalJSON() ([]byte, error) { return json.Marshal(v.m) }
+
+func (v *arrayView) Len() int { return len(v.a) }
+
+func (v *arrayView) Get(idx int) goja.Value {
+	if idx < 0 || idx >= len(v.a) {
+		return nil
+	}
+	if v.kids != nil && v.kids[idx] != nil {
+		return v.kids[idx]
+	}
+	val, composite := v.s.toJS(v.a[idx])
+	if composite {
+		if v.kids == nil {
+			v.kids = make([]goja.Value, len(v.a))
+		}
+		v.kids[idx] = val
+	}
+	return val
+}
+
+func (v *arrayView) Set(int, goja.Value) bool { panic(v.s.readOnly()) }
+func (v *arrayView) SetLen(int) bool          { panic(v.s.readOnly()) }
+
+func (v *arrayView) MarshalJSON() ([]byte, error) { return json.Marshal(v.a) }
+
+var (
+	objectViewType = reflect.TypeFor[*objectView]()
+	arrayViewType  = reflect.TypeFor[*arrayView]()
+)
+
+// viewData returns the Go data behind a view, or false when obj is not one of ours. It checks
+// the export type first because exporting an ordinary object copies it deeply.
+func viewData(obj *goja.Object) (any, bool) {
+	switch obj.ExportType() {
+	case objectViewType:
+		return obj.Export().(*objectView).m, true
+	case arrayViewType:
+		return obj.Export().(*arrayView).a, true
+	}
+	return nil, false
+}

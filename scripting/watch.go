@@ -1,0 +1,74 @@
+package scripting
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dop251/goja"
+)
+
+var watchKeys = []string{"resource", "namespace", "labelSelector", "fieldSelector"}
+
+// readWatch reads the optional `watch` field: a resource string, an object, or an array of
+// either. Nil means the script did not say.
+func readWatch(v goja.Value, l locator) ([]WatchSpec, error) {
+	if isMissing(v) {
+		return nil, nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() != "Array" {
+		spec, err := readWatchEntry(v, "watch", l)
+		if err != nil {
+			return nil, err
+		}
+		return []WatchSpec{spec}, nil
+	}
+	n := int(obj.Get("length").ToInteger())
+	if n == 0 {
+		return nil, invalidf(l.file, l.line("watch"), "'watch' must name at least one resource")
+	}
+	specs := make([]WatchSpec, 0, n)
+	for i := range n {
+		spec, err := readWatchEntry(obj.Get(strconv.Itoa(i)), fmt.Sprintf("watch[%d]", i), l)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+func readWatchEntry(v goja.Value, where string, l locator) (WatchSpec, error) {
+	if s, ok := v.Export().(string); ok {
+		if s == "" {
+			return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s' must not be empty", where))
+		}
+		return WatchSpec{Resource: s}, nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
+		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s' must be a resource string "+
+			"or an object {resource, namespace, labelSelector, fieldSelector}, got %s", where, typeName(v)))
+	}
+	if err := l.checkKeys(obj, where, watchKeys); err != nil {
+		return WatchSpec{}, err
+	}
+	var spec WatchSpec
+	fields := []*string{&spec.Resource, &spec.Namespace, &spec.LabelSelector, &spec.FieldSelector}
+	for i, key := range watchKeys {
+		f := obj.Get(key)
+		if isMissing(f) {
+			continue
+		}
+		s, ok := f.Export().(string)
+		if !ok {
+			return WatchSpec{}, invalidf(l.file, l.line(key), fmt.Sprintf("'%s.%s' must be a string, got %s",
+				where, key, typeName(f)))
+		}
+		*fields[i] = s
+	}
+	if spec.Resource == "" {
+		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s.resource' must name a resource", where))
+	}
+	return spec, nil
+}
