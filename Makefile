@@ -38,7 +38,8 @@ bench: controlplane ## benchmarks against a real control plane; see docs/benchma
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime 1x -timeout 60m ./bench/...
 
 demo: build controlplane ## start a local control plane with sample objects and run the runner on examples/scripts
-	go run ./internal/cmd/demo -runner $(BIN)/runner -scripts examples/scripts
+	go build -o $(BIN)/demo ./internal/cmd/demo
+	$(BIN)/demo -runner $(BIN)/runner -scripts examples/scripts
 
 clean:
 	rm -rf $(BIN)

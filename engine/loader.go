@@ -141,8 +141,10 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger := e.logger.With("script", src.Name, "version", src.Hash)
-	opts := scripting.Options{Logger: logger, Timeout: e.cfg.HandlerTimeout, Client: e.client}
+	// scripting tags its own records with the script name; the engine's need it added.
+	scriptLogger := e.logger.With("version", src.Hash)
+	logger := scriptLogger.With("script", src.Name)
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client}
 	script, err := prog.Instantiate(opts)
 	if err != nil {
 		return nil, err

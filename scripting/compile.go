@@ -2,7 +2,6 @@ package scripting
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -120,17 +119,6 @@ func wrap(code string, srcMap []byte) (string, []byte, error) {
 	return b.String(), shifted, nil
 }
 
-// shiftMap moves every mapping down one generated line, for the wrapper's first line.
-func shiftMap(srcMap []byte) ([]byte, error) {
-	var m map[string]any
-	if err := json.Unmarshal(srcMap, &m); err != nil {
-		return nil, fmt.Errorf("read source map: %w", err)
-	}
-	mappings, _ := m["mappings"].(string)
-	m["mappings"] = ";" + mappings
-	return json.Marshal(m)
-}
-
 func compileWrapped(name, wrapped string, srcMap []byte) (*goja.Program, error) {
 	ast, err := parser.ParseFile(nil, generatedName(name), wrapped, 0)
 	if err != nil {
@@ -153,8 +141,9 @@ func parseError(name string, err error, srcMap []byte) *ScriptError {
 	first := list[0]
 	e := &ScriptError{File: name, Message: first.Message, Err: ErrSyntax}
 	if sm, err := sourcemap.Parse("", srcMap); err == nil {
-		if _, _, line, col, ok := sm.Source(first.Position.Line, first.Position.Column-1); ok {
-			e.Line, e.Column = line, col+1 // source maps count columns from 0
+		// Same lookup as goja's, which the shifted map is made for; see shiftMap.
+		if _, _, line, col, ok := sm.Source(first.Position.Line, first.Position.Column); ok {
+			e.Line, e.Column = line, col
 		}
 	}
 	return e
@@ -175,12 +164,11 @@ func compileError(name string, err error) *ScriptError {
 // source map) can be told from positions in generated code (esbuild helpers, the wrapper).
 func generatedName(name string) string { return name + ".compiled" }
 
-// sourcePosition returns the 1-based original position of a goja position, or false when it
-// lies in generated code. goja passes source-map columns through unchanged, and source maps
-// count columns from 0.
+// sourcePosition returns the original position of a goja position, or false when it lies in
+// generated code.
 func sourcePosition(name string, p file.Position) (line, col int, ok bool) {
 	if p.Line == 0 || unescape(p.Filename) != name {
 		return 0, 0, false
 	}
-	return p.Line, p.Column + 1, true
+	return p.Line, p.Column, true
 }

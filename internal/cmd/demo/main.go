@@ -23,6 +23,8 @@ func main() {
 	crds := flag.String("crds", "examples/crds", "folder of CRD manifests to apply first")
 	tour := flag.Bool("tour", true, "make a few changes after start-up so handlers have something to say")
 	flag.Parse()
+	// Stop cleanly when whoever started us (make, a shell) goes away without signalling us.
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *runner, *scripts, *crds, *tour); err != nil {

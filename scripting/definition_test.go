@@ -1,0 +1,145 @@
+package scripting
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestValidationMessages(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src, want string
+	}{
+		{"not an object", "module.exports = 5", "v.js: the script must export a definition object " +
+			"(export default { ... } or module.exports = { ... }), got a number (5)"},
+		{"default export is a function", "export default function () {}", "v.js: the script must export a definition object " +
+			"(export default { ... } or module.exports = { ... }), got a function"},
+		{"nothing exported", "const x = 1", "v.js: the definition has no handlers; " +
+			"define at least one of onAdd, onUpdate, onDelete, reconcile or indexers"},
+		{"handler not a function", "export default {\n  watch: 'pods',\n  onAdd: 5,\n}",
+			"v.js:3: 'onAdd' must be a function, got a number (5)"},
+		{"reconcile not a function", "export default {\n  reconcile: 'x',\n}",
+			"v.js:2: 'reconcile' must be a function, got a string (\"x\")"},
+		{"typo suggests key", "export default {\n  onadd(obj) {},\n}",
+			"v.js:2: unknown key 'onadd' in the definition; did you mean 'onAdd'?"},
+		{"typo suggests key 2", "export default {\n  onUpdate() {},\n  indexer: {},\n}",
+			"v.js:3: unknown key 'indexer' in the definition; did you mean 'indexers'?"},
+		{"unknown key lists keys", "export default {\n  onAdd() {},\n  frobnicate: true,\n}",
+			"v.js:3: unknown key 'frobnicate' in the definition; valid keys are " +
+				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries"},
+		{"watch wrong type", "export default {\n  watch: 5,\n  onAdd() {},\n}",
+			"v.js:2: 'watch' must be a resource string or an object {resource, namespace, labelSelector, fieldSelector}, got a number (5)"},
+		{"watch empty list", "export default {\n  watch: [],\n  onAdd() {},\n}",
+			"v.js:2: 'watch' must name at least one resource"},
+		{"watch empty string", "export default {\n  watch: '',\n  onAdd() {},\n}", "v.js:2: 'watch' must not be empty"},
+		{"watch entry typo", "export default {\n  watch: [{resource: 'pods', labelselector: 'a=b'}],\n  onAdd() {},\n}",
+			"v.js:2: unknown key 'labelselector' in 'watch[0]'; did you mean 'labelSelector'?"},
+		{"watch entry without resource", "export default {\n  watch: {namespace: 'x'},\n  onAdd() {},\n}",
+			"v.js:2: 'watch.resource' must name a resource"},
+		{"watch field not string", "export default {\n  watch: ['pods', {resource: 'deploy',\n    namespace: 3}],\n  onAdd() {},\n}",
+			"v.js:3: 'watch[1].namespace' must be a string, got a number (3)"},
+		{"indexers not object", "export default {\n  indexers: [],\n}",
+			"v.js:2: 'indexers' must be an object mapping index names to functions, got an array"},
+		{"indexer not function", "export default {\n  indexers: {\n    byImage: 'spec.image',\n  },\n}",
+			"v.js:3: 'indexers.byImage' must be a function, got a string (\"spec.image\")"},
+		{"concurrency zero", "export default {\n  reconcile() {},\n  concurrency: 0,\n}",
+			"v.js:3: 'concurrency' must be a positive integer, got a number (0)"},
+		{"concurrency fraction", "export default {\n  reconcile() {},\n  concurrency: 1.5,\n}",
+			"v.js:3: 'concurrency' must be a positive integer, got a number (1.5)"},
+		{"concurrency string", "export default {\n  reconcile() {},\n  concurrency: '2',\n}",
+			"v.js:3: 'concurrency' must be a positive integer, got a string (\"2\")"},
+		{"maxRetries negative", "export default {\n  reconcile() {},\n  maxRetries: -1,\n}",
+			"v.js:3: 'maxRetries' must be a non-negative integer, got a number (-1)"},
+		{"top-level throw", "const x = 1;\nthrow new Error('no config');\nexport default {}",
+			"v.js:2:7: Error: no config"},
+		{"top-level require", "const fs = require('fs');\nmodule.exports = {}",
+			"v.js:1:12: Error: require(fs) is not supported: a script is a single file and cannot import modules"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := instantiate("v.js", tt.src, Options{})
+			var se *ScriptError
+			if !errors.As(err, &se) {
+				t.Fatalf("error = %v (%T), want *ScriptError", err, err)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got  %s\n want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidationWrapsErrInvalidDefinition(t *testing.T) {
+	t.Parallel()
+	_, err := instantiate("v.js", "export default { onAdd: 1 }", Options{})
+	if !errors.Is(err, ErrInvalidDefinition) {
+		t.Errorf("error %v does not wrap ErrInvalidDefinition", err)
+	}
+}
+
+func TestTopLevelTimeout(t *testing.T) {
+	t.Parallel()
+	_, err := instantiate("loop.js", "for (;;) {}\nexport default { onAdd() {} }", Options{Timeout: 50 * time.Millisecond})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("error = %v, want ErrTimeout", err)
+	}
+	var se *ScriptError
+	if !errors.As(err, &se) || se.File != "loop.js" || se.Line != 1 {
+		t.Errorf("error = %#v, want loop.js line 1", err)
+	}
+}
+
+func TestDefinition(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, src string
+		want      Definition
+	}{
+		{"defaults", "export default { onAdd() {} }",
+			Definition{OnAdd: true, Concurrency: 1, MaxRetries: 5}},
+		{"all handlers", "export default { onAdd() {}, onUpdate() {}, onDelete() {}, reconcile() {}, concurrency: 4, maxRetries: 0 }",
+			Definition{OnAdd: true, OnUpdate: true, OnDelete: true, Reconcile: true, Concurrency: 4, MaxRetries: 0}},
+		{"watch string", "export default { watch: 'apps/v1/deployments', onDelete() {} }",
+			Definition{Watch: []WatchSpec{{Resource: "apps/v1/deployments"}}, OnDelete: true, Concurrency: 1, MaxRetries: 5}},
+		{"watch object", "export default { watch: {resource: 'pods', namespace: 'ns', labelSelector: 'a=b', fieldSelector: 'spec.nodeName=n'}, onAdd() {} }",
+			Definition{Watch: []WatchSpec{{Resource: "pods", Namespace: "ns", LabelSelector: "a=b", FieldSelector: "spec.nodeName=n"}},
+				OnAdd: true, Concurrency: 1, MaxRetries: 5}},
+		{"watch list", "export default { watch: ['pods', {resource: 'cm', namespace: 'x'}], onAdd() {} }",
+			Definition{Watch: []WatchSpec{{Resource: "pods"}, {Resource: "cm", Namespace: "x"}}, OnAdd: true, Concurrency: 1, MaxRetries: 5}},
+		{"null watch means unspecified", "export default { watch: null, onAdd() {} }",
+			Definition{OnAdd: true, Concurrency: 1, MaxRetries: 5}},
+		{"indexers only", "export default { indexers: { zeta: (o) => [], alpha: (o) => 'x' } }",
+			Definition{Indexers: []string{"alpha", "zeta"}, Concurrency: 1, MaxRetries: 5}},
+		{"typescript", "const d: { onAdd(o: unknown): void } = { onAdd(o) {} };\nexport default d;",
+			Definition{OnAdd: true, Concurrency: 1, MaxRetries: 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			file := "d.js"
+			if tt.name == "typescript" {
+				file = "d.ts"
+			}
+			s := newTestScript(t, file, tt.src, Options{})
+			if got := s.Definition(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Definition() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClosest(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"onadd", "onAdd"}, {"OnUpdate", "onUpdate"}, {"ondelete", "onDelete"}, {"reconcil", "reconcile"},
+		{"maxretries", "maxRetries"}, {"watches", "watch"}, {"xyz", ""}, {"concurency", "concurrency"},
+	}
+	for _, tt := range tests {
+		if got := closest(tt.in, definitionKeys); got != tt.want {
+			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
