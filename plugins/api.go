@@ -12,11 +12,11 @@ type Source struct {
 type EventKind int
 
 const (
-	// Loaded: a new file, or a file whose content hash changed.
+	// Loaded means a new file, or a file whose content hash changed.
 	Loaded EventKind = iota + 1
-	// Removed: the file is gone (deleted, renamed away, moved out, or no longer a script).
+	// Removed means the file is gone (deleted, renamed away, moved out, or no longer a script).
 	Removed
-	// Synced: the initial scan has been delivered; sent once, after the first scan's events.
+	// Synced means the initial scan has been delivered; sent once, after the first scan's events.
 	Synced
 )
 

@@ -11,7 +11,7 @@ import (
 // OnAdd calls the script's onAdd(obj, ctx). It is a no-op when the script has none.
 func (s *Script) OnAdd(obj Object, ev Event) (err error) {
 	if s.onAdd == nil {
-		return nil
+		return s.noop("onAdd")
 	}
 	if err := s.begin("onAdd"); err != nil {
 		return err
@@ -25,7 +25,7 @@ func (s *Script) OnAdd(obj Object, ev Event) (err error) {
 // OnUpdate calls the script's onUpdate(oldObj, newObj, ctx).
 func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) (err error) {
 	if s.onUpdate == nil {
-		return nil
+		return s.noop("onUpdate")
 	}
 	if err := s.begin("onUpdate"); err != nil {
 		return err
@@ -40,7 +40,7 @@ func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) (err error) {
 // final state is unknown: the script receives null) and set ev.FinalStateUnknown.
 func (s *Script) OnDelete(obj Object, ev Event) (err error) {
 	if s.onDelete == nil {
-		return nil
+		return s.noop("onDelete")
 	}
 	if err := s.begin("onDelete"); err != nil {
 		return err
@@ -56,7 +56,7 @@ func (s *Script) OnDelete(obj Object, ev Event) (err error) {
 func (s *Script) Index(name string, obj Object) (values []string, err error) {
 	fn := s.indexers[name]
 	if fn == nil {
-		return nil, nil
+		return nil, s.noop("indexers." + name)
 	}
 	if err := s.begin("indexers." + name); err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func (s *Script) indexValues(v goja.Value) ([]string, error) {
 // {requeueAfter} as a Go duration string ("30s") or a number of milliseconds.
 func (s *Script) Reconcile(key string, ev Event) (res ReconcileResult, err error) {
 	if s.reconcil == nil {
-		return ReconcileResult{}, nil
+		return ReconcileResult{}, s.noop("reconcile")
 	}
 	if err := s.begin("reconcile"); err != nil {
 		return ReconcileResult{}, err

@@ -59,7 +59,7 @@ func lastKey(path string) string {
 
 // closest returns the valid key nearest to k (case-insensitively), or "" when none is close.
 func closest(k string, valid []string) string {
-	best, bestDist := "", len(k)/2+2
+	best, bestDist := "", max(2, len(k)/3)+1
 	for _, v := range valid {
 		if d := editDistance(strings.ToLower(k), strings.ToLower(v)); d < bestDist {
 			best, bestDist = v, d

@@ -3,6 +3,7 @@ package scripting
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -34,6 +35,8 @@ type Script struct {
 	client  Client
 	timeout time.Duration
 	dog     *watchdog
+	// interrupted mirrors the watchdog's kill for calls that run no JS.
+	interrupted atomic.Bool
 
 	// base is cancelled by Interrupt; callCtx is derived per call, lazily, for Go callbacks.
 	base       context.Context
@@ -105,6 +108,7 @@ func (s *Script) Definition() Definition { return s.def }
 // Interrupt stops the current call, if any, and makes every later call fail with
 // ErrInterrupted. It cancels the context of a Go callback in progress. Safe from any goroutine.
 func (s *Script) Interrupt() {
+	s.interrupted.Store(true)
 	s.dog.kill()
 	s.cancelBase()
 }
@@ -113,10 +117,23 @@ func (s *Script) Interrupt() {
 // deferred end.
 func (s *Script) begin(name string) error {
 	if !s.dog.arm(s.timeout) {
-		return &ScriptError{File: s.name, Message: name + ": " + ErrInterrupted.Error(), Err: ErrInterrupted}
+		return s.interruptedError(name)
 	}
 	s.callName = name
 	return nil
+}
+
+// noop is the result of calling a handler the script does not define: nothing, unless the
+// script was interrupted, after which every call fails alike.
+func (s *Script) noop(name string) error {
+	if s.interrupted.Load() {
+		return s.interruptedError(name)
+	}
+	return nil
+}
+
+func (s *Script) interruptedError(name string) error {
+	return &ScriptError{File: s.name, Message: name + ": " + ErrInterrupted.Error(), Err: ErrInterrupted}
 }
 
 // end disarms the deadline and releases per-call state. A panic that escaped goja (a bug, as

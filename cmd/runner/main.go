@@ -12,10 +12,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newCommand().ExecuteContext(ctx); err != nil {
+	err := newCommand().ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
-		stop()
 		os.Exit(1)
 	}
 }

@@ -26,8 +26,9 @@ func main() {
 	// Stop cleanly when whoever started us (make, a shell) goes away without signalling us.
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, *runner, *scripts, *crds, *tour); err != nil {
+	err := run(ctx, *runner, *scripts, *crds, *tour)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -98,11 +99,11 @@ func runRunner(ctx context.Context, runner, kubeconfig, scripts string) error {
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-done:
+	case err := <-done:
+		return err
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
-		<-done
+		return fmt.Errorf("runner did not stop within 10s: %w", <-done)
 	}
-	return nil
 }
 
