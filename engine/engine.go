@@ -63,6 +63,7 @@ func New(cfg Config) (*Engine, error) {
 		plugins:  map[string]*plugin{}, initial: map[string]bool{},
 		synced: make(chan *version),
 	}
+	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
 	e.client = newK8sClient(dyn, e.resolver, cfg)
 	return e, nil
 }
@@ -81,7 +82,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("watch scripts: %w", err)
 	}
-	e.factory = dynamicinformer.NewFactory(e.dynamic, dynamicinformer.Options{Resync: e.cfg.Resync, Logger: e.logger})
 	defer e.shutdown()
 	return e.loop(ctx, watcher)
 }
@@ -155,4 +155,14 @@ func (e *Engine) shutdown() {
 	}
 	e.retiring.Wait()
 	e.factory.Shutdown()
+}
+
+// ActiveInformers lists the running informers and how many script versions use each; for
+// diagnostics and tests. Safe for concurrent use.
+func (e *Engine) ActiveInformers() map[string]int {
+	out := map[string]int{}
+	for k, refs := range e.factory.Active() {
+		out[k.String()] = refs
+	}
+	return out
 }

@@ -131,10 +131,11 @@ func msg(m string, kv ...string) func(record) bool {
 
 // runner is an engine running in the test, with its scripts folder and log.
 type runner struct {
-	dir  string
-	log  *sink
-	dyn  dynamic.Interface
-	done chan error
+	engine *engine.Engine
+	dir    string
+	log    *sink
+	dyn    dynamic.Interface
+	done   chan error
 }
 
 // startEngine writes scripts into a new folder and runs the engine until the test ends.
@@ -159,6 +160,7 @@ func startEngine(t *testing.T, scripts map[string]string, tweak func(*engine.Con
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
+	r.engine = e
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { r.done <- e.Run(ctx) }()
 	t.Cleanup(func() {
@@ -242,4 +244,39 @@ func deployment(ns, name, image string, replicas int64) map[string]any {
 func configmap(ns, name string, labels map[string]any, data map[string]any) map[string]any {
 	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": name, "namespace": ns, "labels": labels}, "data": data}
+}
+
+// waitInformers polls until exactly n informers run and each key contains every want.
+func waitInformers(t *testing.T, r *runner, n int, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		active := r.engine.ActiveInformers()
+		if len(active) == n && allContain(active, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("informers = %v, want %d containing %q", active, n, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func allContain(active map[string]int, want []string) bool {
+	for key := range active {
+		for _, w := range want {
+			if !strings.Contains(key, w) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func unstructuredOf(obj map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
+	return unstructured.NestedString(obj, fields...)
 }

@@ -42,7 +42,7 @@ func (e *Engine) load(src plugins.Source) {
 	logger := e.logger.With("script", src.Name, "version", src.Hash)
 	v, err := e.newVersion(src)
 	if err != nil {
-		logger.Error("script not loaded; the previous version, if any, keeps running", "error", err.Error())
+		logger.Error("script not loaded", "error", err.Error(), "running_version", e.runningVersion(src.Name))
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
 		e.initialDone(src.Name)
 		return
@@ -117,6 +117,14 @@ func (e *Engine) retire(v *version, drain bool) {
 		}
 		e.stats.versions.Dec()
 	})
+}
+
+// runningVersion names the version that keeps serving a script after a failed load.
+func (e *Engine) runningVersion(name string) string {
+	if p := e.plugins[name]; p != nil && p.current != nil {
+		return p.current.hash
+	}
+	return "none"
 }
 
 func (e *Engine) initialDone(name string) {

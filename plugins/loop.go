@@ -101,8 +101,8 @@ func (r *run) send(events []Event) {
 
 func (r *run) logEvent(ev Event) {
 	if ev.Kind == Removed {
-		r.log.Debug("script removed", keyScript, ev.Source.Name)
+		r.log.Debug("script file removed", keyScript, ev.Source.Name)
 		return
 	}
-	r.log.Debug("script loaded", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash)
+	r.log.Debug("script file changed", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash)
 }

@@ -1,0 +1,191 @@
+package engine_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hashOf is the version the plugins watcher gives a content.
+func hashOf(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(sum[:])[:12]
+}
+
+// taggedScript logs "hello" with its tag for every add in namespace ns.
+func taggedScript(ns, tag string) string {
+	return watchScript(ns, fmt.Sprintf(`  onAdd(cm, ctx) { log.info("hello", { tag: %q, name: cm.metadata.name, initial: ctx.isInInitialList }); },`, tag))
+}
+
+func mustRun(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v: %s", name, args, err, out)
+	}
+}
+
+func TestReloadOnEveryKindOfFileChange(t *testing.T) {
+	t.Parallel()
+	type change func(t *testing.T, dir, path, v2 string)
+	tests := []struct {
+		name    string
+		change  change
+		removed bool // the change takes the script away
+	}{
+		{"in-place write", func(t *testing.T, _, path, v2 string) { writeFile(t, path, v2) }, false},
+		{"truncate then write", func(t *testing.T, _, path, v2 string) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = f.WriteString(v2[:10])
+			_ = f.Sync()
+			_, _ = f.WriteString(v2[10:])
+			_ = f.Close()
+		}, false},
+		{"atomic save", func(t *testing.T, dir, path, v2 string) {
+			tmp := filepath.Join(dir, ".a.js.tmp1234")
+			writeFile(t, tmp, v2)
+			mustDo(t, os.Rename(tmp, path))
+		}, false},
+		{"vim backup and rename", func(t *testing.T, dir, path, v2 string) {
+			writeFile(t, filepath.Join(dir, "4913"), "")
+			mustDo(t, os.Remove(filepath.Join(dir, "4913")))
+			mustDo(t, os.Rename(path, path+"~"))
+			writeFile(t, filepath.Join(dir, ".a.js.swp"), "swap")
+			writeFile(t, path, v2)
+			mustDo(t, os.Remove(path+"~"))
+		}, false},
+		{"cp over", func(t *testing.T, _, path, v2 string) {
+			src := filepath.Join(t.TempDir(), "new.js")
+			writeFile(t, src, v2)
+			mustRun(t, "cp", src, path)
+		}, false},
+		{"mv in", func(t *testing.T, _, path, v2 string) {
+			src := filepath.Join(t.TempDir(), "new.js")
+			writeFile(t, src, v2)
+			mustRun(t, "mv", src, path)
+		}, false},
+		{"mv out", func(t *testing.T, _, path, _ string) { mustRun(t, "mv", path, filepath.Join(t.TempDir(), "gone.js")) }, true},
+		{"rm", func(t *testing.T, _, path, _ string) { mustDo(t, os.Remove(path)) }, true},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ns := fmt.Sprintf("reload-kind-%d", i)
+			v1, v2 := taggedScript(ns, "v1"), taggedScript(ns, "v2")
+			r := startEngine(t, map[string]string{"a.js": v1}, nil)
+			r.namespace(t, ns)
+			r.create(t, configmapsGVR, configmap(ns, "first", nil, nil))
+			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
+			tt.change(t, r.dir, filepath.Join(r.dir, "a.js"), v2)
+			if tt.removed {
+				r.log.waitFor(t, "unload", 1, msg("script unloaded", "script", "a.js"))
+				waitInformers(t, r, 0)
+				return
+			}
+			r.log.waitFor(t, "reload", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+			r.log.waitFor(t, "v2 gets the cache as initial adds", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
+			r.create(t, configmapsGVR, configmap(ns, "second", nil, nil))
+			r.log.waitFor(t, "v2 sees second", 1, msg("hello", "tag", "v2", "name", "second", "initial", "false"))
+			if got := r.log.find(msg("hello", "tag", "v1", "name", "second")); len(got) != 0 {
+				t.Fatal("the old version still handled events after the reload")
+			}
+			if got := r.log.find(msg("script not loaded")); len(got) != 0 {
+				t.Fatalf("a half-written file was loaded: %v", got)
+			}
+		})
+	}
+}
+
+func TestReloadThroughConfigMapVolumeSymlinks(t *testing.T) {
+	t.Parallel()
+	const ns = "reload-configmap"
+	r := startEngine(t, nil, nil)
+	dir := r.dir
+	writeFile(t, filepath.Join(dir, "..2026_01", "a.js"), taggedScript(ns, "v1"))
+	mustDo(t, os.Symlink("..2026_01", filepath.Join(dir, "..data")))
+	mustDo(t, os.Symlink(filepath.Join("..data", "a.js"), filepath.Join(dir, "a.js")))
+	r.log.waitFor(t, "load through symlinks", 1, msg("script loaded", "script", "a.js"))
+	v2 := taggedScript(ns, "v2")
+	writeFile(t, filepath.Join(dir, "..2026_02", "a.js"), v2)
+	mustDo(t, os.Symlink("..2026_02", filepath.Join(dir, "..data_tmp")))
+	mustDo(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+	r.log.waitFor(t, "reload after ..data swap", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
+	r.log.waitFor(t, "v2 serves", 1, msg("hello", "tag", "v2", "name", "x"))
+}
+
+func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
+	t.Parallel()
+	const ns = "reload-broken"
+	r := startEngine(t, map[string]string{"a.js": taggedScript(ns, "v1")}, nil)
+	r.namespace(t, ns)
+	broken := "export default {\n  watch: \"configmaps\",\n  onAdd(cm) { log.info(\"x\" }\n};\n"
+	r.write(t, "a.js", broken)
+	fails := r.log.waitFor(t, "load failure", 1, msg("script not loaded", "script", "a.js"))
+	if e := fails[0].attrs["error"]; !strings.Contains(e, "a.js:3:") {
+		t.Fatalf("load error %q lacks a.js:3:col", e)
+	}
+	r.create(t, configmapsGVR, configmap(ns, "during", nil, nil))
+	r.log.waitFor(t, "v1 still serving", 1, msg("hello", "tag", "v1", "name", "during"))
+	r.write(t, "a.js", broken) // the same broken content again: no second report
+	invalid := watchScript(ns, `  onAdd: "not a function",`)
+	r.write(t, "a.js", invalid)
+	r.log.waitFor(t, "validation failure", 2, msg("script not loaded", "script", "a.js"))
+	v2 := taggedScript(ns, "v2")
+	r.write(t, "a.js", v2)
+	r.log.waitFor(t, "fixed version loads", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+	r.log.waitFor(t, "v2 sees the cache", 1, msg("hello", "tag", "v2", "name", "during"))
+	if got := r.log.find(msg("script not loaded", "script", "a.js")); len(got) != 2 {
+		t.Fatalf("load failures logged %d times, want 2 (one per distinct broken content)", len(got))
+	}
+}
+
+func TestReloadChangesIndexFunction(t *testing.T) {
+	t.Parallel()
+	const ns = "reload-index"
+	script := func(field string) string {
+		return watchScript(ns, fmt.Sprintf(`  indexers: { by: (cm) => [cm.data.%s] },
+  onAdd(cm, ctx) { if (cm.metadata.name === "probe") log.info("probe", { keys: ctx.cache.indexKeys("by", "blue").join(",") }); },`, field))
+	}
+	r := startEngine(t, map[string]string{"a.js": script("color")}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "a", nil, map[string]any{"color": "blue", "shade": "red"}))
+	r.create(t, configmapsGVR, configmap(ns, "b", nil, map[string]any{"color": "red", "shade": "blue"}))
+	r.create(t, configmapsGVR, configmap(ns, "probe", nil, map[string]any{"color": "x", "shade": "x"}))
+	r.log.waitFor(t, "index by color", 1, msg("probe", "keys", ns+"/a"))
+	r.write(t, "a.js", script("shade"))
+	// The new version's initial adds include the probe: its answer uses the new function.
+	r.log.waitFor(t, "index by shade after reload", 1, msg("probe", "keys", ns+"/b"))
+}
+
+func TestReloadChangingWatchMovesInformers(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, map[string]string{"a.js": taggedScript("reload-watch-a", "a")}, nil)
+	waitInformers(t, r, 1, "namespace=reload-watch-a")
+	r.write(t, "a.js", taggedScript("reload-watch-b", "b"))
+	r.log.waitFor(t, "reload", 1, msg("script reloaded", "script", "a.js"))
+	waitInformers(t, r, 1, "namespace=reload-watch-b")
+	mustDo(t, os.Remove(filepath.Join(r.dir, "a.js")))
+	waitInformers(t, r, 0)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	mustDo(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	mustDo(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
