@@ -1,0 +1,152 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+var (
+	replicasetsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	podsGVR        = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	crdsGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	widgetsGVR     = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+)
+
+// example reads one script of examples/scripts, unchanged.
+func example(t *testing.T, name string) map[string]string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "examples", "scripts", name))
+	if err != nil {
+		t.Fatalf("read example: %v", err)
+	}
+	return map[string]string{name: string(src)}
+}
+
+func TestExample01LogChanges(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, example(t, "01-log-changes.js"), nil)
+	ns := r.namespace(t, "ex01")
+	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
+	r.log.waitFor(t, "created", 1, msg("deployment created", "name", ns+"/web"))
+	r.patch(t, deploymentsGVR, ns, "web", `{"spec":{"replicas":3}}`)
+	got := r.log.waitFor(t, "changed", 1, msg("deployment changed", "name", ns+"/web"))
+	if c := got[0].attrs["changes"]; c != "spec.replicas: 1 -> 3" {
+		t.Fatalf("changes = %q, want spec.replicas: 1 -> 3", c)
+	}
+	r.delete(t, deploymentsGVR, ns, "web")
+	r.log.waitFor(t, "deleted", 1, msg("deployment deleted", "name", ns+"/web", "finalStateUnknown", "false"))
+}
+
+func TestExample02IndexByImage(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, example(t, "02-index-by-image.js"), nil)
+	ns := r.namespace(t, "ex02")
+	r.create(t, deploymentsGVR, deployment(ns, "a", "ex02/app:1", 1))
+	r.create(t, deploymentsGVR, deployment(ns, "b", "ex02/app:1", 1))
+	r.log.waitFor(t, "both share the image", 1, msg("deployments using image", "image", "ex02/app:1", "count", "2",
+		"deployments", ns+"/a,"+ns+"/b"))
+	r.patch(t, deploymentsGVR, ns, "b", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"ex02/app:2"}]}}}}`)
+	r.log.waitFor(t, "b alone on the new image", 1, msg("deployments using image", "image", "ex02/app:2", "count", "1",
+		"deployments", ns+"/b"))
+}
+
+func TestExample03PodOwner(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, example(t, "03-pod-owner.js"), nil)
+	ns := r.namespace(t, "ex03")
+	d := r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
+	rs := deployment(ns, "web-5d8f", "nginx:1.27", 1)
+	rs["kind"] = "ReplicaSet"
+	setOwner(rs, d)
+	rsObj := r.create(t, replicasetsGVR, rs)
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web-5d8f-x2x", "namespace": ns},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nginx:1.27"}}}}
+	setOwner(pod, rsObj)
+	r.create(t, podsGVR, pod)
+	r.log.waitFor(t, "owner chain", 1, msg("pod owner", "pod", ns+"/web-5d8f-x2x",
+		"owners", "ReplicaSet/web-5d8f <- Deployment/web"))
+}
+
+func setOwner(obj map[string]any, owner *unstructured.Unstructured) {
+	meta := obj["metadata"].(map[string]any)
+	meta["ownerReferences"] = []any{map[string]any{
+		"apiVersion": owner.GetAPIVersion(), "kind": owner.GetKind(), "name": owner.GetName(),
+		"uid": string(owner.GetUID()), "controller": true,
+	}}
+}
+
+func TestExample04CustomResource(t *testing.T) {
+	t.Parallel()
+	pre := startEngine(t, nil, nil)
+	applyWidgetCRD(t, pre)
+	r := startEngine(t, example(t, "04-widgets.ts"), nil)
+	ns := r.namespace(t, "ex04")
+	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "gear", "namespace": ns}, "spec": map[string]any{"size": int64(3), "color": "red"}})
+	r.log.waitFor(t, "widget logged", 1, msg("widget", "name", ns+"/gear", "size", "3", "color", "red"))
+	r.patch(t, widgetsGVR, ns, "gear", `{"spec":{"size":12}}`)
+	r.log.waitFor(t, "too large", 1, msg("widget too large", "name", "gear", "size", "12"))
+}
+
+// applyWidgetCRD creates examples/crds/widgets.yaml and waits until widgets are served.
+func applyWidgetCRD(t *testing.T, r *runner) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "examples", "crds", "widgets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.dyn.Resource(crdsGVR).Create(t.Context(), crd, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("create CRD: %v", err)
+	}
+	waitServed(t, r, widgetsGVR)
+}
+
+func waitServed(t *testing.T, r *runner, gvr schema.GroupVersionResource) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := r.dyn.Resource(gvr).List(t.Context(), metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not served: %v", gvr.Resource, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestCRDCreatedAfterStart(t *testing.T) {
+	t.Parallel()
+	// The first script makes the engine discover the API before the CRD exists.
+	r := startEngine(t, map[string]string{"cm.js": taggedScript("late-crd", "cm")}, nil)
+	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gizmos.late.example.com"},
+		"spec": map[string]any{"group": "late.example.com", "scope": "Namespaced",
+			"names": map[string]any{"kind": "Gizmo", "plural": "gizmos", "shortNames": []any{"gz"}},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}
+	r.create(t, crdsGVR, crd)
+	gizmos := schema.GroupVersionResource{Group: "late.example.com", Version: "v1", Resource: "gizmos"}
+	waitServed(t, r, gizmos)
+	r.write(t, "g.js", `export default { watch: "gz", onAdd(g) { log.info("gizmo", { name: g.metadata.name }); } };`)
+	r.log.waitFor(t, "script on the new CRD loads", 1, msg("script loaded", "script", "g.js"))
+	ns := r.namespace(t, "late-crd")
+	r.create(t, gizmos, map[string]any{"apiVersion": "late.example.com/v1", "kind": "Gizmo",
+		"metadata": map[string]any{"name": "g1", "namespace": ns}})
+	r.log.waitFor(t, "gizmo seen", 1, msg("gizmo", "name", "g1"))
+}
