@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 
@@ -73,6 +74,9 @@ func New(cfg Config) (*Engine, error) {
 // credentials are rejected, a --gvr is unknown, or the scripts folder does not exist.
 func (e *Engine) Run(ctx context.Context) error {
 	if err := e.connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while connecting: not a failure
+		}
 		return err
 	}
 	if err := e.resolveDefaults(); err != nil {
@@ -93,7 +97,12 @@ func (e *Engine) connect(ctx context.Context) error {
 	defer cancel()
 	host := e.cfg.RESTConfig.Host
 	body, err := e.discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
-	if err != nil {
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("connect to cluster %s: the server rejected the credentials (401 Unauthorized); check the kubeconfig user: %w", host, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("connect to cluster %s: the user may not read /version (403 Forbidden): %w", host, err)
+	case err != nil:
 		return fmt.Errorf("connect to cluster %s: %w", host, err)
 	}
 	var version struct {

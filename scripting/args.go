@@ -23,16 +23,6 @@ func (s *Script) stringArg(fn string, call goja.FunctionCall, i int, param strin
 	return str
 }
 
-// objectArg returns argument i as an object, throwing when it is anything else.
-func (s *Script) objectArg(fn string, call goja.FunctionCall, i int, param string) *goja.Object {
-	v := call.Argument(i)
-	obj, ok := v.(*goja.Object)
-	if !ok || isFunction(obj) {
-		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s must be an object, got %s", fn, param, typeName(v))))
-	}
-	return obj
-}
-
 // options reads an options object whose fields are all named in keys; unknown fields throw,
 // with a suggestion, because a misspelt selector would otherwise silently match everything.
 // Field values are returned as exported by goja.

@@ -100,10 +100,8 @@ func (s *Script) format(v goja.Value) string {
 	if str, ok := v.Export().(string); ok {
 		return str
 	}
-	if obj, ok := v.(*goja.Object); ok && !isFunction(obj) && obj.ClassName() != "Error" {
-		if j, err := s.internals.stringify(goja.Undefined(), obj); err == nil && !isMissing(j) {
-			return j.String()
-		}
+	if obj, ok := v.(*goja.Object); ok && isFunction(obj) {
+		return v.String()
 	}
 	return s.describe(v)
 }

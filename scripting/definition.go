@@ -76,7 +76,7 @@ func (s *Script) readHandlers(def *goja.Object, l locator) error {
 		{"onAdd", &s.onAdd, &s.def.OnAdd},
 		{"onUpdate", &s.onUpdate, &s.def.OnUpdate},
 		{"onDelete", &s.onDelete, &s.def.OnDelete},
-		{"reconcile", &s.reconcil, &s.def.Reconcile},
+		{"reconcile", &s.reconcileFn, &s.def.Reconcile},
 	} {
 		fn, err := optionalFunc(def.Get(h.key), h.key, l)
 		if err != nil {
@@ -96,7 +96,8 @@ func (s *Script) readIndexers(v goja.Value, l locator) error {
 		return invalidf(l.file, l.line("indexers"), fmt.Sprintf(
 			"'indexers' must be an object mapping index names to functions, got %s", typeName(v)))
 	}
-	s.indexers = make(map[string]goja.Callable)
+	s.indexers = make(map[string]indexer)
+	s.indexersObj = obj
 	for _, name := range obj.Keys() {
 		fn, err := optionalFunc(obj.Get(name), "indexers."+name, l)
 		if err != nil {
@@ -106,7 +107,7 @@ func (s *Script) readIndexers(v goja.Value, l locator) error {
 			return invalidf(l.file, l.line(name), fmt.Sprintf("'indexers.%s' must be a function, got %s",
 				name, typeName(obj.Get(name))))
 		}
-		s.indexers[name] = fn
+		s.indexers[name] = indexer{fn: fn, label: "indexers." + name}
 		s.def.Indexers = append(s.def.Indexers, name)
 	}
 	slices.Sort(s.def.Indexers)

@@ -55,7 +55,7 @@ func TestValidationMessages(t *testing.T) {
 		{"top-level throw", "const x = 1;\nthrow new Error('no config');\nexport default {}",
 			"v.js:2:7: Error: no config"},
 		{"top-level require", "const fs = require('fs');\nmodule.exports = {}",
-			"v.js:1:12: Error: require(fs) is not supported: a script is a single file and cannot import modules"},
+			"v.js:1:12: Error: require(\"fs\") is not supported: a script is a single file and cannot import modules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

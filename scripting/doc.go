@@ -23,8 +23,9 @@
 //
 // Objects passed in are never mutated, by this package or by scripts: scripts see read-only
 // views (JSON.stringify, spread, Object.keys and array methods work; any write throws a
-// TypeError pointing at util.clone). Views keep references to the objects, so callers must
-// not mutate an object while a call using it runs. ctx is valid only during its call.
+// TypeError pointing at util.clone). Views read the caller's maps lazily, so an object must not
+// be mutated after it is passed in (informer cache objects never are); a view a script keeps
+// past the call keeps its object alive. ctx is valid only during its call.
 //
 // # Errors
 //

@@ -9,60 +9,53 @@ import (
 )
 
 // OnAdd calls the script's onAdd(obj, ctx). It is a no-op when the script has none.
-func (s *Script) OnAdd(obj Object, ev Event) (err error) {
+func (s *Script) OnAdd(obj Object, ev Event) error {
 	if s.onAdd == nil {
 		return s.noop("onAdd")
 	}
-	if err := s.begin("onAdd"); err != nil {
-		return err
-	}
-	defer s.end(&err)
-	s.ev = ev
-	_, err = s.call(s.onAdd, s.view(obj), s.ctxObj)
-	return err
+	return s.handle("onAdd", s.onAdd, ev, s.view(obj), s.ctxObj)
 }
 
 // OnUpdate calls the script's onUpdate(oldObj, newObj, ctx).
-func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) (err error) {
+func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) error {
 	if s.onUpdate == nil {
 		return s.noop("onUpdate")
 	}
-	if err := s.begin("onUpdate"); err != nil {
-		return err
-	}
-	defer s.end(&err)
-	s.ev = ev
-	_, err = s.call(s.onUpdate, s.view(oldObj), s.view(newObj), s.ctxObj)
-	return err
+	return s.handle("onUpdate", s.onUpdate, ev, s.view(oldObj), s.view(newObj), s.ctxObj)
 }
 
 // OnDelete calls the script's onDelete(obj, ctx). For a tombstone pass its Obj (nil when the
 // final state is unknown: the script receives null) and set ev.FinalStateUnknown.
-func (s *Script) OnDelete(obj Object, ev Event) (err error) {
+func (s *Script) OnDelete(obj Object, ev Event) error {
 	if s.onDelete == nil {
 		return s.noop("onDelete")
 	}
-	if err := s.begin("onDelete"); err != nil {
+	return s.handle("onDelete", s.onDelete, ev, s.view(obj), s.ctxObj)
+}
+
+// handle runs an event handler under the call deadline with ev as the current event.
+func (s *Script) handle(name string, fn goja.Callable, ev Event, args ...goja.Value) (err error) {
+	if err := s.begin(name); err != nil {
 		return err
 	}
 	defer s.end(&err)
 	s.ev = ev
-	_, err = s.call(s.onDelete, s.view(obj), s.ctxObj)
+	_, err = s.call(s.defObj, fn, args...)
 	return err
 }
 
 // Index calls indexers[name](obj) and returns its values. The function may return a string,
 // an array of strings, or null/undefined for none. An unknown name returns nil.
 func (s *Script) Index(name string, obj Object) (values []string, err error) {
-	fn := s.indexers[name]
-	if fn == nil {
+	ix, ok := s.indexers[name]
+	if !ok {
 		return nil, s.noop("indexers." + name)
 	}
-	if err := s.begin("indexers." + name); err != nil {
+	if err := s.begin(ix.label); err != nil {
 		return nil, err
 	}
 	defer s.end(&err)
-	v, err := s.call(fn, s.view(obj))
+	v, err := s.call(s.indexersObj, ix.fn, s.view(obj))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +89,7 @@ func (s *Script) indexValues(v goja.Value) ([]string, error) {
 // Reconcile calls the script's reconcile(key, ctx). It may return nothing, or
 // {requeueAfter} as a Go duration string ("30s") or a number of milliseconds.
 func (s *Script) Reconcile(key string, ev Event) (res ReconcileResult, err error) {
-	if s.reconcil == nil {
+	if s.reconcileFn == nil {
 		return ReconcileResult{}, s.noop("reconcile")
 	}
 	if err := s.begin("reconcile"); err != nil {
@@ -104,7 +97,7 @@ func (s *Script) Reconcile(key string, ev Event) (res ReconcileResult, err error
 	}
 	defer s.end(&err)
 	s.ev = ev
-	v, err := s.call(s.reconcil, s.rt.ToValue(key), s.ctxObj)
+	v, err := s.call(s.defObj, s.reconcileFn, s.rt.ToValue(key), s.ctxObj)
 	if err != nil {
 		return ReconcileResult{}, err
 	}

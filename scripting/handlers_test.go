@@ -172,95 +172,13 @@ func TestAsyncHandlers(t *testing.T) {
 	}
 }
 
-func TestTimeout(t *testing.T) {
+func TestIndexThisIsIndexers(t *testing.T) {
 	t.Parallel()
-	src := "export default {\n  onAdd(obj) {\n    if (obj.metadata.name === 'web') { while (true) {} }\n    globalThis.out = 'ok'\n  }\n}\n"
-	s := newTestScript(t, "spin.js", src, Options{Timeout: 50 * time.Millisecond})
-	start := time.Now()
-	err := s.OnAdd(sample(), Event{})
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("error = %v, want ErrTimeout", err)
-	}
-	if elapsed := time.Since(start); elapsed > 2*time.Second {
-		t.Errorf("timeout took %v", elapsed)
-	}
-	var se *ScriptError
-	if !errors.As(err, &se) || se.File != "spin.js" || se.Line != 3 || se.Message != "onAdd timed out after 50ms" {
-		t.Errorf("error = %q (line %d), want spin.js:3 onAdd timed out after 50ms", err, se.Line)
-	}
-	// The runtime stays usable: the next call gets a fresh deadline.
-	other := sample()
-	other["metadata"] = map[string]any{"name": "other"}
-	if err := s.OnAdd(other, Event{}); err != nil {
-		t.Fatalf("call after timeout: %v", err)
-	}
-	if got := outJSON(t, s); got != `"ok"` {
-		t.Errorf("out = %s", got)
-	}
-}
-
-func TestTimeoutCannotBeCaught(t *testing.T) {
-	t.Parallel()
-	src := `export default { onAdd() { try { for (;;) {} } catch (e) { globalThis.out = "caught" } finally { globalThis.out = "finally" } } }`
-	s := newTestScript(t, "c.js", src, Options{Timeout: 20 * time.Millisecond})
-	if err := s.OnAdd(sample(), Event{}); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("error = %v, want ErrTimeout", err)
-	}
-	if got := outJSON(t, s); got != "undefined" {
-		t.Errorf("out = %s: the timeout was observed by the script", got)
-	}
-}
-
-func TestInterrupt(t *testing.T) {
-	t.Parallel()
-	s := newTestScript(t, "i.js", `export default { onAdd() { globalThis.started = true; for (;;) {} }, onDelete() {} }`,
-		Options{Timeout: time.Minute})
-	done := make(chan error, 1)
-	go func() { done <- s.OnAdd(sample(), Event{}) }()
-	// Interrupt is for other goroutines; wait until the call is certainly running JS. The
-	// runtime belongs to the calling goroutine, so poll the watchdog, not the runtime.
-	waitFor(t, "call to start", func() bool {
-		s.dog.mu.Lock()
-		defer s.dog.mu.Unlock()
-		return s.dog.active
-	})
-	s.Interrupt()
-	err := <-done
-	if !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("error = %v, want ErrInterrupted", err)
-	}
-	for _, call := range []func() error{
-		func() error { return s.OnAdd(sample(), Event{}) },
-		func() error { return s.OnDelete(sample(), Event{}) },
-		func() error { _, err := s.Reconcile("x", Event{}); return err },
-	} {
-		if err := call(); !errors.Is(err, ErrInterrupted) {
-			t.Errorf("later call error = %v, want ErrInterrupted", err)
-		}
-	}
-}
-
-func TestInterruptBeforeCall(t *testing.T) {
-	t.Parallel()
-	s := newTestScript(t, "i.js", `export default { onAdd() { globalThis.out = "ran" } }`, Options{})
-	s.Interrupt()
-	s.Interrupt() // idempotent
-	err := s.OnAdd(sample(), Event{})
-	var se *ScriptError
-	if !errors.Is(err, ErrInterrupted) || !errors.As(err, &se) {
-		t.Fatalf("error = %v, want *ScriptError wrapping ErrInterrupted", err)
-	}
-	if got := err.Error(); got != "i.js: onAdd: script interrupted" {
-		t.Errorf("error = %q", got)
-	}
-}
-
-func TestStackOverflow(t *testing.T) {
-	t.Parallel()
-	s := newTestScript(t, "so.js", `function f(n) { return f(n + 1) + 1 }
-export default { onAdd() { f(0) } }`, Options{})
-	err := s.OnAdd(sample(), Event{})
-	if err == nil || !strings.Contains(err.Error(), "so.js:1:") || !strings.Contains(err.Error(), "call stack size exceeded") {
-		t.Fatalf("error = %v", err)
+	s := newTestScript(t, "it.js", `export default { indexers: {
+		base(o) { return o.metadata.name },
+		byName(o) { return this.base(o) + "!" } } }`, Options{})
+	got, err := s.Index("byName", sample())
+	if err != nil || !reflect.DeepEqual(got, []string{"web!"}) {
+		t.Errorf("Index = %v, %v", got, err)
 	}
 }

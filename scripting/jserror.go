@@ -20,7 +20,7 @@ func (s *Script) scriptError(err error) *ScriptError {
 	}
 	e := &ScriptError{File: s.name}
 	var frames []goja.StackFrame
-	switch x := err.(type) {
+	switch x := err.(type) { //nolint:errorlint // goja returns its errors unwrapped
 	case *goja.InterruptedError:
 		frames = x.Stack()
 		e.Message, e.Err = s.interruptCause(x.Value())
@@ -66,8 +66,15 @@ func (s *Script) describe(v goja.Value) (msg string) {
 			msg = "<exception that cannot be printed>"
 		}
 	}()
-	if obj, ok := v.(*goja.Object); ok && obj.ClassName() == "Error" {
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		return v.String()
+	}
+	if obj.ClassName() == "Error" {
 		return obj.Get("name").String() + ": " + obj.Get("message").String()
+	}
+	if j, err := s.internals.stringify(goja.Undefined(), obj); err == nil && !isMissing(j) {
+		return j.String() // a thrown plain object reads better as JSON than as [object Object]
 	}
 	return v.String()
 }
@@ -78,8 +85,8 @@ func (s *Script) locate(e *ScriptError, frames []goja.StackFrame) {
 	var b strings.Builder
 	for i := range frames {
 		f := &frames[i]
-		if f.SrcName() == internalName {
-			continue
+		if f.SrcName() == internalName || strings.HasPrefix(f.FuncName(), bindingPrefix) {
+			continue // our helpers and Go bindings: the calling JS frame says where
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -100,6 +107,9 @@ func (s *Script) locate(e *ScriptError, frames []goja.StackFrame) {
 	}
 	e.Stack = b.String()
 }
+
+// bindingPrefix starts the names goja gives this package's Go functions.
+var bindingPrefix = reflect.TypeFor[Script]().PkgPath() + "."
 
 // unescape undoes the URL escaping goja applies when it resolves source-map file names.
 func unescape(name string) string {

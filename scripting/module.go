@@ -60,7 +60,7 @@ func (s *Script) runModule(prg *goja.Program) (exports goja.Value, err error) {
 // ReferenceError: a script is a single file.
 func (s *Script) require(call goja.FunctionCall) goja.Value {
 	defer s.guard("require")
-	s.throwf("require(%s) is not supported: a script is a single file and cannot import modules",
+	s.throwf("require(%q) is not supported: a script is a single file and cannot import modules",
 		call.Argument(0).String())
 	return nil
 }

@@ -3,6 +3,7 @@ package scripting
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -44,13 +45,15 @@ type Script struct {
 	callCtx    context.Context
 	cancelCall context.CancelFunc
 
-	def      Definition
-	defObj   *goja.Object
-	onAdd    goja.Callable
-	onUpdate goja.Callable
-	onDelete goja.Callable
-	reconcil goja.Callable
-	indexers map[string]goja.Callable
+	def         Definition
+	defObj      *goja.Object
+	onAdd       goja.Callable
+	onUpdate    goja.Callable
+	onDelete    goja.Callable
+	reconcileFn goja.Callable
+	indexers    map[string]indexer
+	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
+	indexersObj *goja.Object
 
 	// Per-call state, reset when the call ends.
 	callName string
@@ -59,6 +62,11 @@ type Script struct {
 
 	ctxObj    *goja.Object // the handlers' ctx argument, one object reading s.ev
 	internals internals
+}
+
+type indexer struct {
+	fn    goja.Callable
+	label string // "indexers.<name>", for messages
 }
 
 // Instantiate creates a runtime, evaluates the module and validates its definition. The
@@ -90,7 +98,7 @@ func newScript(name string, opts Options) *Script {
 
 func (s *Script) init(p *Program) error {
 	if err := s.installGlobals(); err != nil {
-		return err
+		return &ScriptError{File: s.name, Message: "install globals: " + err.Error(), Err: err}
 	}
 	exports, err := s.runModule(p.prg)
 	if err != nil {
@@ -102,8 +110,13 @@ func (s *Script) init(p *Program) error {
 // Name is the script's file name.
 func (s *Script) Name() string { return s.name }
 
-// Definition is what the script exported, validated.
-func (s *Script) Definition() Definition { return s.def }
+// Definition is what the script exported, validated. The caller may keep and modify it.
+func (s *Script) Definition() Definition {
+	d := s.def
+	d.Watch = slices.Clone(d.Watch)
+	d.Indexers = slices.Clone(d.Indexers)
+	return d
+}
 
 // Interrupt stops the current call, if any, and makes every later call fail with
 // ErrInterrupted. It cancels the context of a Go callback in progress. Safe from any goroutine.
@@ -161,9 +174,9 @@ func (s *Script) context() context.Context {
 	return s.callCtx
 }
 
-// call runs fn with the definition as this and settles a returned promise.
-func (s *Script) call(fn goja.Callable, args ...goja.Value) (goja.Value, error) {
-	v, err := fn(s.defObj, args...)
+// call runs fn with this and settles a returned promise.
+func (s *Script) call(this goja.Value, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
+	v, err := fn(this, args...)
 	if err != nil {
 		return nil, s.scriptError(err)
 	}

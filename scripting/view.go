@@ -15,9 +15,20 @@ import (
 const readOnlyMessage = "object is read-only; use util.clone(obj) for a mutable copy"
 
 type objectView struct {
-	s    *Script
-	m    map[string]any
-	kids map[string]goja.Value
+	s *Script
+	m map[string]any
+	// kids are the wrapped maps and slices handed out so far. A handler touches few fields
+	// of an object, so a short slice beats a map: no hashing, one small allocation. Past
+	// maxLinearKids (a script walking a large map) kidMap takes over.
+	kids   []kid
+	kidMap map[string]goja.Value
+}
+
+const maxLinearKids = 16
+
+type kid struct {
+	key string
+	val goja.Value
 }
 
 type arrayView struct {
@@ -44,8 +55,14 @@ func (s *Script) toJS(x any) (goja.Value, bool) {
 		return s.rt.ToValue(numberValue(x)), false
 	default:
 		// Not what unstructured holds, but Go callers may build such objects by hand.
-		return s.toJS(normalize(x))
+		return s.toJS(s.normalize(x))
 	}
+}
+
+// normalize runs arbitrary MarshalJSON methods, so a panic there must become a JS exception.
+func (s *Script) normalize(x any) any {
+	defer s.guard("converting a Go value for the script")
+	return normalize(x)
 }
 
 // view returns the read-only view of obj, or null for a nil object (a tombstone without Obj).
@@ -60,7 +77,7 @@ func (s *Script) view(obj Object) goja.Value {
 func (s *Script) viewList(objs []Object) goja.Value {
 	a := make([]any, len(objs))
 	for i, o := range objs {
-		a[i] = map[string]any(o)
+		a[i] = o
 	}
 	return s.rt.NewDynamicArray(&arrayView{s: s, a: a})
 }
@@ -68,8 +85,8 @@ func (s *Script) viewList(objs []Object) goja.Value {
 func (s *Script) readOnly() *goja.Object { return s.rt.NewTypeError(readOnlyMessage) }
 
 func (v *objectView) Get(key string) goja.Value {
-	if kv, ok := v.kids[key]; ok {
-		return kv
+	if val := v.kid(key); val != nil {
+		return val
 	}
 	x, ok := v.m[key]
 	if !ok {
@@ -77,12 +94,37 @@ func (v *objectView) Get(key string) goja.Value {
 	}
 	val, composite := v.s.toJS(x)
 	if composite {
-		if v.kids == nil {
-			v.kids = make(map[string]goja.Value, 4)
-		}
-		v.kids[key] = val
+		v.remember(key, val)
 	}
 	return val
+}
+
+func (v *objectView) kid(key string) goja.Value {
+	if v.kidMap != nil {
+		return v.kidMap[key]
+	}
+	for i := range v.kids {
+		if v.kids[i].key == key {
+			return v.kids[i].val
+		}
+	}
+	return nil
+}
+
+func (v *objectView) remember(key string, val goja.Value) {
+	switch {
+	case v.kidMap != nil:
+		v.kidMap[key] = val
+	case len(v.kids) < maxLinearKids:
+		v.kids = append(v.kids, kid{key, val})
+	default:
+		v.kidMap = make(map[string]goja.Value, 2*maxLinearKids)
+		for _, k := range v.kids {
+			v.kidMap[k.key] = k.val
+		}
+		v.kidMap[key] = val
+		v.kids = nil
+	}
 }
 
 func (v *objectView) Set(string, goja.Value) bool { panic(v.s.readOnly()) }

@@ -131,3 +131,21 @@ func TestViewOfHandBuiltGoValues(t *testing.T) {
 		t.Error("object changed")
 	}
 }
+
+func TestViewManyNestedChildren(t *testing.T) {
+	t.Parallel()
+	s := newTestScript(t, "v.js", `export default { onAdd(obj) {
+		const seen = Object.keys(obj.m).map((k) => obj.m[k]);
+		globalThis.out = [seen.length, Object.keys(obj.m).every((k, i) => obj.m[k] === seen[i]), obj.m.k7.n] } }`, Options{})
+	m := map[string]any{}
+	for i := range 40 {
+		m["k"+string(rune('0'+i%10))+string(rune('a'+i/10))] = map[string]any{"n": int64(i)}
+	}
+	m["k7"] = map[string]any{"n": int64(7)}
+	if err := s.OnAdd(Object{"m": m}, Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := outJSON(t, s), `[41,true,7]`; got != want {
+		t.Errorf("out = %s, want %s", got, want)
+	}
+}

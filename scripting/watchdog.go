@@ -54,14 +54,20 @@ func (w *watchdog) disarm() {
 	w.mu.Unlock()
 }
 
-// fire interrupts the current call if its deadline has passed. A timer callback that was
-// already running when its call ended finds a later deadline (or no call) and does nothing.
+// fire interrupts the current call if its deadline has passed. A callback that fires early,
+// or belongs to a call that has ended while the next one runs, re-arms for the current
+// deadline instead, so a running call is always either interrupted or still timed.
 func (w *watchdog) fire() {
 	w.mu.Lock()
-	if w.active && !w.killed && !time.Now().Before(w.deadline) {
-		w.rt.Interrupt(timeoutMark{})
+	defer w.mu.Unlock()
+	if !w.active || w.killed {
+		return
 	}
-	w.mu.Unlock()
+	if left := time.Until(w.deadline); left > 0 {
+		w.timer.Reset(left)
+		return
+	}
+	w.rt.Interrupt(timeoutMark{})
 }
 
 func (w *watchdog) kill() {

@@ -106,4 +106,3 @@ func runRunner(ctx context.Context, runner, kubeconfig, scripts string) error {
 		return fmt.Errorf("runner did not stop within 10s: %w", <-done)
 	}
 }
-

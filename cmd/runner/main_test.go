@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+var env *controlplane.ControlPlane
+
+func TestMain(m *testing.M) { controlplane.Exit(m, &env) }
+
+// execute runs the command in-process and returns its error and log output.
+func execute(t *testing.T, ctx context.Context, args ...string) (string, error) {
+	t.Helper()
+	cmd := newCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// kubeconfigWith writes a kubeconfig for server and token.
+func kubeconfigWith(t *testing.T, server, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	content := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"" + server + "\", insecure-skip-tls-verify: true}\n" +
+		"users:\n- name: u\n  user: {token: \"" + token + "\"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestClearErrors(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	scripts := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no scripts flag", []string{"--kubeconfig", cp.Kubeconfig}, "--scripts is required"},
+		{"scripts folder missing", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", filepath.Join(scripts, "nope")}, "does not exist"},
+		{"unreachable cluster", []string{"--kubeconfig", kubeconfigWith(t, "https://127.0.0.1:1", "x"), "--scripts", scripts}, "connect to cluster https://127.0.0.1:1"},
+		{"bad credentials", []string{"--kubeconfig", kubeconfigWith(t, cp.Config.Host, "wrong"), "--scripts", scripts}, "rejected the credentials"},
+		{"unknown resource", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--gvr", "deploymnets"}, "did you mean apps/v1/deployments"},
+		{"-A with -n", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "-A", "-n", "x"}, "cannot be used together"},
+		{"bad log format", []string{"--scripts", scripts, "--log-format", "xml"}, "--log-format must be text or json"},
+		{"positional args", []string{"deploy"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			_, err := execute(t, ctx, tt.args...)
+			if err == nil {
+				t.Fatal("runner succeeded, want an error")
+			}
+			if msg := err.Error(); !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q: want one line containing %q", msg, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelpExplainsEveryFlag(t *testing.T) {
+	out, err := execute(t, t.Context(), "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--gvr", "--scripts", "--kubeconfig", "--context", "--namespace", "--all-namespaces",
+		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
+		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
+
+func TestServesReadinessAndMetricsThenStops(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	scripts := t.TempDir()
+	src := `export default { watch: "cm", onAdd(cm) {} };`
+	if err := os.WriteFile(filepath.Join(scripts, "a.js"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := execute(t, ctx, "--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--metrics-addr", addr)
+		done <- err
+	}()
+	waitHTTP(t, "http://"+addr+"/readyz", "ok")
+	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_script_loads_total{result="loaded",script="a.js"} 1`)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("runner returned %v after cancellation", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("runner did not stop within 30s of cancellation")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+// waitHTTP polls url until its body contains want.
+func waitHTTP(t *testing.T, url, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(url) //nolint:noctx // test poll
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), want) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never answered 200 with %q (last error %v)", url, want, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,30 @@
+package scripting
+
+import "testing"
+
+// BenchmarkOnUpdate measures the per-event cost the engine pays: deadline, two views, ctx and
+// a small handler reading two fields.
+func BenchmarkOnUpdate(b *testing.B) {
+	s := newTestScript(b, "bench.js", `let n = 0;
+export default { onUpdate(o, n2, ctx) { if (o.metadata.name !== n2.spec.replicas) n++ } }`, Options{})
+	oldObj, newObj := sample(), sample()
+	ev := Event{Resource: "apps/v1/deployments"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.OnUpdate(oldObj, newObj, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkIndex(b *testing.B) {
+	s := newTestScript(b, "bench.js", `export default { indexers: {
+  byImage: (d) => d.spec.template.spec.containers.map((c) => c.image) } }`, Options{})
+	obj := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Index("byImage", obj); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
