@@ -27,6 +27,9 @@ type Config struct {
 	HandlerTimeout time.Duration
 	// Debounce is the quiet period after a file change before it is read; default 100ms.
 	Debounce time.Duration
+	// RetryUnknownResources is how often a script whose watch names a resource the server does
+	// not serve (yet) is tried again, so a CRD installed later is picked up; default 10s.
+	RetryUnknownResources time.Duration
 	// DryRun sends every write from scripts with dryRun=All.
 	DryRun bool
 	// FieldManager is used by scripts' writes; default "jsinformer".
@@ -49,6 +52,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HandlerTimeout <= 0 {
 		c.HandlerTimeout = 5 * time.Second
+	}
+	if c.RetryUnknownResources <= 0 {
+		c.RetryUnknownResources = 10 * time.Second
 	}
 	if c.FieldManager == "" {
 		c.FieldManager = "jsinformer"

@@ -31,7 +31,8 @@ type Engine struct {
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
-	initial       map[string]bool // initial scripts not yet synced or failed
+	initial       map[string]bool           // initial scripts not yet synced or failed
+	waiting       map[string]plugins.Source // failed on a resource not served yet; retried
 	watcherSynced bool
 	ready         bool
 	synced        chan *version
@@ -61,7 +62,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg: cfg, logger: cfg.Logger, dynamic: dyn, discovery: disc,
 		resolver: dynamicinformer.NewResolver(disc, cfg.Logger),
 		stats:    newStats(cfg.Registerer),
-		plugins:  map[string]*plugin{}, initial: map[string]bool{},
+		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]plugins.Source{},
 		synced: make(chan *version),
 	}
 	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
@@ -136,10 +137,14 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 			}
 		})
 	}()
+	retry := time.NewTicker(e.cfg.RetryUnknownResources)
+	defer retry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-retry.C:
+			e.retryWaiting()
 		case err := <-watchErr:
 			if err != nil {
 				return fmt.Errorf("watch scripts: %w", err)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/jsinformer/jsinformer/engine"
 )
 
 var (
@@ -149,4 +151,25 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 	r.create(t, gizmos, map[string]any{"apiVersion": "late.example.com/v1", "kind": "Gizmo",
 		"metadata": map[string]any{"name": "g1", "namespace": ns}})
 	r.log.waitFor(t, "gizmo seen", 1, msg("gizmo", "name", "g1"))
+}
+
+func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
+	t.Parallel()
+	script := `export default { watch: "sprockets.retry.example.com", onAdd(s) { log.info("sprocket", { name: s.metadata.name }); } };`
+	r := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) { c.RetryUnknownResources = 100 * time.Millisecond })
+	fails := r.log.waitFor(t, "load failure", 1, msg("script not loaded", "script", "s.js"))
+	if !strings.Contains(fails[0].attrs["error"], "unknown resource") {
+		t.Fatalf("error = %q, want unknown resource", fails[0].attrs["error"])
+	}
+	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "sprockets.retry.example.com"},
+		"spec": map[string]any{"group": "retry.example.com", "scope": "Cluster",
+			"names": map[string]any{"kind": "Sprocket", "plural": "sprockets"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}
+	r.create(t, crdsGVR, crd)
+	r.log.waitFor(t, "loaded after the CRD appears", 1, msg("script loaded", "script", "s.js"))
+	sprockets := schema.GroupVersionResource{Group: "retry.example.com", Version: "v1", Resource: "sprockets"}
+	r.create(t, sprockets, map[string]any{"apiVersion": "retry.example.com/v1", "kind": "Sprocket", "metadata": map[string]any{"name": "s1"}})
+	r.log.waitFor(t, "sprocket seen", 1, msg("sprocket", "name", "s1"))
 }

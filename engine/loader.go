@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +24,7 @@ type target struct {
 }
 
 func (e *Engine) onPluginEvent(ev plugins.Event) {
+	delete(e.waiting, ev.Source.Name) // a newer content or a removal supersedes a retry
 	switch ev.Kind {
 	case plugins.Loaded:
 		if !e.watcherSynced {
@@ -44,6 +46,10 @@ func (e *Engine) load(src plugins.Source) {
 	if err != nil {
 		logger.Error("script not loaded", "error", err.Error(), "running_version", e.runningVersion(src.Name))
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
+		if errors.Is(err, dynamicinformer.ErrUnknownResource) {
+			e.waiting[src.Name] = src
+			logger.Info("will retry the script while its resource is not served", "every", e.cfg.RetryUnknownResources.String())
+		}
 		e.initialDone(src.Name)
 		return
 	}
@@ -64,6 +70,14 @@ func (e *Engine) load(src plugins.Source) {
 			}
 		}
 	}()
+}
+
+// retryWaiting loads again the scripts that failed on an unknown resource.
+func (e *Engine) retryWaiting() {
+	for name, src := range e.waiting {
+		delete(e.waiting, name)
+		e.load(src)
+	}
 }
 
 // onSynced makes a synced version current and retires the one it replaces.
