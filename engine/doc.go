@@ -22,7 +22,9 @@
 // old version: its handlers are removed (waiting until client-go delivers nothing more), the
 // events already queued are still handled (bounded by drainLimit), and its informers are
 // released. Every change therefore reaches at least one version, and the new one ends with
-// the server's state. A load that fails at any step leaves the old version running.
+// the server's state. A load that fails at any step leaves the old version running; one that
+// failed because its watch names a resource the server does not serve is retried every
+// Config.RetryUnknownResources, so a CRD installed later is picked up.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.

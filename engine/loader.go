@@ -104,13 +104,15 @@ func (e *Engine) unload(name string) {
 		return
 	}
 	delete(e.plugins, name)
+	version := "none"
 	if p.pending != nil {
 		e.retire(p.pending, false)
 	}
 	if p.current != nil {
+		version = p.current.hash
 		e.retire(p.current, true)
 	}
-	e.logger.Info("script unloaded", "script", name)
+	e.logger.Info("script unloaded", "script", name, "version", version)
 	e.stats.loads.WithLabelValues(name, "unloaded").Inc()
 	e.initialDone(name)
 }
