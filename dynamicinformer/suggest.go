@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/jsinformer/jsinformer/internal/editdistance"
 )
 
 // unknown builds the error for a name that matched nothing, listing the closest known names.
@@ -60,7 +62,7 @@ func closest(want string, names map[string]string, n int) []string {
 	}
 	best := map[string]int{}
 	for name, full := range names {
-		d := levenshtein(want, name)
+		d := editdistance.Levenshtein(want, name)
 		if strings.HasPrefix(name, want) || strings.HasPrefix(want, name) {
 			d = min(d, 1)
 		}
@@ -85,24 +87,4 @@ func closest(want string, names map[string]string, n int) []string {
 		result = append(result, out[i].full)
 	}
 	return result
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

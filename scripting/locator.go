@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/jsinformer/jsinformer/internal/editdistance"
 )
 
 // locator points validation messages at the line of the original source that defines a key.
@@ -61,29 +63,9 @@ func lastKey(path string) string {
 func closest(k string, valid []string) string {
 	best, bestDist := "", max(2, len(k)/3)+1
 	for _, v := range valid {
-		if d := editDistance(strings.ToLower(k), strings.ToLower(v)); d < bestDist {
+		if d := editdistance.Levenshtein(strings.ToLower(k), strings.ToLower(v)); d < bestDist {
 			best, bestDist = v, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
