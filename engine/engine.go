@@ -31,8 +31,8 @@ type Engine struct {
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
-	initial       map[string]bool           // initial scripts not yet synced or failed
-	waiting       map[string]plugins.Source // failed on a resource not served yet; retried
+	initial       map[string]bool          // initial scripts not yet synced or failed
+	waiting       map[string]waitingScript // failed on a resource not served yet; retried
 	watcherSynced bool
 	ready         bool
 	synced        chan *version
@@ -62,7 +62,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg: cfg, logger: cfg.Logger, dynamic: dyn, discovery: disc,
 		resolver: dynamicinformer.NewResolver(disc, cfg.Logger),
 		stats:    newStats(cfg.Registerer),
-		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]plugins.Source{},
+		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]waitingScript{},
 		synced: make(chan *version),
 	}
 	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})

@@ -167,6 +167,10 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 			"names": map[string]any{"kind": "Sprocket", "plural": "sprockets"},
 			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}
+	r.log.waitFor(t, "a quiet retry", 1, msg("script still not loaded", "script", "s.js"))
+	if got := r.log.find(msg("script not loaded", "script", "s.js")); len(got) != 1 {
+		t.Fatalf("the same failure was reported %d times at error level, want once", len(got))
+	}
 	r.create(t, crdsGVR, crd)
 	r.log.waitFor(t, "loaded after the CRD appears", 1, msg("script loaded", "script", "s.js"))
 	sprockets := schema.GroupVersionResource{Group: "retry.example.com", Version: "v1", Resource: "sprockets"}

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -40,17 +41,15 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 }
 
 // load builds and subscribes a new version; the old one keeps serving until it has synced.
-func (e *Engine) load(src plugins.Source) {
+func (e *Engine) load(src plugins.Source) { e.loadOrReport(src, "") }
+
+// loadOrReport is load; a failure whose message equals lastErr (a retry failing the same way)
+// is logged at debug level only, so a script waiting for a CRD does not flood the log.
+func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 	logger := e.logger.With("script", src.Name, "version", src.Hash)
 	v, err := e.newVersion(src)
 	if err != nil {
-		logger.Error("script not loaded", "error", err.Error(), "running_version", e.runningVersion(src.Name))
-		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
-		if errors.Is(err, dynamicinformer.ErrUnknownResource) {
-			e.waiting[src.Name] = src
-			logger.Info("will retry the script while its resource is not served", "every", e.cfg.RetryUnknownResources.String())
-		}
-		e.initialDone(src.Name)
+		e.loadFailed(logger, src, err, lastErr)
 		return
 	}
 	p := e.plugins[src.Name]
@@ -72,11 +71,34 @@ func (e *Engine) load(src plugins.Source) {
 	}()
 }
 
+func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, lastErr string) {
+	attrs := []any{"error", err.Error(), "running_version", e.runningVersion(src.Name)}
+	if err.Error() == lastErr {
+		logger.Debug("script still not loaded", attrs...)
+	} else {
+		logger.Error("script not loaded", attrs...)
+		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
+	}
+	if errors.Is(err, dynamicinformer.ErrUnknownResource) {
+		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
+		if lastErr == "" {
+			logger.Info("will retry the script until its resource is served", "every", e.cfg.RetryUnknownResources.String())
+		}
+	}
+	e.initialDone(src.Name)
+}
+
+// waitingScript is a script that failed on a resource the server does not serve (yet).
+type waitingScript struct {
+	src plugins.Source
+	err string
+}
+
 // retryWaiting loads again the scripts that failed on an unknown resource.
 func (e *Engine) retryWaiting() {
-	for name, src := range e.waiting {
+	for name, w := range e.waiting {
 		delete(e.waiting, name)
-		e.load(src)
+		e.loadOrReport(w.src, w.err)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // defaultExtensions are the file types the scripting layer can compile.
-var defaultExtensions = []string{".js", ".mjs", ".cjs", ".ts"}
+var defaultExtensions = []string{".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"}
 
 // editorSuffixes mark backups, swap files and temporaries that editors leave
 // next to the file being saved; they must never be loaded as scripts even when

@@ -35,7 +35,7 @@ type Options struct {
 	// zero or negative means DefaultDebounce.
 	Debounce time.Duration
 	// Extensions are the script file types, with or without the leading dot,
-	// matched case-insensitively; empty means .js .mjs .cjs .ts.
+	// matched case-insensitively; empty means .js .mjs .cjs .ts .mts .cts.
 	Extensions []string
 }
 

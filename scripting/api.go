@@ -35,7 +35,7 @@ type Definition struct {
 
 // Event is the Go side of the `ctx` argument a handler receives.
 type Event struct {
-	Resource          string // the resource the event is about, as the script named it
+	Resource          string // the resource the event is about, canonical: "apps/v1/deployments"
 	IsInInitialList   bool
 	FinalStateUnknown bool
 	Cache             Cache        // may be nil: ctx.cache then throws when used
@@ -64,7 +64,8 @@ type ListOptions struct {
 }
 
 // PatchOptions are the options of k8s.patch and k8s.patchStatus. Type is one of "merge"
-// (default), "json", "strategic", "apply". FieldManager defaults to "jsinformer".
+// (default), "json", "strategic", "apply". An empty FieldManager means
+// the Client's default (the runner's is "jsinformer").
 type PatchOptions struct {
 	Type         string
 	Force        bool

@@ -76,7 +76,7 @@ func transform(name string, src []byte) (string, []byte, error) {
 }
 
 func loaderFor(name string) api.Loader {
-	switch path.Ext(name) {
+	switch strings.ToLower(path.Ext(name)) {
 	case ".ts", ".mts", ".cts":
 		return api.LoaderTS
 	default:

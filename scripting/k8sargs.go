@@ -65,10 +65,7 @@ func (s *Script) patchOptions(fn string, v goja.Value) PatchOptions {
 	if m, ok := o["fieldManager"]; ok {
 		opts.FieldManager = m.String()
 	}
-	if opts.FieldManager == "" {
-		opts.FieldManager = "jsinformer"
-	}
-	return opts
+	return opts // an empty FieldManager is the Client's default
 }
 
 // objectKey names an object in messages: namespace/name, or kind when it has no name yet.
