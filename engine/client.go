@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,10 +25,17 @@ type k8sClient struct {
 	resolver     *dynamicinformer.Resolver
 	dryRun       []string
 	fieldManager string
-	logger       interface{ Info(string, ...any) }
+	logger       *slog.Logger
 }
 
 var _ scripting.Client = (*k8sClient)(nil)
+
+// withLogger returns a copy whose dry-run records carry logger's attributes (script, version).
+func (c *k8sClient) withLogger(logger *slog.Logger) *k8sClient {
+	copied := *c
+	copied.logger = logger
+	return &copied
+}
 
 func newK8sClient(dyn dynamic.Interface, resolver *dynamicinformer.Resolver, cfg Config) *k8sClient {
 	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger}
@@ -36,16 +45,30 @@ func newK8sClient(dyn dynamic.Interface, resolver *dynamicinformer.Resolver, cfg
 	return c
 }
 
-// resource resolves name and scopes it to namespace when the resource is namespaced.
+// errNamespaceRequired: a call about one object of a namespaced resource named no namespace.
+// Sent as it is, the server would answer a baffling 404 or 405 for a cluster-wide URL.
+var errNamespaceRequired = errors.New("namespace required")
+
+// resource resolves name and scopes it to namespace when the resource is namespaced. Only a
+// list may leave that namespace empty, meaning all namespaces; the namespace a cluster-scoped
+// resource is given is ignored.
 func (c *k8sClient) resource(name, namespace string) (dynamic.ResourceInterface, error) {
+	ri, res, err := c.resourceOrAll(name, namespace)
+	if err == nil && res.Namespaced && namespace == "" {
+		return nil, fmt.Errorf("%w: %s is a namespaced resource", errNamespaceRequired, res)
+	}
+	return ri, err
+}
+
+func (c *k8sClient) resourceOrAll(name, namespace string) (dynamic.ResourceInterface, dynamicinformer.Resource, error) {
 	res, err := c.resolver.Resolve(name)
 	if err != nil {
-		return nil, err
+		return nil, res, err
 	}
 	if res.Namespaced {
-		return c.dyn.Resource(res.GVR).Namespace(namespace), nil
+		return c.dyn.Resource(res.GVR).Namespace(namespace), res, nil
 	}
-	return c.dyn.Resource(res.GVR), nil
+	return c.dyn.Resource(res.GVR), res, nil
 }
 
 func (c *k8sClient) Get(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
@@ -58,7 +81,7 @@ func (c *k8sClient) Get(ctx context.Context, resource, namespace, name string) (
 }
 
 func (c *k8sClient) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
-	ri, err := c.resource(resource, opts.Namespace)
+	ri, _, err := c.resourceOrAll(resource, opts.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +102,8 @@ func (c *k8sClient) Create(ctx context.Context, resource string, obj scripting.O
 	if err != nil {
 		return nil, err
 	}
-	c.logWrite("create", resource, u.GetNamespace(), u.GetName())
 	created, err := ri.Create(ctx, u, metav1.CreateOptions{DryRun: c.dryRun, FieldManager: c.fieldManager})
+	c.logDryRun(err, "create", resource, u.GetNamespace(), nameOf(created, u.GetName()))
 	return objectOf(created, err)
 }
 
@@ -100,13 +123,14 @@ func (c *k8sClient) update(ctx context.Context, resource string, obj scripting.O
 	}
 	opts := metav1.UpdateOptions{DryRun: c.dryRun, FieldManager: c.fieldManager}
 	var updated *unstructured.Unstructured
+	verb := "update"
 	if status {
-		c.logWrite("updateStatus", resource, u.GetNamespace(), u.GetName())
+		verb = "updateStatus"
 		updated, err = ri.UpdateStatus(ctx, u, opts)
 	} else {
-		c.logWrite("update", resource, u.GetNamespace(), u.GetName())
 		updated, err = ri.Update(ctx, u, opts)
 	}
+	c.logDryRun(err, verb, resource, u.GetNamespace(), u.GetName())
 	return objectOf(updated, err)
 }
 
@@ -132,8 +156,14 @@ func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string,
 	if pt == types.ApplyPatchType {
 		po.Force = &opts.Force
 	}
-	c.logWrite("patch", resource, namespace, name, "patch_type", string(pt), "patch", string(patch))
 	u, err := ri.Patch(ctx, name, pt, patch, po, subresources...)
+	verb := "patch"
+	if len(subresources) > 0 {
+		verb = "patchStatus"
+	}
+	if len(c.dryRun) > 0 {
+		c.logDryRun(err, verb, resource, namespace, name, "patch_type", string(pt), "patch", c.shownPatch(resource, patch))
+	}
 	return objectOf(u, err)
 }
 
@@ -161,8 +191,9 @@ func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string
 		p := metav1.DeletionPropagation(opts.PropagationPolicy)
 		do.PropagationPolicy = &p
 	}
-	c.logWrite("delete", resource, namespace, name)
-	return ri.Delete(ctx, name, do)
+	err = ri.Delete(ctx, name, do)
+	c.logDryRun(err, "delete", resource, namespace, name)
+	return err
 }
 
 // Event records a core/v1 Event about obj, as kubectl describe shows them.
@@ -187,12 +218,30 @@ func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, 
 	return err
 }
 
-func (c *k8sClient) logWrite(verb, resource, namespace, name string, extra ...any) {
-	if len(c.dryRun) == 0 {
+// logDryRun reports a dry-run write the server accepted. A rejected write is not logged: it
+// reaches the script as an exception, exactly as it would without --dry-run.
+func (c *k8sClient) logDryRun(err error, verb, resource, namespace, name string, extra ...any) {
+	if len(c.dryRun) == 0 || err != nil {
 		return
 	}
 	attrs := append([]any{"verb", verb, "resource", resource, "namespace", namespace, "name", name}, extra...)
 	c.logger.Info("dry-run: would write", attrs...)
+}
+
+// shownPatch is a patch as the dry-run log shows it: Secret contents never reach the log.
+func (c *k8sClient) shownPatch(resource string, patch []byte) string {
+	if res, err := c.resolver.Resolve(resource); err == nil && res.GVR == corev1.SchemeGroupVersion.WithResource("secrets") {
+		return "<redacted: Secret>"
+	}
+	return string(patch)
+}
+
+// nameOf is the name the server gave u (generateName makes one up), else fallback.
+func nameOf(u *unstructured.Unstructured, fallback string) string {
+	if u != nil && u.GetName() != "" {
+		return u.GetName()
+	}
+	return fallback
 }
 
 func objectOf(u *unstructured.Unstructured, err error) (scripting.Object, error) {

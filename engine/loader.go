@@ -115,6 +115,7 @@ func (e *Engine) onSynced(v *version) {
 		result = "reloaded"
 		e.retire(old, true)
 	}
+	startReconciler(v, old)
 	v.logger.Info("script "+result, "objects", v.store.size())
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.initialDone(v.name)
@@ -139,19 +140,42 @@ func (e *Engine) unload(name string) {
 	e.initialDone(name)
 }
 
-// retire stops v; with drain its queued events are still handled, within drainLimit.
+// startReconciler starts v's reconcile workers once the version it replaces has no reconcile
+// running, so one key is never reconciled by two versions at once. Keys enqueued meanwhile
+// wait, deduplicated, in v's queue.
+func startReconciler(v, old *version) {
+	if v.reconciler == nil {
+		return
+	}
+	if old == nil || old.reconciler == nil {
+		v.reconciler.start()
+		return
+	}
+	go func() {
+		old.reconciler.wait()
+		v.reconciler.start()
+	}()
+}
+
+// retire stops v; with drain its queued events and reconcile keys are still handled, within
+// drainLimit.
 func (e *Engine) retire(v *version, drain bool) {
 	v.retire(drain)
 	e.retiring.Go(func() {
+		finished := make(chan struct{})
+		go func() {
+			<-v.done
+			if v.reconciler != nil {
+				v.reconciler.wait()
+			}
+			close(finished)
+		}()
 		select {
-		case <-v.done:
+		case <-finished:
 		case <-time.After(drainLimit):
 			v.logger.Warn("retired version still busy; interrupting it")
 			v.stop()
-			<-v.done
-		}
-		if v.reconciler != nil {
-			v.reconciler.wait()
+			<-finished
 		}
 		e.stats.versions.Dec()
 	})
@@ -190,7 +214,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.withLogger(logger)}
 	script, err := prog.Instantiate(opts)
 	if err != nil {
 		return nil, err
@@ -216,9 +240,6 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	}
 	e.stats.versions.Inc()
 	go v.run()
-	if v.reconciler != nil {
-		v.reconciler.start()
-	}
 	return v, nil
 }
 

@@ -33,6 +33,7 @@ func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cac
 		cache: cache, logger: logger, stats: stats}
 }
 
+// start runs the workers; a reconciler shut down before start has workers that return at once.
 func (r *reconciler) start() {
 	for _, s := range r.scripts {
 		r.wg.Go(func() { r.work(s) })
@@ -85,9 +86,12 @@ func (r *reconciler) retry(key string, err error) {
 	r.queue.AddRateLimited(key)
 }
 
-// shutdown stops the workers after their current key and interrupts their runtimes. It does
+// shutdown stops taking keys; the workers finish the keys already queued and return. It does
 // not wait: a retiring version must not hold up the loader.
-func (r *reconciler) shutdown() {
+func (r *reconciler) shutdown() { r.queue.ShutDown() }
+
+// interrupt stops the running reconciles and makes the remaining ones fail fast.
+func (r *reconciler) interrupt() {
 	r.queue.ShutDown()
 	for _, s := range r.scripts {
 		s.Interrupt()

@@ -137,4 +137,7 @@ func (v *version) stop() {
 	}
 	v.queue.close()
 	v.script.Interrupt()
+	if v.reconciler != nil {
+		v.reconciler.interrupt()
+	}
 }

@@ -1,0 +1,185 @@
+package engine_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+)
+
+// reconcileScript is a script on the ConfigMaps of ns: module-level declarations state, then
+// a definition with the given body. Reconcile workers each have their own runtime, so
+// module-level state is per worker.
+func reconcileScript(ns, state, body string) string {
+	return fmt.Sprintf(`const ns = %q;
+function busy(ms) { const end = Date.now() + ms; while (Date.now() < end) {} }
+%s
+export default {
+  watch: { resource: "v1/configmaps", namespace: ns },
+%s
+};
+`, ns, state, body)
+}
+
+// millis reads a numeric attribute logged by a script.
+func millis(t *testing.T, r record, key string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(r.attrs[key], 10, 64)
+	if err != nil {
+		t.Fatalf("attribute %s of %v: %v", key, r, err)
+	}
+	return n
+}
+
+func TestReconcileRetriesWithBackoffThenGivesUp(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("rec-retry")
+	const maxRetries = 4
+	r := startEngine(t, map[string]string{"retry.js": reconcileScript(ns, "", `  maxRetries: 4,
+  reconcile(key) {
+    log.info("attempt", { key, at: Date.now() });
+    throw new Error("always fails");
+  },`)}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
+	key := ns + "/x"
+	giveUp := msg("reconcile failed; giving up on key", "script", "retry.js", "object", key)
+	r.log.waitFor(t, "giving up", 1, giveUp)
+	attempts := r.log.find(msg("attempt", "key", key))
+	if len(attempts) != maxRetries+1 {
+		t.Fatalf("attempts before giving up = %d, want maxRetries+1 = %d", len(attempts), maxRetries+1)
+	}
+	// Exponential backoff: 5ms, 10ms, 20ms, 40ms between attempts, so the gaps grow.
+	var gaps []int64
+	for i := 1; i < len(attempts); i++ {
+		gaps = append(gaps, millis(t, attempts[i], "at")-millis(t, attempts[i-1], "at"))
+	}
+	if gaps[len(gaps)-1] < 30 || gaps[len(gaps)-1] <= gaps[0] {
+		t.Fatalf("gaps between attempts %v ms do not back off", gaps)
+	}
+	t.Logf("gaps between attempts: %v ms", gaps)
+	if got := r.log.find(msg("reconcile failed; will retry", "object", key)); len(got) != maxRetries {
+		t.Fatalf("retry warnings = %d, want %d", len(got), maxRetries)
+	}
+	// A new event starts afresh: the failure count was forgotten, and no stray retry of the
+	// first round slipped in.
+	r.patch(t, configmapsGVR, ns, "x", `{"data":{"again":"yes"}}`)
+	r.log.waitFor(t, "giving up again", 2, giveUp)
+	if got := r.log.find(msg("attempt", "key", key)); len(got) != 2*(maxRetries+1) {
+		t.Fatalf("attempts after two rounds = %d, want %d", len(got), 2*(maxRetries+1))
+	}
+}
+
+func TestReconcileRequeueAfter(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("rec-requeue")
+	r := startEngine(t, map[string]string{"requeue.js": reconcileScript(ns, "let runs = 0;", `  reconcile(key) {
+    runs++;
+    log.info("run", { key, n: runs, at: Date.now() });
+    if (runs < 3) return { requeueAfter: "200ms" };
+  },`)}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
+	runs := r.log.waitFor(t, "three runs", 3, msg("run", "key", ns+"/x"))
+	for i := 1; i < 3; i++ {
+		if gap := millis(t, runs[i], "at") - millis(t, runs[i-1], "at"); gap < 195 {
+			t.Fatalf("run %d came %dms after the previous one, want >= 200ms", i+1, gap)
+		}
+	}
+}
+
+func TestReconcileKeyNeverRunsTwiceAtOnce(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("rec-exclusive")
+	// Each run re-enqueues its own key while it is busy: with idle workers around, a broken
+	// queue would hand the key to a second worker at once.
+	r := startEngine(t, map[string]string{"excl.js": reconcileScript(ns, "const runs = {};", `  concurrency: 3,
+  reconcile(key, ctx) {
+    log.info("start", { key });
+    runs[key] = (runs[key] || 0) + 1;
+    if (runs[key] <= 3) ctx.enqueue(key);
+    busy(50);
+    log.info("end", { key });
+  },`)}, nil)
+	r.namespace(t, ns)
+	keys := []string{ns + "/a", ns + "/b"}
+	r.create(t, configmapsGVR, configmap(ns, "a", nil, nil))
+	r.create(t, configmapsGVR, configmap(ns, "b", nil, nil))
+	for _, k := range keys {
+		r.log.waitFor(t, "4 runs of "+k, 4, msg("end", "key", k))
+	}
+	// Log records arrive in the order the handlers logged them.
+	running := map[string]bool{}
+	overlapped := false
+	for _, rec := range r.log.find(func(rec record) bool { return rec.msg == "start" || rec.msg == "end" }) {
+		k := rec.attrs["key"]
+		if running[k] == (rec.msg == "start") {
+			t.Fatalf("%s of %s while running=%v: one key reconciled twice at once\n%s", rec.msg, k, running[k], r.log.dump())
+		}
+		running[k] = rec.msg == "start"
+		overlapped = overlapped || (running[keys[0]] && running[keys[1]])
+	}
+	if !overlapped {
+		t.Fatalf("different keys never ran in parallel with concurrency 3\n%s", r.log.dump())
+	}
+}
+
+func TestReconcileBurstCollapses(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("rec-burst")
+	const updates = 30
+	r := startEngine(t, map[string]string{"burst.js": reconcileScript(ns, "", `  reconcile(key, ctx) {
+    const [namespace, name] = key.split("/");
+    const cm = ctx.cache.get(namespace, name);
+    busy(50);
+    log.info("reconciled", { key, n: cm ? cm.data.n : "gone" });
+  },`)}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, map[string]any{"n": "0"}))
+	for i := 1; i <= updates; i++ {
+		r.patch(t, configmapsGVR, ns, "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, i))
+	}
+	r.log.waitFor(t, "the last state reconciled", 1, msg("reconciled", "n", strconv.Itoa(updates)))
+	got := len(r.log.find(msg("reconciled", "key", ns+"/x")))
+	if got > updates/2 {
+		t.Fatalf("%d reconciles for %d events; want them collapsed into far fewer", got, updates+1)
+	}
+	t.Logf("%d events collapsed into %d reconciles", updates+1, got)
+}
+
+func TestEnqueueFromHandlerTriggersReconcile(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("rec-enqueue")
+	r := startEngine(t, map[string]string{"enq.js": reconcileScript(ns, "", `  onUpdate(oldCM, cm, ctx) { ctx.enqueue(ns + "/" + cm.data.target); },
+  reconcile(key) { log.info("reconcile", { key }); },`)}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "src", nil, map[string]any{"target": "none"}))
+	r.patch(t, configmapsGVR, ns, "src", `{"data":{"target":"virtual"}}`)
+	// No object is called "virtual": only ctx.enqueue can have queued that key.
+	r.log.waitFor(t, "reconcile of the enqueued key", 1, msg("reconcile", "key", ns+"/virtual"))
+}
+
+func TestReloadNeverReconcilesOneKeyInTwoVersionsAtOnce(t *testing.T) {
+	t.Parallel()
+	const ns = "reconcile-reload"
+	script := func(v string) string {
+		return reconcileScript(ns, "", fmt.Sprintf(`  reconcile(key) {
+    log.info("start", { v: %q });
+    busy(300);
+    log.info("end", { v: %q });
+  },`, v, v))
+	}
+	r := startEngine(t, map[string]string{"a.js": script("v1")}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
+	r.log.waitFor(t, "v1 reconciling", 1, msg("start", "v", "v1"))
+	r.write(t, "a.js", script("v2"))
+	r.log.waitFor(t, "v2 reconciled", 1, msg("end", "v", "v2"))
+	var order []string
+	for _, rec := range r.log.find(func(rec record) bool { return rec.msg == "start" || rec.msg == "end" }) {
+		order = append(order, rec.msg+" "+rec.attrs["v"])
+	}
+	want := []string{"start v1", "end v1", "start v2", "end v2"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("reconcile order %v, want %v: the old version's reconcile must finish before the new one starts", order, want)
+	}
+}
