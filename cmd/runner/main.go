@@ -1,5 +1,3 @@
-// Command runner watches Kubernetes resources and runs the JavaScript plugins of a folder as
-// their event handlers, reloading them when the files change. See `runner --help`.
 package main
 
 import (

@@ -1,0 +1,8 @@
+// Command runner watches Kubernetes resources and runs the JavaScript plugins of a folder as
+// their event handlers, reloading them when the files change. See `runner --help`.
+//
+// It is deliberately thin: flags in kubectl's conventions (the kubeconfig flags come from
+// cli-runtime), an slog logger (client-go's klog output is routed into it), signal handling,
+// the optional /metrics, /healthz and /readyz server, and engine.Run. Every decision about
+// scripts and informers lives in package engine.
+package main
