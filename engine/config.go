@@ -7,7 +7,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/plugins"
 )
+
+// DefaultDebounce is the quiet period after a script file changes before it is reloaded:
+// long enough for editors' multi-step saves, short enough to feel immediate.
+const DefaultDebounce = plugins.DefaultDebounce
 
 // Config is everything the engine needs; cmd/runner fills it from flags.
 type Config struct {
@@ -25,7 +31,7 @@ type Config struct {
 	Resync time.Duration
 	// HandlerTimeout bounds each handler call; default 5s.
 	HandlerTimeout time.Duration
-	// Debounce is the quiet period after a file change before it is read; default 100ms.
+	// Debounce is the quiet period after a file change before it is read; default DefaultDebounce.
 	Debounce time.Duration
 	// RetryUnknownResources is how often a script whose watch names a resource the server does
 	// not serve (yet) is tried again, so a CRD installed later is picked up; default 10s.

@@ -235,11 +235,14 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 			return nil, err
 		}
 	}
+	// The worker starts first so it handles the initial adds while client-go is still
+	// delivering them: on a large cache that overlap is most of a reload's latency.
+	go v.run()
 	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
+		v.stop()
 		return nil, err
 	}
 	e.stats.versions.Inc()
-	go v.run()
 	return v, nil
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultDebounce is the quiet period used when Options.Debounce is not set.
-const DefaultDebounce = 100 * time.Millisecond
+const DefaultDebounce = 50 * time.Millisecond
 
 // Log keys used by this package.
 const (

@@ -80,7 +80,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.fieldSelector, "field-selector", "", "field selector for watches that set none, e.g. metadata.name=x")
 	f.DurationVar(&o.resync, "resync", 0, "informer resync period: every object is re-delivered as an update this often (0 disables)")
 	f.DurationVar(&o.handlerTimeout, "handler-timeout", 5*time.Second, "longest a handler call may run before it is interrupted")
-	f.DurationVar(&o.debounce, "debounce", 100*time.Millisecond, "quiet period after a script file changes before it is reloaded")
+	f.DurationVar(&o.debounce, "debounce", engine.DefaultDebounce, "quiet period after a script file changes before it is reloaded")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.IntVarP(&o.verbosity, "v", "v", 0, "log verbosity: 0 info, 1 debug (includes client-go)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "send every write from scripts with dryRun=All: the server validates, nothing is stored")

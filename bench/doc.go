@@ -1,0 +1,19 @@
+// Package bench holds jsinformer's benchmarks against a real local control plane (etcd and
+// kube-apiserver from bin/, see internal/controlplane). It has no non-test code; results and
+// the commands that produce them are in docs/benchmarks.md.
+//
+// What the benchmarks guarantee about their numbers:
+//   - Every figure compared with a baseline is measured in the same process and run as that
+//     baseline, alternating the contenders round by round, and ratios are computed in the run
+//     (b.ReportMetric); nothing is compared with a figure from another run or machine.
+//   - Live heap is runtime.MemStats.HeapAlloc after two forced GCs, taken while the informer
+//     (or engine) still runs and holds its cache, minus the same reading taken just before it
+//     started. Time is wall time from start until every initial object has been handled.
+//   - The default ns/op, B/op and allocs/op cover a whole benchmark (seeding, every round,
+//     start-up and shut-down) and are not the figures to quote; the custom metrics are.
+//
+// Ownership: the control plane is started once per test binary by TestMain, and only when
+// benchmarks are requested (-test.bench), so `go test ./bench/` stays fast. The 20,000
+// Deployments in namespace "bench" are created once per process, on first use, and shared
+// read-only by every benchmark: no benchmark creates, changes or deletes them.
+package bench

@@ -1,0 +1,21 @@
+package bench
+
+import (
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+var env *controlplane.ControlPlane
+
+// TestMain starts the control plane only when benchmarks are requested: the package's tests
+// are pure and must not pay for it.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if bench := flag.Lookup("test.bench"); bench == nil || bench.Value.String() == "" {
+		os.Exit(m.Run())
+	}
+	controlplane.Exit(m, &env)
+}
