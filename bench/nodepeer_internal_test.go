@@ -9,7 +9,8 @@ import (
 )
 
 // TestNodePeerLockfile keeps the Node.js peer reproducible: the client library is pinned to
-// an exact version in package.json and the lockfile downloads from the npm registry only.
+// an exact version in package.json, and the lockfile names no download address (each package
+// is fetched by name, version and integrity from whatever registry npm is configured with).
 func TestNodePeerLockfile(t *testing.T) {
 	t.Parallel()
 	var pkg struct {
@@ -30,8 +31,8 @@ func TestNodePeerLockfile(t *testing.T) {
 		t.Errorf("package-lock.json has @kubernetes/client-node %q, package.json %q: run npm install", got, want)
 	}
 	for name, p := range lock.Packages {
-		if p.Resolved != "" && !strings.HasPrefix(p.Resolved, "https://registry.npmjs.org/") {
-			t.Errorf("package-lock.json: %s resolves outside the npm registry: %s", name, p.Resolved)
+		if p.Resolved != "" {
+			t.Errorf("package-lock.json: %s has a download address %q; strip the resolved fields", name, p.Resolved)
 		}
 	}
 }
