@@ -25,6 +25,7 @@ type event struct {
 	obj     scripting.Object // nil only for a tombstone whose final state is unknown
 	initial bool
 	unknown bool
+	values  map[string][]string // index values, set by the indexer stage
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and

@@ -16,7 +16,7 @@ func (v *version) handle(ev event) {
 		return
 	case eventAdd, eventUpdate:
 		k := objectKey{resource: ev.sub.cache.resource, key: ev.key}
-		v.store.set(k, ev.obj, v.indexValues(k, ev.obj))
+		v.store.set(k, ev.obj, ev.values)
 	case eventDelete:
 		v.store.remove(objectKey{resource: ev.sub.cache.resource, key: ev.key})
 	}
@@ -52,8 +52,9 @@ func (v *version) call(ev event) {
 	}
 }
 
-// indexValues runs every index function on obj. A throwing function leaves the object out of
-// that index; the error is logged the first time per object until the function succeeds again.
+// indexValues runs every index function on obj, on the indexer goroutine. A throwing function
+// leaves the object out of that index; the error is logged the first time per object until
+// the function succeeds again.
 func (v *version) indexValues(k objectKey, obj scripting.Object) map[string][]string {
 	if len(v.def.Indexers) == 0 {
 		return nil
@@ -61,7 +62,7 @@ func (v *version) indexValues(k objectKey, obj scripting.Object) map[string][]st
 	values := make(map[string][]string, len(v.def.Indexers))
 	failed := false
 	for _, name := range v.def.Indexers {
-		vals, err := v.script.Index(name, obj)
+		vals, err := v.indexer.Index(name, obj)
 		if err != nil {
 			failed = true
 			if !v.indexFailed[k] {

@@ -230,6 +230,13 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
 	}
+	v.intake = v.queue
+	if len(def.Indexers) > 0 {
+		if v.indexer, err = prog.Instantiate(opts); err != nil {
+			return nil, fmt.Errorf("instantiate indexer: %w", err)
+		}
+		v.intake = newQueue[event]()
+	}
 	if def.Reconcile {
 		if v.reconciler, err = e.newReconciler(v, prog, opts, targets[0]); err != nil {
 			return nil, err
@@ -237,7 +244,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	}
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
-	go v.run()
+	v.start()
 	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
 		v.stop()
 		return nil, err

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -22,23 +23,32 @@ type subscription struct {
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
 // (one goja runtime) and is the only writer of its store; client-go listeners only enqueue.
+//
+// A script with index functions gets a second stage: an indexer goroutine with a runtime of
+// its own takes events from intake, computes their index values and passes them on to queue,
+// in order. Index functions are pure by contract, so which runtime runs them does not matter,
+// and the worker still applies values to the store in event order; on a reload of a large
+// cache this puts the index functions on a second core.
 type version struct {
 	name, hash string
 	program    *scripting.Program
 	script     *scripting.Script
+	indexer    *scripting.Script // nil without index functions
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *store
 	subs       []*subscription
-	queue      *queue[event]
+	intake     *queue[event] // client-go listeners push here; the same queue without indexer
+	queue      *queue[event] // the worker pops here
 	stats      *stats
 
 	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler        // nil unless the script exports reconcile
 
-	abort  chan struct{} // closed to stop the worker without draining
-	synced chan struct{} // closed when the worker has handled every initial-list add
-	done   chan struct{} // closed when the worker has returned
+	abort   chan struct{}  // closed to stop the goroutines without draining
+	synced  chan struct{}  // closed when the worker has handled every initial-list add
+	done    chan struct{}  // closed when the worker and indexer have returned
+	running sync.WaitGroup // worker and indexer
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
@@ -53,7 +63,7 @@ func (v *version) subscribe(factory *dynamicinformer.Factory, targets []target, 
 		sub := &subscription{resource: t.resource, key: t.key, informer: inf}
 		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
 		v.subs = append(v.subs, sub)
-		if sub.reg, err = inf.Informer().AddEventHandler(handlerFor(sub, v.queue)); err != nil {
+		if sub.reg, err = inf.Informer().AddEventHandler(handlerFor(sub, v.intake)); err != nil {
 			v.unsubscribe()
 			return fmt.Errorf("register handler on %s: %w", t.key, err)
 		}
@@ -92,7 +102,7 @@ func (v *version) waitSynced(warnAfter time.Duration) bool {
 			}
 		}
 	}
-	v.queue.push(event{kind: eventSynced})
+	v.intake.push(event{kind: eventSynced})
 	select {
 	case <-v.synced:
 		return true
@@ -101,16 +111,42 @@ func (v *version) waitSynced(warnAfter time.Duration) bool {
 	}
 }
 
-// run is the worker: it handles queued events in order until the queue is closed and
-// drained, or abort is closed.
-func (v *version) run() {
-	defer close(v.done)
+// start runs the worker, and the indexer when the script has index functions.
+func (v *version) start() {
+	v.running.Go(v.work)
+	if v.indexer != nil {
+		v.running.Go(v.index)
+	}
+	go func() {
+		v.running.Wait()
+		close(v.done)
+	}()
+}
+
+// work handles queued events in order until the queue is closed and drained, or abort.
+func (v *version) work() {
 	for {
 		ev, ok := v.queue.pop(v.abort)
 		if !ok {
 			return
 		}
 		v.handle(ev)
+	}
+}
+
+// index computes index values for intake's events and passes them on in order; when intake
+// is closed and drained it closes the worker's queue.
+func (v *version) index() {
+	defer v.queue.close()
+	for {
+		ev, ok := v.intake.pop(v.abort)
+		if !ok {
+			return
+		}
+		if ev.kind == eventAdd || ev.kind == eventUpdate {
+			ev.values = v.indexValues(objectKey{resource: ev.sub.cache.resource, key: ev.key}, ev.obj)
+		}
+		v.queue.push(ev)
 	}
 }
 
@@ -122,7 +158,7 @@ func (v *version) retire(drain bool) {
 		v.reconciler.shutdown()
 	}
 	if drain {
-		v.queue.close()
+		v.intake.close() // the indexer, if any, closes the worker's queue once drained
 		return
 	}
 	v.stop()
@@ -135,8 +171,12 @@ func (v *version) stop() {
 	default:
 		close(v.abort)
 	}
+	v.intake.close()
 	v.queue.close()
 	v.script.Interrupt()
+	if v.indexer != nil {
+		v.indexer.Interrupt()
+	}
 	if v.reconciler != nil {
 		v.reconciler.interrupt()
 	}

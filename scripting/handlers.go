@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -66,8 +67,8 @@ func (s *Script) indexValues(v goja.Value) ([]string, error) {
 	if isMissing(v) {
 		return nil, nil
 	}
-	if str, ok := v.Export().(string); ok {
-		return []string{str}, nil
+	if isString(v) {
+		return []string{v.String()}, nil
 	}
 	obj, ok := v.(*goja.Object)
 	if !ok || obj.ClassName() != "Array" {
@@ -77,13 +78,17 @@ func (s *Script) indexValues(v goja.Value) ([]string, error) {
 	values := make([]string, 0, n)
 	for i := range n {
 		el := obj.Get(strconv.Itoa(i))
-		str, ok := el.Export().(string)
-		if !ok {
+		if !isString(el) {
 			return nil, s.resultError("returned an array whose element %d is %s, not a string", i, typeName(el))
 		}
-		values = append(values, str)
+		values = append(values, el.String())
 	}
 	return values, nil
+}
+
+// isString reports whether v is a JS string, without exporting (copying) anything.
+func isString(v goja.Value) bool {
+	return v != nil && v.ExportType() == reflect.TypeFor[string]()
 }
 
 // Reconcile calls the script's reconcile(key, ctx). It may return nothing, or

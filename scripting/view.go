@@ -22,6 +22,9 @@ type objectView struct {
 	// maxLinearKids (a script walking a large map) kidMap takes over.
 	kids   []kid
 	kidMap map[string]goja.Value
+	// first holds the first kid in the view itself: most objects on a handler's path
+	// (obj.spec.template.spec...) have exactly one child accessed, and this saves the slice.
+	first [1]kid
 }
 
 const maxLinearKids = 16
@@ -115,6 +118,9 @@ func (v *objectView) remember(key string, val goja.Value) {
 	switch {
 	case v.kidMap != nil:
 		v.kidMap[key] = val
+	case v.kids == nil:
+		v.first[0] = kid{key, val}
+		v.kids = v.first[:]
 	case len(v.kids) < maxLinearKids:
 		v.kids = append(v.kids, kid{key, val})
 	default:
