@@ -153,7 +153,9 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	const ns = "reload-index"
 	script := func(field string) string {
 		return watchScript(ns, fmt.Sprintf(`  indexers: { by: (cm) => [cm.data.%s] },
-  onAdd(cm, ctx) { if (cm.metadata.name === "probe") log.info("probe", { keys: ctx.cache.indexKeys("by", "blue").join(",") }); },`, field))
+  onAdd(cm, ctx) {
+    if (cm.metadata.name.startsWith("probe")) log.info("probe", { name: cm.metadata.name, keys: ctx.cache.indexKeys("by", "blue").join(",") });
+  },`, field))
 	}
 	r := startEngine(t, map[string]string{"a.js": script("color")}, nil)
 	r.namespace(t, ns)
@@ -161,9 +163,13 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	r.create(t, configmapsGVR, configmap(ns, "b", nil, map[string]any{"color": "red", "shade": "blue"}))
 	r.create(t, configmapsGVR, configmap(ns, "probe", nil, map[string]any{"color": "x", "shade": "x"}))
 	r.log.waitFor(t, "index by color", 1, msg("probe", "keys", ns+"/a"))
-	r.write(t, "a.js", script("shade"))
-	// The new version's initial adds include the probe: its answer uses the new function.
-	r.log.waitFor(t, "index by shade after reload", 1, msg("probe", "keys", ns+"/b"))
+	v2 := script("shade")
+	r.write(t, "a.js", v2)
+	r.log.waitFor(t, "reload", 1, msg("script reloaded", "version", hashOf(v2)))
+	// A probe created after the reload is handled after every initial add of the new version,
+	// so its answer covers all cached objects, indexed by the new function.
+	r.create(t, configmapsGVR, configmap(ns, "probe2", nil, map[string]any{"color": "x", "shade": "x"}))
+	r.log.waitFor(t, "index by shade after reload", 1, msg("probe", "name", "probe2", "keys", ns+"/b"))
 }
 
 func TestReloadChangingWatchMovesInformers(t *testing.T) {
