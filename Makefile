@@ -3,7 +3,7 @@
 
 GOLANGCI_LINT_VERSION := v2.15.0
 BIN := $(CURDIR)/bin
-GO_TEST_FLAGS ?= -race -timeout 25m
+GO_TEST_FLAGS ?= -race -count=1 -timeout 25m
 BENCH ?= .
 
 .PHONY: all build controlplane test unit lint vet demo bench clean help
