@@ -26,8 +26,12 @@ func (v *version) handle(ev event) {
 	}
 }
 
-// call runs the handler for ev and logs a failure; nothing a script does escapes as a panic.
+// call runs the handler for ev, if the script defines one, and logs a failure; nothing a
+// script does escapes as a panic.
 func (v *version) call(ev event) {
+	if !v.defines(ev.kind) {
+		return
+	}
 	ctx := scripting.Event{
 		Resource:          ev.sub.cache.resource,
 		IsInInitialList:   ev.initial,
@@ -50,6 +54,18 @@ func (v *version) call(ev event) {
 	if err != nil {
 		v.logFailure(handler, ev.sub.cache.resource, ev.key, err)
 	}
+}
+
+func (v *version) defines(kind eventKind) bool {
+	switch kind {
+	case eventAdd:
+		return v.def.OnAdd
+	case eventUpdate:
+		return v.def.OnUpdate
+	case eventDelete:
+		return v.def.OnDelete
+	}
+	return false
 }
 
 // indexValues runs every index function on obj, on the indexer goroutine. A throwing function

@@ -21,7 +21,7 @@ func newStats(reg prometheus.Registerer) *stats {
 	s := &stats{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jsinformer_handler_calls_total",
-			Help: "Script handler calls by script, handler and result (ok, error, timeout).",
+			Help: "Calls of the handlers a script defines, by script, handler and result (ok, error, timeout).",
 		}, []string{"script", "handler", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "jsinformer_handler_duration_seconds",
