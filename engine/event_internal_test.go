@@ -3,6 +3,9 @@ package engine
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 )
@@ -73,5 +76,24 @@ func TestQueueRefusesAfterCloseAndAborts(t *testing.T) {
 	q.close()
 	if q.push(1) {
 		t.Fatal("push after close accepted")
+	}
+}
+
+func TestBacklogReportsQueuedEventsPerVersion(t *testing.T) {
+	t.Parallel()
+	v := &version{name: "a.js", hash: "abc", queue: newQueue[event](), intake: newQueue[event]()}
+	v.intake.push(event{kind: eventAdd})
+	v.queue.push(event{kind: eventAdd})
+	v.queue.push(event{kind: eventUpdate})
+	b := newBacklog()
+	b.add(v)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(b)
+	if got := testutil.ToFloat64(b); got != 3 {
+		t.Fatalf("queue depth = %v, want 3", got)
+	}
+	b.remove(v)
+	if n, err := testutil.GatherAndCount(reg, "jsinformer_queue_depth"); err != nil || n != 0 {
+		t.Fatalf("series after remove = %d (%v), want 0", n, err)
 	}
 }

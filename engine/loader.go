@@ -178,6 +178,7 @@ func (e *Engine) retire(v *version, drain bool) {
 			<-finished
 		}
 		e.stats.versions.Dec()
+		e.stats.backlog.remove(v)
 	})
 }
 
@@ -250,6 +251,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	e.stats.versions.Inc()
+	e.stats.backlog.add(v)
 	return v, nil
 }
 

@@ -86,3 +86,10 @@ func (q *queue[T]) compact() {
 		q.head = 0
 	}
 }
+
+// len is the number of waiting items.
+func (q *queue[T]) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.head
+}

@@ -15,6 +15,7 @@ type stats struct {
 	duration *prometheus.HistogramVec
 	loads    *prometheus.CounterVec
 	versions prometheus.Gauge
+	backlog  *backlog
 }
 
 func newStats(reg prometheus.Registerer) *stats {
@@ -36,9 +37,10 @@ func newStats(reg prometheus.Registerer) *stats {
 			Name: "jsinformer_script_versions",
 			Help: "Script versions alive, including ones syncing or draining.",
 		}),
+		backlog: newBacklog(),
 	}
 	if reg != nil {
-		reg.MustRegister(s.calls, s.duration, s.loads, s.versions)
+		reg.MustRegister(s.calls, s.duration, s.loads, s.versions, s.backlog)
 	}
 	return s
 }

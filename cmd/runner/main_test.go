@@ -105,6 +105,7 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	}()
 	waitHTTP(t, "http://"+addr+"/readyz", "ok")
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_script_loads_total{result="loaded",script="a.js"} 1`)
+	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_queue_depth{script="a.js",version=`)
 	cancel()
 	select {
 	case err := <-done:
