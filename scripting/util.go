@@ -8,7 +8,7 @@ import (
 )
 
 // The util global: clone gives scripts a mutable copy of a read-only view; diff compares two
-// states of an object.
+// states of an object; base64Encode/base64Decode (base64.go) read and write Secret data.
 
 func (s *Script) newUtil() (*goja.Object, error) {
 	util := s.rt.NewObject()
@@ -16,6 +16,12 @@ func (s *Script) newUtil() (*goja.Object, error) {
 		return nil, err
 	}
 	if err := util.Set("diff", s.utilDiff); err != nil {
+		return nil, err
+	}
+	if err := util.Set("base64Encode", s.utilBase64Encode); err != nil {
+		return nil, err
+	}
+	if err := util.Set("base64Decode", s.utilBase64Decode); err != nil {
 		return nil, err
 	}
 	return util, nil

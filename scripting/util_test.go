@@ -135,3 +135,27 @@ func TestLogging(t *testing.T) {
 		t.Errorf("records:\n%#v\nwant\n%#v", got, want)
 	}
 }
+
+func TestUtilBase64(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ expr, want string }{
+		{`util.base64Encode("hello")`, `"aGVsbG8="`},
+		{`util.base64Decode("aGVsbG8=")`, `"hello"`},
+		{`util.base64Decode(util.base64Encode("päss wörd ✓"))`, `"päss wörd ✓"`},
+		{`util.base64Encode("")`, `""`},
+		{`(() => { try { util.base64Decode("not base64!") } catch (e) { return e.name } })()`, `"TypeError"`},
+		{`(() => { try { util.base64Decode(5) } catch (e) { return e.name } })()`, `"TypeError"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			t.Parallel()
+			s := newTestScript(t, "b.js", "export default { onAdd(obj) { globalThis.out = "+tt.expr+" } }", Options{})
+			if err := s.OnAdd(sample(), Event{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := outJSON(t, s); got != tt.want {
+				t.Errorf("%s = %s, want %s", tt.expr, got, tt.want)
+			}
+		})
+	}
+}
