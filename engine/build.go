@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// Building a version: compile, instantiate, validate, resolve its watches and subscribe.
+
+// target is one resolved watch of a version.
+type target struct {
+	resource dynamicinformer.Resource
+	key      dynamicinformer.Key
+}
+
+// newVersion compiles, instantiates, validates and subscribes one script content.
+func (e *Engine) newVersion(src plugins.Source) (*version, error) {
+	prog, err := scripting.Compile(src.Name, src.Content)
+	if err != nil {
+		return nil, err
+	}
+	// scripting tags its own records with the script name; the engine's need it added.
+	scriptLogger := e.logger.With("version", src.Hash)
+	logger := scriptLogger.With("script", src.Name)
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.withLogger(logger)}
+	script, err := prog.Instantiate(opts)
+	if err != nil {
+		return nil, err
+	}
+	def := script.Definition()
+	targets, err := e.targets(src.Name, def)
+	if err != nil {
+		return nil, err
+	}
+	v := &version{
+		name: src.Name, hash: src.Hash, program: prog, script: script, def: def, logger: logger,
+		store: newStore(def.Indexers), queue: newQueue[event](), stats: e.stats,
+		indexFailed: map[objectKey]bool{},
+		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
+	}
+	v.intake = v.queue
+	if len(def.Indexers) > 0 {
+		if v.indexer, err = prog.Instantiate(opts); err != nil {
+			return nil, fmt.Errorf("instantiate indexer: %w", err)
+		}
+		v.intake = newQueue[event]()
+	}
+	if def.Reconcile {
+		if v.reconciler, err = e.newReconciler(v, prog, opts, targets[0]); err != nil {
+			return nil, err
+		}
+	}
+	// The worker starts first so it handles the initial adds while client-go is still
+	// delivering them: on a large cache that overlap is most of a reload's latency.
+	v.start()
+	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
+		v.stop()
+		return nil, err
+	}
+	e.stats.versions.Inc()
+	e.stats.backlog.add(v)
+	return v, nil
+}
+
+func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
+	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
+	for i := range scripts {
+		s, err := prog.Instantiate(opts)
+		if err != nil {
+			return nil, fmt.Errorf("instantiate reconcile worker: %w", err)
+		}
+		scripts[i] = s
+	}
+	view := &cacheView{store: v.store, resource: t.resource.String(), resolve: e.resolveName}
+	return newReconciler(v.name, scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
+}
+
+// targets resolves a definition's watch list, filling what it leaves empty from the command
+// line, and drops duplicates.
+func (e *Engine) targets(name string, def scripting.Definition) ([]target, error) {
+	specs := def.Watch
+	if specs == nil {
+		for _, r := range e.defaults {
+			specs = append(specs, scripting.WatchSpec{Resource: r.String()})
+		}
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%s: the script has no 'watch' and the runner was started without --gvr", name)
+	}
+	seen := map[dynamicinformer.Key]bool{}
+	var out []target
+	for _, spec := range specs {
+		t, err := e.target(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: watch %q: %w", name, spec.Resource, err)
+		}
+		if !seen[t.key] {
+			seen[t.key] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (e *Engine) target(spec scripting.WatchSpec) (target, error) {
+	res, err := e.resolver.Resolve(spec.Resource)
+	if err != nil {
+		return target{}, err
+	}
+	key := dynamicinformer.Key{
+		GVR:           res.GVR,
+		Namespace:     firstNonEmpty(spec.Namespace, e.cfg.Namespace),
+		LabelSelector: firstNonEmpty(spec.LabelSelector, e.cfg.LabelSelector),
+		FieldSelector: firstNonEmpty(spec.FieldSelector, e.cfg.FieldSelector),
+	}
+	if !res.Namespaced {
+		key.Namespace = ""
+	}
+	return target{resource: res, key: key}, nil
+}
+
+func (e *Engine) resolveName(name string) (string, error) {
+	res, err := e.resolver.Resolve(name)
+	if err != nil {
+		return "", err
+	}
+	return res.String(), nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
