@@ -52,6 +52,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		if v.reconciler, err = e.newReconciler(v, prog, opts, targets[0]); err != nil {
 			return nil, err
 		}
+		v.enqueue = v.reconciler.enqueue
 	}
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.

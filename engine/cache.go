@@ -50,17 +50,7 @@ func (c *cacheView) List(resource, namespace, labelSelector string) ([]scripting
 }
 
 func (c *cacheView) ByIndex(index, value string) ([]scripting.Object, error) {
-	keys, err := c.store.byIndex(index, value)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]scripting.Object, 0, len(keys))
-	for _, k := range keys {
-		if obj := c.store.get(k.resource, k.key); obj != nil {
-			out = append(out, obj)
-		}
-	}
-	return out, nil
+	return c.store.byIndexObjects(index, value)
 }
 
 func (c *cacheView) IndexKeys(index, value string) ([]string, error) {

@@ -37,7 +37,7 @@ func (v *version) call(ev event) {
 		IsInInitialList:   ev.initial,
 		FinalStateUnknown: ev.unknown,
 		Cache:             ev.sub.cache,
-		Enqueue:           v.enqueueFunc(),
+		Enqueue:           v.enqueue,
 	}
 	start := time.Now()
 	var err error
@@ -96,13 +96,6 @@ func (v *version) indexValues(k objectKey, obj scripting.Object) map[string][]st
 		delete(v.indexFailed, k)
 	}
 	return values
-}
-
-func (v *version) enqueueFunc() func(string) {
-	if v.reconciler == nil {
-		return nil
-	}
-	return v.reconciler.enqueue
 }
 
 // logFailure logs a script error with its position and JS stack.

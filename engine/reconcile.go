@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/util/workqueue"
 
@@ -55,11 +56,9 @@ func (r *reconciler) work(s *scripting.Script) {
 
 func (r *reconciler) process(s *scripting.Script, key string) {
 	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue}
-	timer := r.stats.duration.WithLabelValues(r.name, "reconcile")
-	done := observeSince(timer)
+	start := time.Now()
 	res, err := s.Reconcile(key, ev)
-	done()
-	r.stats.calls.WithLabelValues(r.name, "reconcile", resultOf(err)).Inc()
+	r.stats.observe(r.name, "reconcile", time.Since(start), err)
 	if err != nil {
 		r.retry(key, err)
 		return

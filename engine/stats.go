@@ -60,9 +60,3 @@ func resultOf(err error) string {
 		return "error"
 	}
 }
-
-// observeSince starts a timer and returns the function that records it.
-func observeSince(o prometheus.Observer) func() {
-	start := time.Now()
-	return func() { o.Observe(time.Since(start).Seconds()) }
-}

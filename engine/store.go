@@ -123,6 +123,27 @@ func (s *store) list(resource, namespace string, selector labels.Selector) []scr
 func (s *store) byIndex(index, value string) ([]objectKey, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	return s.indexedKeys(index, value)
+}
+
+// byIndexObjects returns the objects filed under value, in byIndex's order, read under the
+// same lock as the keys so the two always agree.
+func (s *store) byIndexObjects(index, value string) ([]scripting.Object, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	keys, err := s.indexedKeys(index, value)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]scripting.Object, len(keys))
+	for i, k := range keys {
+		out[i] = s.objects[k.resource][k.key]
+	}
+	return out, nil
+}
+
+// indexedKeys is byIndex; called with mu held.
+func (s *store) indexedKeys(index, value string) ([]objectKey, error) {
 	byValue, ok := s.indexes[index]
 	if !ok {
 		return nil, fmt.Errorf("query index %q: no such index", index)

@@ -44,6 +44,7 @@ type version struct {
 
 	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler        // nil unless the script exports reconcile
+	enqueue     func(string)       // ctx.enqueue: reconciler.enqueue, nil without reconcile
 
 	abort   chan struct{}  // closed to stop the goroutines without draining
 	synced  chan struct{}  // closed when the worker has handled every initial-list add

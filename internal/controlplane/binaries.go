@@ -32,8 +32,8 @@ func binaries() (apiserver, etcd string, err error) {
 	return apiserver, etcd, nil
 }
 
-// repoBinDir walks up from the working directory to the directory holding the main module's
-// go.mod (the first go.mod not under hack/) and returns its bin/.
+// repoBinDir walks up from the working directory to the repository root (the first directory
+// with a Makefile) and returns its bin/.
 func repoBinDir() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
