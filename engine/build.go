@@ -37,11 +37,16 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	}
 	v := &version{
 		name: src.Name, hash: src.Hash, program: prog, script: script, def: def, logger: logger,
-		store: newStore(def.Indexers), queue: newQueue[event](), stats: e.stats,
+		store: newStore(def.Indexers), queue: newQueue[event](), metrics: map[eventKind]*handlerMetrics{},
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
 	}
 	v.intake = v.queue
+	for kind, name := range handlerNames {
+		if v.defines(kind) {
+			v.metrics[kind] = e.stats.handler(src.Name, name)
+		}
+	}
 	if len(def.Indexers) > 0 {
 		if v.indexer, err = prog.Instantiate(opts); err != nil {
 			return nil, fmt.Errorf("instantiate indexer: %w", err)

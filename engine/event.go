@@ -25,7 +25,7 @@ type event struct {
 	obj     scripting.Object // nil only for a tombstone whose final state is unknown
 	initial bool
 	unknown bool
-	values  map[string][]string // index values, set by the indexer stage
+	values  [][]string // index values by position, set by the indexer stage
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and
@@ -56,15 +56,18 @@ func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
 	}
 }
 
-// unwrap returns the object's map and its client-go key.
+// unwrap returns the object's map and its client-go key ("namespace/name", or "name" for a
+// cluster-scoped object), read straight from the map: this runs for every event, and
+// cache.MetaNamespaceKeyFunc's generic accessors cost more than the rest of the hand-off.
 func unwrap(obj any) (scripting.Object, string, bool) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || u == nil {
 		return nil, "", false
 	}
-	key, err := cache.MetaNamespaceKeyFunc(u)
-	if err != nil {
-		return nil, "", false
+	meta, _ := u.Object["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if ns, _ := meta["namespace"].(string); ns != "" {
+		return u.Object, ns + "/" + name, true
 	}
-	return u.Object, key, true
+	return u.Object, name, true
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 )
@@ -41,6 +42,28 @@ func TestHandlerUnwrapsTombstones(t *testing.T) {
 	}
 }
 
+// TestUnwrapKeyMatchesClientGo pins unwrap's fast key to client-go's own key function.
+func TestUnwrapKeyMatchesClientGo(t *testing.T) {
+	t.Parallel()
+	for _, meta := range []map[string]any{
+		{"name": "x", "namespace": "ns"},
+		{"name": "node-1"},
+		{"name": "x", "namespace": ""},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": meta}}
+		want, err := cache.MetaNamespaceKeyFunc(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got, ok := unwrap(u); !ok || got != want {
+			t.Errorf("unwrap(%v) key = %q, %v; client-go says %q", meta, got, ok, want)
+		}
+	}
+	if _, _, ok := unwrap(&corev1.Pod{}); ok {
+		t.Error("unwrap accepted a typed object")
+	}
+}
+
 func TestQueueKeepsOrderAndDrainsAfterClose(t *testing.T) {
 	t.Parallel()
 	q := newQueue[int]()
@@ -61,6 +84,30 @@ func TestQueueKeepsOrderAndDrainsAfterClose(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("pop = %d, want %d", got, want)
+		}
+	}
+}
+
+// TestQueueAcrossChunks interleaves bursts and partial drains so that chunks are linked,
+// emptied, recycled as the spare and reused, and checks FIFO order and len throughout.
+func TestQueueAcrossChunks(t *testing.T) {
+	t.Parallel()
+	q := newQueue[int]()
+	next, want := 0, 0
+	for _, step := range []struct{ push, pop int }{{600, 300}, {600, 900}, {1, 1}, {chunkSize, chunkSize}, {3 * chunkSize, 10}, {0, 3*chunkSize - 10}} {
+		for range step.push {
+			q.push(next)
+			next++
+		}
+		for range step.pop {
+			got, ok := q.pop(nil)
+			if !ok || got != want {
+				t.Fatalf("pop = %d, %v; want %d", got, ok, want)
+			}
+			want++
+		}
+		if q.len() != next-want {
+			t.Fatalf("len = %d, want %d", q.len(), next-want)
 		}
 	}
 }

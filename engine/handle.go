@@ -41,20 +41,22 @@ func (v *version) call(ev event) {
 	}
 	start := time.Now()
 	var err error
-	var handler string
 	switch ev.kind {
 	case eventAdd:
-		handler, err = "onAdd", v.script.OnAdd(ev.obj, ctx)
+		err = v.script.OnAdd(ev.obj, ctx)
 	case eventUpdate:
-		handler, err = "onUpdate", v.script.OnUpdate(ev.old, ev.obj, ctx)
+		err = v.script.OnUpdate(ev.old, ev.obj, ctx)
 	case eventDelete:
-		handler, err = "onDelete", v.script.OnDelete(ev.obj, ctx)
+		err = v.script.OnDelete(ev.obj, ctx)
 	}
-	v.stats.observe(v.name, handler, time.Since(start), err)
+	v.metrics[ev.kind].observe(time.Since(start), err)
 	if err != nil {
-		v.logFailure(handler, ev.sub.cache.resource, ev.key, err)
+		v.logFailure(handlerNames[ev.kind], ev.sub.cache.resource, ev.key, err)
 	}
 }
+
+// handlerNames are the JS names of the handlers, by the event kind that calls them.
+var handlerNames = map[eventKind]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete"}
 
 func (v *version) defines(kind eventKind) bool {
 	switch kind {
@@ -68,16 +70,16 @@ func (v *version) defines(kind eventKind) bool {
 	return false
 }
 
-// indexValues runs every index function on obj, on the indexer goroutine. A throwing function
-// leaves the object out of that index; the error is logged the first time per object until
-// the function succeeds again.
-func (v *version) indexValues(k objectKey, obj scripting.Object) map[string][]string {
+// indexValues runs every index function on obj, on the indexer goroutine; values[i] belongs
+// to def.Indexers[i]. A throwing function leaves the object out of that index; the error is
+// logged the first time per object until the function succeeds again.
+func (v *version) indexValues(k objectKey, obj scripting.Object) [][]string {
 	if len(v.def.Indexers) == 0 {
 		return nil
 	}
-	values := make(map[string][]string, len(v.def.Indexers))
+	values := make([][]string, len(v.def.Indexers))
 	failed := false
-	for _, name := range v.def.Indexers {
+	for i, name := range v.def.Indexers {
 		vals, err := v.indexer.Index(name, obj)
 		if err != nil {
 			failed = true
@@ -86,13 +88,12 @@ func (v *version) indexValues(k objectKey, obj scripting.Object) map[string][]st
 			}
 			continue
 		}
-		if len(vals) > 0 {
-			values[name] = vals
-		}
+		values[i] = vals
 	}
-	if failed {
+	switch {
+	case failed:
 		v.indexFailed[k] = true
-	} else {
+	case len(v.indexFailed) > 0:
 		delete(v.indexFailed, k)
 	}
 	return values

@@ -8,16 +8,34 @@ import (
 // version's worker (the only consumer). Unbounded because a producer must never block: a
 // blocked listener would stall nothing else in client-go, but a bounded queue would turn a
 // slow script into lost ordering or dropped events.
+//
+// Items live in fixed-size chunks linked head to tail. A reload pushes a whole cache through
+// in one burst; chunks let the queue grow without copying what it holds, and the consumer
+// hands each emptied chunk back for reuse, so a steady stream allocates nothing.
 type queue[T any] struct {
 	mu     sync.Mutex
-	items  []T
-	head   int
+	head   *chunk[T] // popped from at head.next
+	tail   *chunk[T] // pushed to at tail.n
+	spare  *chunk[T] // one emptied chunk kept for the next push that needs one
+	size   int
 	closed bool
 	ready  chan struct{} // capacity 1: "items may be available"
 }
 
+// chunkSize items per chunk: big enough that linking is rare, small enough that an idle
+// version holds little.
+const chunkSize = 256
+
+type chunk[T any] struct {
+	items [chunkSize]T
+	n     int // items written
+	next  int // items read
+	link  *chunk[T]
+}
+
 func newQueue[T any]() *queue[T] {
-	return &queue[T]{ready: make(chan struct{}, 1)}
+	c := &chunk[T]{}
+	return &queue[T]{head: c, tail: c, ready: make(chan struct{}, 1)}
 }
 
 // push appends an item; it reports false after close.
@@ -27,10 +45,25 @@ func (q *queue[T]) push(item T) bool {
 		q.mu.Unlock()
 		return false
 	}
-	q.items = append(q.items, item)
+	if q.tail.n == chunkSize {
+		q.tail.link = q.newChunk()
+		q.tail = q.tail.link
+	}
+	q.tail.items[q.tail.n] = item
+	q.tail.n++
+	q.size++
 	q.mu.Unlock()
 	q.signal()
 	return true
+}
+
+// newChunk returns the spare chunk or a new one; called with mu held.
+func (q *queue[T]) newChunk() *chunk[T] {
+	if c := q.spare; c != nil {
+		q.spare = nil
+		return c
+	}
+	return &chunk[T]{}
 }
 
 func (q *queue[T]) signal() {
@@ -53,12 +86,8 @@ func (q *queue[T]) close() {
 func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 	for {
 		q.mu.Lock()
-		if q.head < len(q.items) {
-			item = q.items[q.head]
-			var zero T
-			q.items[q.head] = zero // drop the reference for the GC
-			q.head++
-			q.compact()
+		if q.size > 0 {
+			item = q.take()
 			q.mu.Unlock()
 			return item, true
 		}
@@ -75,21 +104,29 @@ func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 	}
 }
 
-// compact reclaims the consumed prefix once it dominates the slice; called with mu held.
-func (q *queue[T]) compact() {
-	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
-		return
+// take removes the head item; called with mu held and size > 0.
+func (q *queue[T]) take() T {
+	h := q.head
+	if h.next == chunkSize {
+		q.head = h.link
+		h.n, h.next, h.link = 0, 0, nil // its items were zeroed as they were taken
+		q.spare = h
+		h = q.head
 	}
-	if q.head > 1024 && q.head*2 > len(q.items) {
-		q.items = append(q.items[:0:0], q.items[q.head:]...)
-		q.head = 0
+	item := h.items[h.next]
+	var zero T
+	h.items[h.next] = zero // drop the reference for the GC
+	h.next++
+	q.size--
+	if q.size == 0 && h == q.tail {
+		h.n, h.next = 0, 0 // empty: reuse the chunk from its start
 	}
+	return item
 }
 
 // len is the number of waiting items.
 func (q *queue[T]) len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.items) - q.head
+	return q.size
 }

@@ -22,7 +22,7 @@ type reconciler struct {
 	maxRetries int
 	cache      *cacheView
 	logger     *slog.Logger
-	stats      *stats
+	metrics    *handlerMetrics
 	wg         sync.WaitGroup
 }
 
@@ -31,7 +31,7 @@ func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cac
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
-		cache: cache, logger: logger, stats: stats}
+		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile")}
 }
 
 // start runs the workers; a reconciler shut down before start has workers that return at once.
@@ -58,7 +58,7 @@ func (r *reconciler) process(s *scripting.Script, key string) {
 	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue}
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
-	r.stats.observe(r.name, "reconcile", time.Since(start), err)
+	r.metrics.observe(time.Since(start), err)
 	if err != nil {
 		r.retry(key, err)
 		return

@@ -45,18 +45,32 @@ func newStats(reg prometheus.Registerer) *stats {
 	return s
 }
 
-func (s *stats) observe(script, handler string, d time.Duration, err error) {
-	s.calls.WithLabelValues(script, handler, resultOf(err)).Inc()
-	s.duration.WithLabelValues(script, handler).Observe(d.Seconds())
+// handlerMetrics are one handler's series, resolved once: a label lookup per call would cost
+// more than a small handler itself.
+type handlerMetrics struct {
+	ok, failed, timedOut prometheus.Counter
+	duration             prometheus.Observer
 }
 
-func resultOf(err error) string {
+// handler resolves the series of one handler of one script. Creating them also makes them
+// appear at zero, as Prometheus advises for counters.
+func (s *stats) handler(script, handler string) *handlerMetrics {
+	return &handlerMetrics{
+		ok:       s.calls.WithLabelValues(script, handler, "ok"),
+		failed:   s.calls.WithLabelValues(script, handler, "error"),
+		timedOut: s.calls.WithLabelValues(script, handler, "timeout"),
+		duration: s.duration.WithLabelValues(script, handler),
+	}
+}
+
+func (m *handlerMetrics) observe(d time.Duration, err error) {
 	switch {
 	case err == nil:
-		return "ok"
+		m.ok.Inc()
 	case errors.Is(err, scripting.ErrTimeout):
-		return "timeout"
+		m.timedOut.Inc()
 	default:
-		return "error"
+		m.failed.Inc()
 	}
+	m.duration.Observe(d.Seconds())
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -21,43 +22,63 @@ type objectKey struct {
 // its events carried, plus the values its index functions returned for them. The version's
 // worker writes; handlers (on the worker, or reconcile workers) read. Objects are the
 // informer's shared, immutable ones.
+//
+// A reload fills a new store with every cached object at once, so the layout keeps per-object
+// bookkeeping to one map entry: the object and its index values live together, and indexes
+// are addressed by position (the order of Definition.Indexers), not by name.
 type store struct {
 	mu      sync.RWMutex
-	objects map[string]map[string]scripting.Object       // resource -> key -> object
-	indexes map[string]map[string]map[objectKey]struct{} // index -> value -> keys
-	values  map[objectKey]map[string][]string            // key -> index -> values last computed
+	objects map[string]map[string]entry // resource -> key -> entry
+	names   []string                    // index names; position i is indexes[i]
+	indexes []map[string]map[objectKey]struct{}
+}
+
+// entry is one object and, per index position, the values it is filed under (nil: none).
+type entry struct {
+	obj    scripting.Object
+	values [][]string
 }
 
 func newStore(indexNames []string) *store {
 	s := &store{
-		objects: map[string]map[string]scripting.Object{},
-		indexes: map[string]map[string]map[objectKey]struct{}{},
-		values:  map[objectKey]map[string][]string{},
+		objects: map[string]map[string]entry{},
+		names:   indexNames,
+		indexes: make([]map[string]map[objectKey]struct{}, len(indexNames)),
 	}
-	for _, name := range indexNames {
-		s.indexes[name] = map[string]map[objectKey]struct{}{}
+	for i := range s.indexes {
+		s.indexes[i] = map[string]map[objectKey]struct{}{}
 	}
 	return s
 }
 
-// set records obj and its index values (nil values for an index means "not indexed").
-func (s *store) set(k objectKey, obj scripting.Object, values map[string][]string) {
+// reserve sizes the map of resource for n objects, so filling it from a large cache does not
+// rehash it over and over. It does nothing once the resource holds objects.
+func (s *store) reserve(resource string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.objects[resource]) == 0 {
+		s.objects[resource] = make(map[string]entry, n)
+	}
+}
+
+// set records obj and its index values: values[i] for index i, nil or short meaning "not
+// indexed".
+func (s *store) set(k objectKey, obj scripting.Object, values [][]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byKey := s.objects[k.resource]
 	if byKey == nil {
-		byKey = map[string]scripting.Object{}
+		byKey = map[string]entry{}
 		s.objects[k.resource] = byKey
 	}
-	byKey[k.key] = obj
-	s.unindex(k)
-	for name, vals := range values {
-		for _, v := range vals {
-			s.addIndex(name, v, k)
-		}
+	if old, ok := byKey[k.key]; ok {
+		s.unindex(k, old.values)
 	}
-	if len(values) > 0 {
-		s.values[k] = values
+	byKey[k.key] = entry{obj: obj, values: values}
+	for i, vals := range values {
+		for _, v := range vals {
+			s.addIndex(i, v, k)
+		}
 	}
 }
 
@@ -65,12 +86,15 @@ func (s *store) set(k objectKey, obj scripting.Object, values map[string][]strin
 func (s *store) remove(k objectKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.objects[k.resource], k.key)
-	s.unindex(k)
+	byKey := s.objects[k.resource]
+	if old, ok := byKey[k.key]; ok {
+		s.unindex(k, old.values)
+		delete(byKey, k.key)
+	}
 }
 
-func (s *store) addIndex(name, value string, k objectKey) {
-	byValue := s.indexes[name]
+func (s *store) addIndex(i int, value string, k objectKey) {
+	byValue := s.indexes[i]
 	set := byValue[value]
 	if set == nil {
 		set = map[objectKey]struct{}{}
@@ -79,42 +103,41 @@ func (s *store) addIndex(name, value string, k objectKey) {
 	set[k] = struct{}{}
 }
 
-// unindex removes k from every index value it was last filed under; called with mu held.
-func (s *store) unindex(k objectKey) {
-	for name, vals := range s.values[k] {
+// unindex removes k from the index values it was filed under; called with mu held.
+func (s *store) unindex(k objectKey, values [][]string) {
+	for i, vals := range values {
 		for _, v := range vals {
-			set := s.indexes[name][v]
+			set := s.indexes[i][v]
 			delete(set, k)
 			if len(set) == 0 {
-				delete(s.indexes[name], v)
+				delete(s.indexes[i], v)
 			}
 		}
 	}
-	delete(s.values, k)
 }
 
 func (s *store) get(resource, key string) scripting.Object {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.objects[resource][key]
+	return s.objects[resource][key].obj
 }
 
 func (s *store) list(resource, namespace string, selector labels.Selector) []scripting.Object {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	keys := make([]string, 0, len(s.objects[resource]))
-	for key, obj := range s.objects[resource] {
-		if namespace != "" && namespaceOf(obj) != namespace {
+	for key, e := range s.objects[resource] {
+		if namespace != "" && namespaceOf(e.obj) != namespace {
 			continue
 		}
-		if selector.Empty() || selector.Matches(labels.Set(labelsOf(obj))) {
+		if selector.Empty() || selector.Matches(labels.Set(labelsOf(e.obj))) {
 			keys = append(keys, key)
 		}
 	}
 	sort.Strings(keys)
 	out := make([]scripting.Object, len(keys))
 	for i, key := range keys {
-		out[i] = s.objects[resource][key]
+		out[i] = s.objects[resource][key].obj
 	}
 	return out
 }
@@ -137,17 +160,18 @@ func (s *store) byIndexObjects(index, value string) ([]scripting.Object, error) 
 	}
 	out := make([]scripting.Object, len(keys))
 	for i, k := range keys {
-		out[i] = s.objects[k.resource][k.key]
+		out[i] = s.objects[k.resource][k.key].obj
 	}
 	return out, nil
 }
 
 // indexedKeys is byIndex; called with mu held.
 func (s *store) indexedKeys(index, value string) ([]objectKey, error) {
-	byValue, ok := s.indexes[index]
-	if !ok {
+	i := slices.Index(s.names, index)
+	if i < 0 {
 		return nil, fmt.Errorf("query index %q: no such index", index)
 	}
+	byValue := s.indexes[i]
 	keys := make([]objectKey, 0, len(byValue[value]))
 	for k := range byValue[value] {
 		keys = append(keys, k)

@@ -40,7 +40,7 @@ type version struct {
 	subs       []*subscription
 	intake     *queue[event] // client-go listeners push here; the same queue without indexer
 	queue      *queue[event] // the worker pops here
-	stats      *stats
+	metrics    map[eventKind]*handlerMetrics // the handlers the script defines
 
 	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler        // nil unless the script exports reconcile
@@ -63,6 +63,7 @@ func (v *version) subscribe(factory *dynamicinformer.Factory, targets []target, 
 		}
 		sub := &subscription{resource: t.resource, key: t.key, informer: inf}
 		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
+		v.store.reserve(sub.cache.resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if sub.reg, err = inf.Informer().AddEventHandler(handlerFor(sub, v.intake)); err != nil {
 			v.unsubscribe()
