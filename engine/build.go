@@ -41,23 +41,9 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
 	}
-	v.intake = v.queue
-	for kind, name := range handlerNames {
-		if v.defines(kind) {
-			v.metrics[kind] = e.stats.handler(src.Name, name)
-		}
-	}
-	if len(def.Indexers) > 0 {
-		if v.indexer, err = prog.Instantiate(opts); err != nil {
-			return nil, fmt.Errorf("instantiate indexer: %w", err)
-		}
-		v.intake = newQueue[event]()
-	}
-	if def.Reconcile {
-		if v.reconciler, err = e.newReconciler(v, prog, opts, targets[0]); err != nil {
-			return nil, err
-		}
-		v.enqueue = v.reconciler.enqueue
+	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
+		v.stop()
+		return nil, err
 	}
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
@@ -69,6 +55,32 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	e.stats.versions.Inc()
 	e.stats.backlog.add(v)
 	return v, nil
+}
+
+// addRuntimes gives v its index stage and reconciler, when the script has them, and resolves
+// its handler metrics.
+func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting.Options, first target) error {
+	for kind, name := range handlerNames {
+		if v.defines(kind) {
+			v.metrics[kind] = e.stats.handler(v.name, name)
+		}
+	}
+	v.intake = v.queue
+	if len(v.def.Indexers) > 0 {
+		var err error
+		if v.indexer, err = prog.Instantiate(opts); err != nil {
+			return fmt.Errorf("instantiate index runtime: %w", err)
+		}
+		v.intake = newQueue[event]()
+	}
+	if v.def.Reconcile {
+		var err error
+		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
+			return err
+		}
+		v.enqueue = v.reconciler.enqueue
+	}
+	return nil
 }
 
 func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {

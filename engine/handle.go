@@ -70,35 +70,6 @@ func (v *version) defines(kind eventKind) bool {
 	return false
 }
 
-// indexValues runs every index function on obj, on the indexer goroutine; values[i] belongs
-// to def.Indexers[i]. A throwing function leaves the object out of that index; the error is
-// logged the first time per object until the function succeeds again.
-func (v *version) indexValues(k objectKey, obj scripting.Object) [][]string {
-	if len(v.def.Indexers) == 0 {
-		return nil
-	}
-	values := make([][]string, len(v.def.Indexers))
-	failed := false
-	for i, name := range v.def.Indexers {
-		vals, err := v.indexer.Index(name, obj)
-		if err != nil {
-			failed = true
-			if !v.indexFailed[k] {
-				v.logFailure("indexers."+name, k.resource, k.key, err)
-			}
-			continue
-		}
-		values[i] = vals
-	}
-	switch {
-	case failed:
-		v.indexFailed[k] = true
-	case len(v.indexFailed) > 0:
-		delete(v.indexFailed, k)
-	}
-	return values
-}
-
 // logFailure logs a script error with its position and JS stack.
 func (v *version) logFailure(handler, resource, key string, err error) {
 	attrs := []any{"handler", handler, "resource", resource, "object", key, "error", err.Error()}

@@ -57,6 +57,27 @@ func (q *queue[T]) push(item T) bool {
 	return true
 }
 
+// pushAll appends items in order, as one push each; it reports false after close.
+func (q *queue[T]) pushAll(items []T) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	for _, item := range items {
+		if q.tail.n == chunkSize {
+			q.tail.link = q.newChunk()
+			q.tail = q.tail.link
+		}
+		q.tail.items[q.tail.n] = item
+		q.tail.n++
+	}
+	q.size += len(items)
+	q.mu.Unlock()
+	q.signal()
+	return true
+}
+
 // newChunk returns the spare chunk or a new one; called with mu held.
 func (q *queue[T]) newChunk() *chunk[T] {
 	if c := q.spare; c != nil {
@@ -102,6 +123,22 @@ func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 			return item, false
 		}
 	}
+}
+
+// popBatch waits like pop for an item, then appends to buf it and up to limit-1 more that are
+// already waiting. It returns buf unchanged once closed and drained, or on abort.
+func (q *queue[T]) popBatch(abort <-chan struct{}, buf []T, limit int) []T {
+	item, ok := q.pop(abort)
+	if !ok {
+		return buf
+	}
+	buf = append(buf, item)
+	q.mu.Lock()
+	for len(buf) < limit && q.size > 0 {
+		buf = append(buf, q.take())
+	}
+	q.mu.Unlock()
+	return buf
 }
 
 // take removes the head item; called with mu held and size > 0.

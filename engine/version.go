@@ -24,16 +24,14 @@ type subscription struct {
 // version is one loaded content of one script file. Its worker goroutine owns the Script
 // (one goja runtime) and is the only writer of its store; client-go listeners only enqueue.
 //
-// A script with index functions gets a second stage: an indexer goroutine with a runtime of
-// its own takes events from intake, computes their index values and passes them on to queue,
-// in order. Index functions are pure by contract, so which runtime runs them does not matter,
-// and the worker still applies values to the store in event order; on a reload of a large
-// cache this puts the index functions on a second core.
+// A script with index functions gets a second stage ahead of the worker (index.go): it takes
+// events from intake, computes their index values on a runtime of its own and passes them on
+// to queue, in order, so the worker still applies values to the store in event order.
 type version struct {
 	name, hash string
 	program    *scripting.Program
 	script     *scripting.Script
-	indexer    *scripting.Script // nil without index functions
+	indexer    *scripting.Script // the index stage's runtime; nil without index functions
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *store
@@ -133,22 +131,6 @@ func (v *version) work() {
 			return
 		}
 		v.handle(ev)
-	}
-}
-
-// index computes index values for intake's events and passes them on in order; when intake
-// is closed and drained it closes the worker's queue.
-func (v *version) index() {
-	defer v.queue.close()
-	for {
-		ev, ok := v.intake.pop(v.abort)
-		if !ok {
-			return
-		}
-		if ev.kind == eventAdd || ev.kind == eventUpdate {
-			ev.values = v.indexValues(objectKey{resource: ev.sub.cache.resource, key: ev.key}, ev.obj)
-		}
-		v.queue.push(ev)
 	}
 }
 
