@@ -1,7 +1,7 @@
 package engine
 
 import (
-		"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // The index stage of a version whose script has index functions: one goroutine with a

@@ -36,8 +36,8 @@ type version struct {
 	logger     *slog.Logger
 	store      *store
 	subs       []*subscription
-	intake     *queue[event] // client-go listeners push here; the same queue without indexer
-	queue      *queue[event] // the worker pops here
+	intake     *queue[event]                 // client-go listeners push here; the same queue without indexer
+	queue      *queue[event]                 // the worker pops here
 	metrics    map[eventKind]*handlerMetrics // the handlers the script defines
 
 	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
