@@ -33,7 +33,7 @@ export default {
 
 // BenchmarkReload measures hot-reload latency with the seeded Deployments cached: from just
 // before the script file is rewritten until the engine logs "script reloaded" for the new
-// version. That includes the default 100 ms debounce, compiling, the new version's onAdd and
+// version. That includes the default 50 ms debounce, compiling, the new version's onAdd and
 // index function for every cached object, and retiring the old version.
 func BenchmarkReload(b *testing.B) {
 	cp := seeded(b)
