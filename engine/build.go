@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -18,6 +19,7 @@ type target struct {
 
 // newVersion compiles, instantiates, validates and subscribes one script content.
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
+	started := time.Now()
 	prog, err := scripting.Compile(src.Name, src.Content)
 	if err != nil {
 		return nil, err
@@ -36,7 +38,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
-		name: src.Name, hash: src.Hash, program: prog, script: script, def: def, logger: logger,
+		name: src.Name, hash: src.Hash, started: started, program: prog, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](), metrics: map[eventKind]*handlerMetrics{},
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),

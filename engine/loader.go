@@ -108,8 +108,10 @@ func (e *Engine) onSynced(v *version) {
 		e.retire(old, true)
 	}
 	startReconciler(v, old)
-	v.logger.Info("script "+result, "objects", v.store.size())
+	took := time.Since(v.started)
+	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
+	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
 	e.initialDone(v.name)
 }
 

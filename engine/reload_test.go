@@ -9,6 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jsinformer/jsinformer/engine"
 )
 
 // hashOf is the version the plugins watcher gives a content.
@@ -157,7 +162,8 @@ func TestReloadChangesIndexFunction(t *testing.T) {
     if (cm.metadata.name.startsWith("probe")) log.info("probe", { name: cm.metadata.name, keys: ctx.cache.indexKeys("by", "blue").join(",") });
   },`, field))
 	}
-	r := startEngine(t, map[string]string{"a.js": script("color")}, nil)
+	reg := prometheus.NewPedanticRegistry()
+	r := startEngine(t, map[string]string{"a.js": script("color")}, func(c *engine.Config) { c.Registerer = reg })
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "a", nil, map[string]any{"color": "blue", "shade": "red"}))
 	r.create(t, configmapsGVR, configmap(ns, "b", nil, map[string]any{"color": "red", "shade": "blue"}))
@@ -165,7 +171,15 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	r.log.waitFor(t, "index by color", 1, msg("probe", "keys", ns+"/a"))
 	v2 := script("shade")
 	r.write(t, "a.js", v2)
-	r.log.waitFor(t, "reload", 1, msg("script reloaded", "version", hashOf(v2)))
+	reloaded := r.log.waitFor(t, "reload", 1, msg("script reloaded", "version", hashOf(v2)))
+	if took, err := time.ParseDuration(reloaded[0].attrs["took"]); err != nil || took <= 0 {
+		t.Errorf("script reloaded: took = %q, want a positive duration (%v)", reloaded[0].attrs["took"], err)
+	}
+	for _, result := range []string{"loaded", "reloaded"} {
+		if n := loadsObserved(t, reg, "a.js", result); n != 1 {
+			t.Errorf("jsinformer_script_load_duration_seconds{result=%q} counted %d loads, want 1", result, n)
+		}
+	}
 	// A probe created after the reload is handled after every initial add of the new version,
 	// so its answer covers all cached objects, indexed by the new function.
 	r.create(t, configmapsGVR, configmap(ns, "probe2", nil, map[string]any{"color": "x", "shade": "x"}))
@@ -194,4 +208,28 @@ func mustDo(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// loadsObserved is the sample count of the load-duration histogram for script and result.
+func loadsObserved(t *testing.T, reg prometheus.Gatherer, script, result string) uint64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "jsinformer_script_load_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["script"] == script && labels["result"] == result {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
 }

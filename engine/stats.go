@@ -14,6 +14,7 @@ type stats struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	loads    *prometheus.CounterVec
+	loadTime *prometheus.HistogramVec
 	versions prometheus.Gauge
 	backlog  *backlog
 }
@@ -33,6 +34,12 @@ func newStats(reg prometheus.Registerer) *stats {
 			Name: "jsinformer_script_loads_total",
 			Help: "Script loads by result (loaded, reloaded, failed, unloaded).",
 		}, []string{"script", "result"}),
+		loadTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "jsinformer_script_load_duration_seconds",
+			Help: "From compiling a script's new content until that version serves: compile, replay of the cached objects to it, swap. Excludes the debounce.",
+			// 10 ms to 40 s: a small cache reloads in milliseconds, 20,000 objects in a few hundred.
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 13),
+		}, []string{"script", "result"}),
 		versions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "jsinformer_script_versions",
 			Help: "Script versions alive, including ones syncing or draining.",
@@ -40,7 +47,7 @@ func newStats(reg prometheus.Registerer) *stats {
 		backlog: newBacklog(),
 	}
 	if reg != nil {
-		reg.MustRegister(s.calls, s.duration, s.loads, s.versions, s.backlog)
+		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.backlog)
 	}
 	return s
 }

@@ -29,6 +29,7 @@ type subscription struct {
 // to queue, in order, so the worker still applies values to the store in event order.
 type version struct {
 	name, hash string
+	started    time.Time // when building it began, for the load duration
 	program    *scripting.Program
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
