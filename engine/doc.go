@@ -9,6 +9,10 @@
 //     runtime and is the only writer of its store and JS indexes. client-go listener goroutines
 //     only append to the version's unbounded queue, so a slow or stuck script never delays
 //     another script or the informers.
+//   - A version whose script has index functions also has an index goroutine with a runtime
+//     of its own, between the listeners and the worker: it computes each event's index values
+//     and passes the events on in the order it got them. Index functions are pure by
+//     contract, so computing them on another runtime is invisible to the script.
 //   - A script exporting reconcile gets its own workers (Concurrency of them, each with its own
 //     runtime) fed by a client-go rate-limited workqueue; they only read the store.
 //

@@ -83,13 +83,13 @@ func TestExample06RestartOnConfigChange(t *testing.T) {
 	r.waitAnnotations(t, ns, "app", "a data change restarts the deployment", func(hash, restarted string) bool {
 		return hash != first.hash && restarted != ""
 	})
-	r.log.waitFor(t, "restart logged", 1, msg("restarting deployment", "deployment", ns+"/app", "configMaps", "settings"))
+	r.log.waitFor(t, "restart logged", 1, msg("restarted deployment", "deployment", ns+"/app", "configMaps", "settings"))
 
 	r.create(t, configmapsGVR, configmap(ns, "later", nil, map[string]any{"v": "1"}))
 	r.waitAnnotations(t, ns, "waiter", "a ConfigMap created late is recorded, not a restart", func(hash, restarted string) bool {
 		return hash != "" && restarted == ""
 	})
-	if got := r.log.find(msg("restarting deployment")); len(got) != 1 {
+	if got := r.log.find(msg("restarted deployment")); len(got) != 1 {
 		t.Fatalf("restarts = %v, want only app's after its data change", got)
 	}
 	if a := r.mustFetch(t, deploymentsGVR, ns, "bystander").GetAnnotations(); len(a) > 0 {

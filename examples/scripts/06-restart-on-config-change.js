@@ -42,12 +42,21 @@ export default {
     const hash = fnv1a(JSON.stringify(configMaps.map((cm) => [cm.metadata.name, cm.data, cm.binaryData])));
     const recorded = (d.metadata.annotations || {})[HASH];
     if (hash === recorded) return;
-    const patch = { metadata: { annotations: { [HASH]: hash } } };
-    if (recorded !== undefined) {
+    // The cache lags the server by the watch: right after our own patch it may still show the
+    // old hash. resourceVersion makes the patch conditional on the state we decided from, so a
+    // decision taken on a stale copy is refused (409) instead of restarting twice.
+    const patch = { metadata: { resourceVersion: d.metadata.resourceVersion, annotations: { [HASH]: hash } } };
+    const restart = recorded !== undefined;
+    if (restart) {
       patch.spec = { template: { metadata: { annotations: { [RESTARTED_AT]: new Date().toISOString() } } } };
-      log.info("restarting deployment", { deployment: key, configMaps: names.join(",") });
     }
-    k8s.patch(DEPLOYMENTS, namespace, name, patch); // a failure throws: retried with backoff
+    try {
+      k8s.patch(DEPLOYMENTS, namespace, name, patch); // other failures throw: retried with backoff
+    } catch (e) {
+      if (e.code === 409) return { requeueAfter: "1s" }; // look again once the cache caught up
+      throw e;
+    }
+    if (restart) log.info("restarted deployment", { deployment: key, configMaps: names.join(",") });
   },
 };
 
