@@ -71,8 +71,9 @@ func TestAcquireSharesOneWatch(t *testing.T) {
 	t.Parallel()
 	counter := &watchCounter{}
 	f, client := newFactory(t, counter)
-	createNamespace(t, client, "share")
-	key := dynamicinformer.Key{GVR: configmaps, Namespace: "share"}
+	ns := uniqueName("share")
+	createNamespace(t, client, ns)
+	key := dynamicinformer.Key{GVR: configmaps, Namespace: ns}
 	a, err := f.Acquire(key)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestAcquireSharesOneWatch(t *testing.T) {
 	if got := counter.n.Load(); got != 1 {
 		t.Fatalf("watch requests = %d, want 1 for two users of one key", got)
 	}
-	other, err := f.Acquire(dynamicinformer.Key{GVR: configmaps, Namespace: "share", LabelSelector: "x=y"})
+	other, err := f.Acquire(dynamicinformer.Key{GVR: configmaps, Namespace: ns, LabelSelector: "x=y"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +111,9 @@ func TestAcquireSharesOneWatch(t *testing.T) {
 func TestInformerStopsAfterLastRelease(t *testing.T) {
 	t.Parallel()
 	f, client := newFactory(t, nil)
-	createNamespace(t, client, "stops")
-	h, err := f.Acquire(dynamicinformer.Key{GVR: configmaps, Namespace: "stops"})
+	ns := uniqueName("stops")
+	createNamespace(t, client, ns)
+	h, err := f.Acquire(dynamicinformer.Key{GVR: configmaps, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,22 +131,23 @@ func TestInformerStopsAfterLastRelease(t *testing.T) {
 func TestManagedFieldsStripped(t *testing.T) {
 	t.Parallel()
 	f, client := newFactory(t, nil)
-	createNamespace(t, client, "stripped")
+	ns := uniqueName("stripped")
+	createNamespace(t, client, ns)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"a": "b"}}
-	created, err := client.CoreV1().ConfigMaps("stripped").Create(t.Context(), cm, metav1.CreateOptions{})
+	created, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(created.ManagedFields) == 0 {
 		t.Fatal("server returned no managedFields; the test proves nothing")
 	}
-	h, err := f.Acquire(dynamicinformer.Key{GVR: configmaps, Namespace: "stripped"})
+	h, err := f.Acquire(dynamicinformer.Key{GVR: configmaps, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Release()
 	waitSynced(t, h.Informer())
-	obj, ok, err := h.Informer().GetStore().GetByKey("stripped/c")
+	obj, ok, err := h.Informer().GetStore().GetByKey(ns + "/c")
 	if err != nil || !ok {
 		t.Fatalf("cached object missing: %v", err)
 	}

@@ -83,16 +83,19 @@ func TestResolveCRDCreatedLater(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.Require(t, env)
 	r := newResolver(t)
-	if _, err := r.Resolve("gizmos.late.example.com"); !errors.Is(err, dynamicinformer.ErrUnknownResource) {
+	// Unique names let the test run again against the same server (CRDs are cluster-wide).
+	id := uniqueName("late")
+	group, short := id+".example.com", "gz"+strings.TrimPrefix(id, "late-")
+	if _, err := r.Resolve("gizmos." + group); !errors.Is(err, dynamicinformer.ErrUnknownResource) {
 		t.Fatalf("before the CRD exists: %v, want ErrUnknownResource", err)
 	}
-	createCRD(t, cp, "late.example.com", "Gizmo", "gizmos", "gz")
+	createCRD(t, cp, group, "Gizmo", "gizmos", short)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got, err := r.Resolve("gz")
+		got, err := r.Resolve(short)
 		if err == nil {
-			if got.String() != "late.example.com/v1/gizmos" {
-				t.Fatalf("Resolve(gz) = %s", got)
+			if got.String() != group+"/v1/gizmos" {
+				t.Fatalf("Resolve(%s) = %s", short, got)
 			}
 			return
 		}

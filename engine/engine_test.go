@@ -22,7 +22,7 @@ func watchScript(ns, body string) string {
 func TestInitialListArrivesAsAdds(t *testing.T) {
 	t.Parallel()
 	pre := startEngine(t, nil, func(c *engine.Config) { c.Resources = []string{"ns"} })
-	ns := pre.namespace(t, "initial")
+	ns := pre.namespace(t, uniqueName("initial"))
 	for i := range 3 {
 		pre.create(t, configmapsGVR, configmap(ns, "c"+strconv.Itoa(i), nil, nil))
 	}
@@ -38,24 +38,25 @@ func TestInitialListArrivesAsAdds(t *testing.T) {
 
 func TestTwoScriptsShareOneWatch(t *testing.T) {
 	t.Parallel()
+	ns := uniqueName("share")
 	var watches atomic.Int64
 	body := `  onAdd(cm) { log.info("seen", { name: cm.metadata.name }); },`
 	r := startEngine(t, map[string]string{
-		"a.js": watchScript("share", body),
-		"b.js": watchScript("share", body),
+		"a.js": watchScript(ns, body),
+		"b.js": watchScript(ns, body),
 	}, func(c *engine.Config) {
 		c.RESTConfig = rest.CopyConfig(c.RESTConfig)
 		c.RESTConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 			return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				if req.URL.Query().Get("watch") == "true" && strings.HasSuffix(req.URL.Path, "/namespaces/share/configmaps") {
+				if req.URL.Query().Get("watch") == "true" && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/configmaps") {
 					watches.Add(1)
 				}
 				return rt.RoundTrip(req)
 			})
 		})
 	})
-	r.namespace(t, "share")
-	r.create(t, configmapsGVR, configmap("share", "x", nil, nil))
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
 	r.log.waitFor(t, "both scripts see x", 2, msg("seen", "name", "x"))
 	if got := watches.Load(); got != 1 {
 		t.Fatalf("watch requests for share/configmaps = %d, want 1 shared by two scripts", got)
@@ -68,15 +69,16 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestThrowIsLoggedWithPositionAndOthersContinue(t *testing.T) {
 	t.Parallel()
+	ns := uniqueName("throws")
 	r := startEngine(t, map[string]string{
-		"bad.js": watchScript("throws", `  onAdd(cm) {
+		"bad.js": watchScript(ns, `  onAdd(cm) {
     throw new Error("boom " + cm.metadata.name);
   },`),
-		"good.js": watchScript("throws", `  onAdd(cm) { log.info("good", { name: cm.metadata.name }); },`),
+		"good.js": watchScript(ns, `  onAdd(cm) { log.info("good", { name: cm.metadata.name }); },`),
 	}, nil)
-	r.namespace(t, "throws")
-	r.create(t, configmapsGVR, configmap("throws", "one", nil, nil))
-	r.create(t, configmapsGVR, configmap("throws", "two", nil, nil))
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
+	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
 	r.log.waitFor(t, "good sees both", 2, msg("good"))
 	fails := r.log.waitFor(t, "two failures", 2, msg("script handler failed", "script", "bad.js"))
 	if e := fails[0].attrs["error"]; !strings.Contains(e, "bad.js:4:") || !strings.Contains(e, "boom one") {
@@ -89,35 +91,37 @@ func TestThrowIsLoggedWithPositionAndOthersContinue(t *testing.T) {
 
 func TestEndlessLoopIsInterrupted(t *testing.T) {
 	t.Parallel()
+	ns := uniqueName("loops")
 	r := startEngine(t, map[string]string{
-		"loop.js": watchScript("loops", `  onAdd(cm) {
+		"loop.js": watchScript(ns, `  onAdd(cm) {
     if (cm.metadata.name === "spin") { while (true) {} }
     log.info("after", { name: cm.metadata.name });
   },`),
 	}, nil)
-	r.namespace(t, "loops")
-	r.create(t, configmapsGVR, configmap("loops", "spin", nil, nil))
-	r.create(t, configmapsGVR, configmap("loops", "next", nil, nil))
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "spin", nil, nil))
+	r.create(t, configmapsGVR, configmap(ns, "next", nil, nil))
 	r.log.waitFor(t, "timeout logged", 1, msg("script handler failed", "script", "loop.js", "timeout", "true"))
 	r.log.waitFor(t, "the next event still handled", 1, msg("after", "name", "next"))
 }
 
 func TestObjectsAreReadOnly(t *testing.T) {
 	t.Parallel()
+	ns := uniqueName("readonly")
 	r := startEngine(t, map[string]string{
-		"writer.js": watchScript("readonly", `  onAdd(cm) {
+		"writer.js": watchScript(ns, `  onAdd(cm) {
     try { cm.metadata.labels.team = "hacked"; log.info("write allowed"); }
     catch (e) { log.info("write refused", { type: e.name }); }
     try { delete cm.metadata.labels.team; log.info("delete allowed"); }
     catch (e) { log.info("delete refused", { type: e.name }); }
   },`),
-		"reader.js": watchScript("readonly", `  onUpdate(o, cm) { log.info("reader", { team: cm.metadata.labels.team, v: cm.data.v }); },`),
+		"reader.js": watchScript(ns, `  onUpdate(o, cm) { log.info("reader", { team: cm.metadata.labels.team, v: cm.data.v }); },`),
 	}, nil)
-	r.namespace(t, "readonly")
-	r.create(t, configmapsGVR, configmap("readonly", "x", map[string]any{"team": "web"}, map[string]any{"v": "1"}))
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", map[string]any{"team": "web"}, map[string]any{"v": "1"}))
 	r.log.waitFor(t, "write refused", 1, msg("write refused", "type", "TypeError"))
 	r.log.waitFor(t, "delete refused", 1, msg("delete refused", "type", "TypeError"))
-	r.patch(t, configmapsGVR, "readonly", "x", `{"data":{"v":"2"}}`)
+	r.patch(t, configmapsGVR, ns, "x", `{"data":{"v":"2"}}`)
 	r.log.waitFor(t, "reader sees the original label", 1, msg("reader", "team", "web", "v", "2"))
 	if got := r.log.find(msg("write allowed")); len(got) > 0 {
 		t.Fatal("a write to a cached object succeeded")
@@ -126,14 +130,15 @@ func TestObjectsAreReadOnly(t *testing.T) {
 
 func TestEventsForOneObjectArriveInOrder(t *testing.T) {
 	t.Parallel()
+	ns := uniqueName("order")
 	r := startEngine(t, map[string]string{
-		"order.js": watchScript("order", `  onUpdate(o, cm) { log.info("seq", { n: cm.data.n }); },`),
+		"order.js": watchScript(ns, `  onUpdate(o, cm) { log.info("seq", { n: cm.data.n }); },`),
 	}, nil)
-	r.namespace(t, "order")
-	r.create(t, configmapsGVR, configmap("order", "x", nil, map[string]any{"n": "0"}))
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "x", nil, map[string]any{"n": "0"}))
 	const updates = 40
 	for i := 1; i <= updates; i++ {
-		r.patch(t, configmapsGVR, "order", "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, i))
+		r.patch(t, configmapsGVR, ns, "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, i))
 	}
 	r.log.waitFor(t, "last update", 1, msg("seq", "n", strconv.Itoa(updates)))
 	var seen []int

@@ -35,7 +35,7 @@ func example(t *testing.T, name string) map[string]string {
 func TestExample01LogChanges(t *testing.T) {
 	t.Parallel()
 	r := startEngine(t, example(t, "01-log-changes.js"), nil)
-	ns := r.namespace(t, "ex01")
+	ns := r.namespace(t, uniqueName("ex01"))
 	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
 	r.log.waitFor(t, "created", 1, msg("deployment created", "name", ns+"/web"))
 	r.patch(t, deploymentsGVR, ns, "web", `{"spec":{"replicas":3}}`)
@@ -50,20 +50,20 @@ func TestExample01LogChanges(t *testing.T) {
 func TestExample02IndexByImage(t *testing.T) {
 	t.Parallel()
 	r := startEngine(t, example(t, "02-index-by-image.js"), nil)
-	ns := r.namespace(t, "ex02")
-	r.create(t, deploymentsGVR, deployment(ns, "a", "ex02/app:1", 1))
-	r.create(t, deploymentsGVR, deployment(ns, "b", "ex02/app:1", 1))
-	r.log.waitFor(t, "both share the image", 1, msg("deployments using image", "image", "ex02/app:1", "count", "2",
+	ns := r.namespace(t, uniqueName("ex02"))
+	r.create(t, deploymentsGVR, deployment(ns, "a", ns+"/app:1", 1))
+	r.create(t, deploymentsGVR, deployment(ns, "b", ns+"/app:1", 1))
+	r.log.waitFor(t, "both share the image", 1, msg("deployments using image", "image", ns+"/app:1", "count", "2",
 		"deployments", ns+"/a,"+ns+"/b"))
-	r.patch(t, deploymentsGVR, ns, "b", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"ex02/app:2"}]}}}}`)
-	r.log.waitFor(t, "b alone on the new image", 1, msg("deployments using image", "image", "ex02/app:2", "count", "1",
+	r.patch(t, deploymentsGVR, ns, "b", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"`+ns+`/app:2"}]}}}}`)
+	r.log.waitFor(t, "b alone on the new image", 1, msg("deployments using image", "image", ns+"/app:2", "count", "1",
 		"deployments", ns+"/b"))
 }
 
 func TestExample03PodOwner(t *testing.T) {
 	t.Parallel()
 	r := startEngine(t, example(t, "03-pod-owner.js"), nil)
-	ns := r.namespace(t, "ex03")
+	ns := r.namespace(t, uniqueName("ex03"))
 	d := r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
 	rs := deployment(ns, "web-5d8f", "nginx:1.27", 1)
 	rs["kind"] = "ReplicaSet"
@@ -91,7 +91,7 @@ func TestExample04CustomResource(t *testing.T) {
 	pre := startEngine(t, nil, nil)
 	applyWidgetCRD(t, pre)
 	r := startEngine(t, example(t, "04-widgets.ts"), nil)
-	ns := r.namespace(t, "ex04")
+	ns := r.namespace(t, uniqueName("ex04"))
 	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "gear", "namespace": ns}, "spec": map[string]any{"size": int64(3), "color": "red"}})
 	r.log.waitFor(t, "widget logged", 1, msg("widget", "name", ns+"/gear", "size", "3", "color", "red"))
@@ -136,34 +136,38 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 	t.Parallel()
 	// The first script makes the engine discover the API before the CRD exists.
 	r := startEngine(t, map[string]string{"cm.js": taggedScript("late-crd", "cm")}, nil)
+	// Unique names let the test run again against the same server (CRDs are cluster-wide).
+	id := uniqueName("late")
+	group, short := id+".example.com", "gz"+strings.TrimPrefix(id, "late-")
 	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "gizmos.late.example.com"},
-		"spec": map[string]any{"group": "late.example.com", "scope": "Namespaced",
-			"names": map[string]any{"kind": "Gizmo", "plural": "gizmos", "shortNames": []any{"gz"}},
+		"metadata": map[string]any{"name": "gizmos." + group},
+		"spec": map[string]any{"group": group, "scope": "Namespaced",
+			"names": map[string]any{"kind": "Gizmo", "plural": "gizmos", "shortNames": []any{short}},
 			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}
 	r.create(t, crdsGVR, crd)
-	gizmos := schema.GroupVersionResource{Group: "late.example.com", Version: "v1", Resource: "gizmos"}
+	gizmos := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gizmos"}
 	waitServed(t, r, gizmos)
-	r.write(t, "g.js", `export default { watch: "gz", onAdd(g) { log.info("gizmo", { name: g.metadata.name }); } };`)
+	r.write(t, "g.js", `export default { watch: "`+short+`", onAdd(g) { log.info("gizmo", { name: g.metadata.name }); } };`)
 	r.log.waitFor(t, "script on the new CRD loads", 1, msg("script loaded", "script", "g.js"))
-	ns := r.namespace(t, "late-crd")
-	r.create(t, gizmos, map[string]any{"apiVersion": "late.example.com/v1", "kind": "Gizmo",
+	ns := r.namespace(t, uniqueName("late-crd"))
+	r.create(t, gizmos, map[string]any{"apiVersion": group + "/v1", "kind": "Gizmo",
 		"metadata": map[string]any{"name": "g1", "namespace": ns}})
 	r.log.waitFor(t, "gizmo seen", 1, msg("gizmo", "name", "g1"))
 }
 
 func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 	t.Parallel()
-	script := `export default { watch: "sprockets.retry.example.com", onAdd(s) { log.info("sprocket", { name: s.metadata.name }); } };`
+	group := uniqueName("retry") + ".example.com" // unique: CRDs are cluster-wide and stay
+	script := `export default { watch: "sprockets.` + group + `", onAdd(s) { log.info("sprocket", { name: s.metadata.name }); } };`
 	r := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) { c.RetryUnknownResources = 100 * time.Millisecond })
 	fails := r.log.waitFor(t, "load failure", 1, msg("script not loaded", "script", "s.js"))
 	if !strings.Contains(fails[0].attrs["error"], "unknown resource") {
 		t.Fatalf("error = %q, want unknown resource", fails[0].attrs["error"])
 	}
 	crd := map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "sprockets.retry.example.com"},
-		"spec": map[string]any{"group": "retry.example.com", "scope": "Cluster",
+		"metadata": map[string]any{"name": "sprockets." + group},
+		"spec": map[string]any{"group": group, "scope": "Cluster",
 			"names": map[string]any{"kind": "Sprocket", "plural": "sprockets"},
 			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}
@@ -173,7 +177,7 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 	}
 	r.create(t, crdsGVR, crd)
 	r.log.waitFor(t, "loaded after the CRD appears", 1, msg("script loaded", "script", "s.js"))
-	sprockets := schema.GroupVersionResource{Group: "retry.example.com", Version: "v1", Resource: "sprockets"}
-	r.create(t, sprockets, map[string]any{"apiVersion": "retry.example.com/v1", "kind": "Sprocket", "metadata": map[string]any{"name": "s1"}})
+	sprockets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "sprockets"}
+	r.create(t, sprockets, map[string]any{"apiVersion": group + "/v1", "kind": "Sprocket", "metadata": map[string]any{"name": "s1"}})
 	r.log.waitFor(t, "sprocket seen", 1, msg("sprocket", "name", "s1"))
 }

@@ -1,11 +1,12 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 )
 
 const indexScript = `export default {
-  watch: { resource: "deployments", namespace: "idx" },
+  watch: { resource: "deployments", namespace: "NS" },
   indexers: {
     byImage: (d) => d.spec.template.spec.containers.map((c) => c.image),
     broken: (d) => { if (d.metadata.name === "bad") throw new Error("no index for bad"); return [d.metadata.name]; },
@@ -26,16 +27,17 @@ function report(ctx) {
 
 func TestIndexFollowsAddsUpdatesAndDeletes(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, map[string]string{"idx.js": indexScript}, nil)
-	r.namespace(t, "idx")
-	r.create(t, deploymentsGVR, deployment("idx", "good", "nginx:1.27", 1))
-	r.create(t, deploymentsGVR, deployment("idx", "bad", "nginx:1.27", 1))
-	r.log.waitFor(t, "both indexed by image", 1, msg("index", "n127", "idx/bad,idx/good", "good", "1", "broken", "0"))
-	r.patch(t, deploymentsGVR, "idx", "good", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.28"}]}}}}`)
-	r.log.waitFor(t, "good moved to 1.28", 1, msg("index", "n127", "idx/bad", "n128", "good"))
-	r.patch(t, deploymentsGVR, "idx", "bad", `{"metadata":{"labels":{"touched":"yes"}}}`)
-	r.log.waitFor(t, "update of bad handled", 2, msg("index", "n127", "idx/bad", "n128", "good"))
-	r.delete(t, deploymentsGVR, "idx", "bad")
+	ns := uniqueName("idx")
+	r := startEngine(t, map[string]string{"idx.js": strings.Replace(indexScript, "NS", ns, 1)}, nil)
+	r.namespace(t, ns)
+	r.create(t, deploymentsGVR, deployment(ns, "good", "nginx:1.27", 1))
+	r.create(t, deploymentsGVR, deployment(ns, "bad", "nginx:1.27", 1))
+	r.log.waitFor(t, "both indexed by image", 1, msg("index", "n127", ns+"/bad,"+ns+"/good", "good", "1", "broken", "0"))
+	r.patch(t, deploymentsGVR, ns, "good", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.28"}]}}}}`)
+	r.log.waitFor(t, "good moved to 1.28", 1, msg("index", "n127", ns+"/bad", "n128", "good"))
+	r.patch(t, deploymentsGVR, ns, "bad", `{"metadata":{"labels":{"touched":"yes"}}}`)
+	r.log.waitFor(t, "update of bad handled", 2, msg("index", "n127", ns+"/bad", "n128", "good"))
+	r.delete(t, deploymentsGVR, ns, "bad")
 	r.log.waitFor(t, "bad gone", 1, msg("index", "n127", "", "n128", "good"))
 	fails := r.log.find(msg("script handler failed", "handler", "indexers.broken"))
 	if len(fails) != 1 {

@@ -160,7 +160,7 @@ func TestEnqueueFromHandlerTriggersReconcile(t *testing.T) {
 
 func TestReloadNeverReconcilesOneKeyInTwoVersionsAtOnce(t *testing.T) {
 	t.Parallel()
-	const ns = "reconcile-reload"
+	ns := uniqueName("reconcile-reload")
 	script := func(v string) string {
 		return reconcileScript(ns, "", fmt.Sprintf(`  reconcile(key) {
     log.info("start", { v: %q });

@@ -29,7 +29,8 @@ func stormScript(ns string, k int) string {
 
 func TestReloadsDuringUpdatesEndWithServerState(t *testing.T) {
 	t.Parallel()
-	const ns, objects, reloads = "reload-storm", 12, 50
+	const objects, reloads = 12, 50
+	ns := uniqueName("reload-storm")
 	r := startEngine(t, map[string]string{"a.js": stormScript(ns, 0)}, nil)
 	r.namespace(t, ns)
 	for i := range objects {
@@ -101,7 +102,7 @@ func TestNoLeakAfterManyReloads(t *testing.T) {
 	if testing.Short() {
 		reloads = 50
 	}
-	const ns = "reload-leak"
+	ns := uniqueName("reload-leak")
 	r := startEngine(t, map[string]string{"a.js": stormScript(ns, 0)}, func(c *engine.Config) { c.Debounce = 2 * time.Millisecond })
 	r.namespace(t, ns)
 	for i := range 5 {

@@ -82,7 +82,7 @@ func TestReloadOnEveryKindOfFileChange(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ns := fmt.Sprintf("reload-kind-%d", i)
+			ns := uniqueName(fmt.Sprintf("reload-kind-%d", i))
 			v1, v2 := taggedScript(ns, "v1"), taggedScript(ns, "v2")
 			r := startEngine(t, map[string]string{"a.js": v1}, nil)
 			r.namespace(t, ns)
@@ -110,7 +110,7 @@ func TestReloadOnEveryKindOfFileChange(t *testing.T) {
 
 func TestReloadThroughConfigMapVolumeSymlinks(t *testing.T) {
 	t.Parallel()
-	const ns = "reload-configmap"
+	ns := uniqueName("reload-configmap")
 	r := startEngine(t, nil, nil)
 	dir := r.dir
 	writeFile(t, filepath.Join(dir, "..2026_01", "a.js"), taggedScript(ns, "v1"))
@@ -129,7 +129,7 @@ func TestReloadThroughConfigMapVolumeSymlinks(t *testing.T) {
 
 func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 	t.Parallel()
-	const ns = "reload-broken"
+	ns := uniqueName("reload-broken")
 	r := startEngine(t, map[string]string{"a.js": taggedScript(ns, "v1")}, nil)
 	r.namespace(t, ns)
 	broken := "export default {\n  watch: \"configmaps\",\n  onAdd(cm) { log.info(\"x\" }\n};\n"
@@ -155,7 +155,7 @@ func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 
 func TestReloadChangesIndexFunction(t *testing.T) {
 	t.Parallel()
-	const ns = "reload-index"
+	ns := uniqueName("reload-index")
 	script := func(field string) string {
 		return watchScript(ns, fmt.Sprintf(`  indexers: { by: (cm) => [cm.data.%s] },
   onAdd(cm, ctx) {
