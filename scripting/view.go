@@ -17,27 +17,32 @@ const readOnlyMessage = "object is read-only; use util.clone(obj) for a mutable 
 type objectView struct {
 	s *Script
 	m map[string]any
-	// kids are the wrapped maps and slices handed out so far. A handler touches few fields
-	// of an object, so a short slice beats a map: no hashing, one small allocation. Past
-	// maxLinearKids (a script walking a large map) kidMap takes over.
-	kids   []kid
-	kidMap map[string]goja.Value
-	// first holds the first kid in the view itself: most objects on a handler's path
-	// (obj.spec.template.spec...) have exactly one child accessed, and this saves the slice.
-	first [1]kid
+	// first is the first wrapped child handed out, kept in the view itself: most objects on
+	// a handler's path (obj.spec.template.spec...) have exactly one child accessed, and a
+	// reload wraps tens of thousands of them. more holds any others.
+	first kid
+	more  *kidSet
+}
+
+// kid is a remembered child view; val is nil in an empty slot.
+type kid struct {
+	key string
+	val *goja.Object
+}
+
+// kidSet is a view's children past the first: a short slice, no hashing, until a script walks
+// a large map and maxLinearKids is passed, then a map.
+type kidSet struct {
+	kids  []kid
+	byKey map[string]*goja.Object
 }
 
 const maxLinearKids = 16
 
-type kid struct {
-	key string
-	val goja.Value
-}
-
 type arrayView struct {
 	s    *Script
 	a    []any
-	kids []goja.Value
+	kids []*goja.Object // wrapped elements handed out, by index; nil until the first
 }
 
 // toJS converts a value of an unstructured object. Maps and slices become views; the second
@@ -97,39 +102,60 @@ func (v *objectView) Get(key string) goja.Value {
 	}
 	val, composite := v.s.toJS(x)
 	if composite {
-		v.remember(key, val)
+		v.remember(key, val.(*goja.Object))
 	}
 	return val
 }
 
+// kid returns the remembered child view of key, or nil (an untyped nil: no view).
 func (v *objectView) kid(key string) goja.Value {
-	if v.kidMap != nil {
-		return v.kidMap[key]
+	if v.first.val != nil && v.first.key == key {
+		return v.first.val
 	}
-	for i := range v.kids {
-		if v.kids[i].key == key {
-			return v.kids[i].val
+	if v.more != nil {
+		if o := v.more.get(key); o != nil {
+			return o
 		}
 	}
 	return nil
 }
 
-func (v *objectView) remember(key string, val goja.Value) {
+func (v *objectView) remember(key string, val *goja.Object) {
 	switch {
-	case v.kidMap != nil:
-		v.kidMap[key] = val
-	case v.kids == nil:
-		v.first[0] = kid{key, val}
-		v.kids = v.first[:]
-	case len(v.kids) < maxLinearKids:
-		v.kids = append(v.kids, kid{key, val})
+	case v.first.val == nil:
+		v.first = kid{key, val}
+	case v.more == nil:
+		v.more = &kidSet{kids: []kid{{key, val}}}
 	default:
-		v.kidMap = make(map[string]goja.Value, 2*maxLinearKids)
-		for _, k := range v.kids {
-			v.kidMap[k.key] = k.val
+		v.more.add(key, val)
+	}
+}
+
+func (k *kidSet) get(key string) *goja.Object {
+	if k.byKey != nil {
+		return k.byKey[key]
+	}
+	for i := range k.kids {
+		if k.kids[i].key == key {
+			return k.kids[i].val
 		}
-		v.kidMap[key] = val
-		v.kids = nil
+	}
+	return nil
+}
+
+func (k *kidSet) add(key string, val *goja.Object) {
+	switch {
+	case k.byKey != nil:
+		k.byKey[key] = val
+	case len(k.kids) < maxLinearKids:
+		k.kids = append(k.kids, kid{key, val})
+	default:
+		k.byKey = make(map[string]*goja.Object, 2*maxLinearKids)
+		for _, c := range k.kids {
+			k.byKey[c.key] = c.val
+		}
+		k.byKey[key] = val
+		k.kids = nil
 	}
 }
 
@@ -165,9 +191,9 @@ func (v *arrayView) Get(idx int) goja.Value {
 	val, composite := v.s.toJS(v.a[idx])
 	if composite {
 		if v.kids == nil {
-			v.kids = make([]goja.Value, len(v.a))
+			v.kids = make([]*goja.Object, len(v.a))
 		}
-		v.kids[idx] = val
+		v.kids[idx] = val.(*goja.Object)
 	}
 	return val
 }
