@@ -39,7 +39,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	}
 	v := &version{
 		name: src.Name, hash: src.Hash, started: started, program: prog, script: script, def: def, logger: logger,
-		store: newStore(def.Indexers), queue: newQueue[event](), metrics: map[eventKind]*handlerMetrics{},
+		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -63,7 +63,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 // its handler metrics.
 func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting.Options, first target) error {
 	for kind, name := range handlerNames {
-		if v.defines(kind) {
+		if v.defines(eventKind(kind)) {
 			v.metrics[kind] = e.stats.handler(v.name, name)
 		}
 	}

@@ -55,8 +55,8 @@ func (v *version) call(ev event) {
 	}
 }
 
-// handlerNames are the JS names of the handlers, by the event kind that calls them.
-var handlerNames = map[eventKind]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete"}
+// handlerNames are the JS names of the handlers, indexed by the event kind that calls them.
+var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete"}
 
 func (v *version) defines(kind eventKind) bool {
 	switch kind {

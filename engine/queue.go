@@ -45,13 +45,7 @@ func (q *queue[T]) push(item T) bool {
 		q.mu.Unlock()
 		return false
 	}
-	if q.tail.n == chunkSize {
-		q.tail.link = q.newChunk()
-		q.tail = q.tail.link
-	}
-	q.tail.items[q.tail.n] = item
-	q.tail.n++
-	q.size++
+	q.put(item)
 	q.mu.Unlock()
 	q.signal()
 	return true
@@ -65,17 +59,22 @@ func (q *queue[T]) pushAll(items []T) bool {
 		return false
 	}
 	for _, item := range items {
-		if q.tail.n == chunkSize {
-			q.tail.link = q.newChunk()
-			q.tail = q.tail.link
-		}
-		q.tail.items[q.tail.n] = item
-		q.tail.n++
+		q.put(item)
 	}
-	q.size += len(items)
 	q.mu.Unlock()
 	q.signal()
 	return true
+}
+
+// put appends item at the tail, linking a chunk when the tail is full; called with mu held.
+func (q *queue[T]) put(item T) {
+	if q.tail.n == chunkSize {
+		q.tail.link = q.newChunk()
+		q.tail = q.tail.link
+	}
+	q.tail.items[q.tail.n] = item
+	q.tail.n++
+	q.size++
 }
 
 // newChunk returns the spare chunk or a new one; called with mu held.

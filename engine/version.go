@@ -37,9 +37,9 @@ type version struct {
 	logger     *slog.Logger
 	store      *store
 	subs       []*subscription
-	intake     *queue[event]                 // client-go listeners push here; the same queue without indexer
-	queue      *queue[event]                 // the worker pops here
-	metrics    map[eventKind]*handlerMetrics // the handlers the script defines
+	intake     *queue[event]                      // client-go listeners push here; the same queue without indexer
+	queue      *queue[event]                      // the worker pops here
+	metrics    [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
 
 	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler        // nil unless the script exports reconcile
