@@ -20,6 +20,7 @@ type target struct {
 // newVersion compiles, instantiates, validates and subscribes one script content.
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	started := time.Now()
+	allocs := e.gc.mark()
 	prog, err := scripting.Compile(src.Name, src.Content)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
-		name: src.Name, hash: src.Hash, started: started, program: prog, script: script, def: def, logger: logger,
+		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, program: prog, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),

@@ -30,6 +30,11 @@
 // failed because its watch names a resource the server does not serve is retried every
 // Config.RetryUnknownResources, so a CRD installed later is picked up.
 //
+// Garbage collection: a reload allocates in proportion to the cache it replays. After the old
+// version has drained, and once after the initial sync, the engine itself starts a collection
+// when the next reload would otherwise start one midway (collect.go); that goroutine is one
+// of the retiring ones Run waits for.
+//
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.
 package engine

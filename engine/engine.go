@@ -38,6 +38,7 @@ type Engine struct {
 	synced        chan *version
 
 	retiring sync.WaitGroup // versions draining after retirement
+	gc       *collector
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -63,7 +64,7 @@ func New(cfg Config) (*Engine, error) {
 		resolver: dynamicinformer.NewResolver(disc, cfg.Logger),
 		stats:    newStats(cfg.Registerer),
 		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]waitingScript{},
-		synced: make(chan *version),
+		synced: make(chan *version), gc: newCollector(cfg.Logger),
 	}
 	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
 	e.client = newK8sClient(dyn, e.resolver, cfg)

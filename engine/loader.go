@@ -105,6 +105,7 @@ func (e *Engine) onSynced(v *version) {
 	result := "loaded"
 	if old != nil {
 		result = "reloaded"
+		e.gc.loaded(v.allocMark)
 		e.retire(old, true)
 	}
 	startReconciler(v, old)
@@ -173,6 +174,9 @@ func (e *Engine) retire(v *version, drain bool) {
 		}
 		e.stats.versions.Dec()
 		e.stats.backlog.remove(v)
+		if drain {
+			e.gc.settle() // the old version's garbage is now collectable
+		}
 	})
 }
 
@@ -195,6 +199,7 @@ func (e *Engine) checkReady() {
 	}
 	e.ready = true
 	e.logger.Info("ready", "scripts", len(e.plugins))
+	e.retiring.Go(e.gc.initialSynced)
 	if e.cfg.OnReady != nil {
 		e.cfg.OnReady()
 	}

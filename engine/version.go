@@ -30,6 +30,7 @@ type subscription struct {
 type version struct {
 	name, hash string
 	started    time.Time // when building it began, for the load duration
+	allocMark  uint64    // the collector's mark when building began
 	program    *scripting.Program
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions

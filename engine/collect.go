@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"log/slog"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// collector moves garbage collection out of reloads. A reload replays the whole cache to the
+// new version and allocates tens of MB doing it, so on a large cache it is what fills the heap
+// up to the collector's goal: left to itself, the runtime starts a cycle in the middle of the
+// next reload or the one after. That cycle marks the whole informer cache while the reload
+// needs both CPUs, and makes the reload's goroutines pay mark assists: it is every one of the
+// slowest reloads (docs/benchmarks.md). So once a reload has swapped and the old version has
+// drained, when the runner is usually idle, the collector starts a cycle itself if less than
+// two reloads' worth of headroom is left; and once when the initial sync is done, so the
+// first reload does not meet the initial lists' garbage.
+//
+// It costs cycles started somewhat early: while a script is reloaded over and over, cycles
+// come about half again as often. Between reloads nothing changes: event handling keeps the
+// runtime's own pacing.
+type collector struct {
+	read    func() heapReading // runtime/metrics; replaced in tests
+	collect func()             // runtime.GC; replaced in tests
+	logger  *slog.Logger
+
+	mu      sync.Mutex
+	perLoad uint64 // bytes the last completed load allocated
+	busy    bool   // a collection is running
+}
+
+// heapReading is what the decision needs from runtime/metrics, in bytes.
+type heapReading struct {
+	allocs uint64 // allocated since the process started
+	goal   uint64 // heap size at which the runtime will want the current cycle finished
+	inUse  uint64 // live and not yet swept objects
+}
+
+// headroomLoads is how many loads' worth of allocation must fit below the goal for the
+// collector to leave the runtime alone.
+const headroomLoads = 2
+
+func newCollector(logger *slog.Logger) *collector {
+	return &collector{read: readHeap, collect: runtime.GC, logger: logger}
+}
+
+// due reports whether fewer than headroomLoads loads of perLoad bytes fit below the goal.
+func (r heapReading) due(perLoad uint64) bool {
+	return perLoad > 0 && r.inUse+headroomLoads*perLoad >= r.goal
+}
+
+// mark is the allocation count a load starts from, for loaded.
+func (c *collector) mark() uint64 { return c.read().allocs }
+
+// loaded records how much a load that started at mark allocated until it synced.
+func (c *collector) loaded(mark uint64) {
+	n := c.read().allocs - mark
+	c.mu.Lock()
+	c.perLoad = n
+	c.mu.Unlock()
+}
+
+// settle collects now if the next load would otherwise start a cycle midway; it returns when
+// that collection is done. Called after a version retired by a reload or an unload drained.
+func (c *collector) settle() {
+	r := c.read()
+	c.mu.Lock()
+	due := r.due(c.perLoad)
+	c.mu.Unlock()
+	if due {
+		c.run("after a reload", r)
+	}
+}
+
+// initialSynced collects the garbage of the initial lists once every script has synced, so
+// the first reload starts with the whole headroom.
+func (c *collector) initialSynced() { c.run("after the initial sync", c.read()) }
+
+// run collects unless a collection started here is already running.
+func (c *collector) run(when string, r heapReading) {
+	c.mu.Lock()
+	if c.busy {
+		c.mu.Unlock()
+		return
+	}
+	c.busy = true
+	c.mu.Unlock()
+	start := time.Now()
+	c.collect()
+	c.logger.Debug("collected garbage "+when, "heap_in_use", r.inUse, "heap_goal", r.goal, "took", time.Since(start).Round(time.Millisecond).String())
+	c.mu.Lock()
+	c.busy = false
+	c.mu.Unlock()
+}
+
+var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes"}
+
+func readHeap() heapReading {
+	var s [len(heapMetrics)]metrics.Sample
+	for i, name := range heapMetrics {
+		s[i].Name = name
+	}
+	metrics.Read(s[:])
+	return heapReading{allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64()}
+}

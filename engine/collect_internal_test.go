@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+const mb = 1 << 20
+
+func TestHeapReadingDue(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		r       heapReading
+		perLoad uint64
+		want    bool
+	}{
+		{"no load measured yet", heapReading{inUse: 340 * mb, goal: 350 * mb}, 0, false},
+		{"room for more than two loads", heapReading{inUse: 200 * mb, goal: 350 * mb}, 50 * mb, false},
+		{"room for exactly two loads", heapReading{inUse: 250 * mb, goal: 350 * mb}, 50 * mb, true},
+		{"room for one load", heapReading{inUse: 300 * mb, goal: 350 * mb}, 50 * mb, true},
+		{"already past the goal", heapReading{inUse: 400 * mb, goal: 350 * mb}, 1, true},
+		{"small loads on a big headroom", heapReading{inUse: 180 * mb, goal: 350 * mb}, 2 * mb, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := c.r.due(c.perLoad); got != c.want {
+				t.Errorf("%+v.due(%d MB) = %v, want %v", c.r, c.perLoad/mb, got, c.want)
+			}
+		})
+	}
+}
+
+// fakeHeap is a collector's view of the heap that a test sets.
+type fakeHeap struct {
+	mu sync.Mutex
+	r  heapReading
+}
+
+func (f *fakeHeap) read() heapReading {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.r
+}
+
+func (f *fakeHeap) set(r heapReading) {
+	f.mu.Lock()
+	f.r = r
+	f.mu.Unlock()
+}
+
+func testCollector(heap *fakeHeap, collect func()) *collector {
+	return &collector{read: heap.read, collect: collect, logger: slog.New(slog.DiscardHandler)}
+}
+
+// TestCollectorSettle follows a reload: the load's allocation is measured from its mark,
+// and settle collects only when less than two such loads fit below the goal.
+func TestCollectorSettle(t *testing.T) {
+	t.Parallel()
+	heap := &fakeHeap{r: heapReading{allocs: 1000 * mb, inUse: 100 * mb, goal: 350 * mb}}
+	var collections atomic.Int32
+	c := testCollector(heap, func() { collections.Add(1) })
+
+	c.settle()
+	if n := collections.Load(); n != 0 {
+		t.Fatalf("collected %d times before any load was measured", n)
+	}
+	mark := c.mark()
+	heap.set(heapReading{allocs: 1060 * mb, inUse: 160 * mb, goal: 350 * mb})
+	c.loaded(mark)
+	if c.perLoad != 60*mb {
+		t.Fatalf("perLoad = %d MB, want 60", c.perLoad/mb)
+	}
+	c.settle() // 190 MB left, two loads need 120
+	if n := collections.Load(); n != 0 {
+		t.Fatalf("collected with room for three loads")
+	}
+	heap.set(heapReading{allocs: 1120 * mb, inUse: 240 * mb, goal: 350 * mb})
+	c.settle() // 110 MB left
+	if n := collections.Load(); n != 1 {
+		t.Fatalf("collected %d times with room for less than two loads, want 1", n)
+	}
+}
+
+// TestCollectorOneAtATime checks that loads settling while a collection runs do not start
+// another (a ConfigMap volume swap reloads every script at once), and that the next settle
+// after it may.
+func TestCollectorOneAtATime(t *testing.T) {
+	t.Parallel()
+	heap := &fakeHeap{r: heapReading{inUse: 340 * mb, goal: 350 * mb}}
+	release := make(chan struct{})
+	running := make(chan struct{})
+	var collections atomic.Int32
+	c := testCollector(heap, func() {
+		if collections.Add(1) == 1 {
+			close(running)
+			<-release
+		}
+	})
+	c.perLoad = 10 * mb
+	var wg sync.WaitGroup
+	wg.Go(c.initialSynced)
+	<-running
+	c.settle() // a second collection would be counted, not blocked
+	c.initialSynced()
+	if n := collections.Load(); n != 1 {
+		t.Fatalf("collections while one runs = %d, want 1", n)
+	}
+	close(release)
+	wg.Wait()
+	c.settle()
+	if n := collections.Load(); n != 2 {
+		t.Fatalf("collections after the first finished = %d, want 2", n)
+	}
+}
