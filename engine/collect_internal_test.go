@@ -23,6 +23,8 @@ func TestHeapReadingDue(t *testing.T) {
 		{"room for one load", heapReading{inUse: 300 * mb, goal: 350 * mb}, 50 * mb, true},
 		{"already past the goal", heapReading{inUse: 400 * mb, goal: 350 * mb}, 1, true},
 		{"small loads on a big headroom", heapReading{inUse: 180 * mb, goal: 350 * mb}, 2 * mb, false},
+		// The goal runtime/metrics reports with GOGC=off and no GOMEMLIMIT.
+		{"collection turned off", heapReading{inUse: 900 * mb, goal: 8946670875744914686}, 500 * mb, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
