@@ -36,6 +36,7 @@ type heapReading struct {
 	allocs uint64 // allocated since the process started
 	goal   uint64 // heap size at which the runtime will want the current cycle finished
 	inUse  uint64 // live and not yet swept objects
+	off    bool   // GOGC=off: the user wants no collection before a memory limit, if any
 }
 
 // headroomLoads is how many loads' worth of allocation must fit below the goal for the
@@ -48,7 +49,7 @@ func newCollector(logger *slog.Logger) *collector {
 
 // due reports whether fewer than headroomLoads loads of perLoad bytes fit below the goal.
 func (r heapReading) due(perLoad uint64) bool {
-	return perLoad > 0 && r.inUse+headroomLoads*perLoad >= r.goal
+	return !r.off && perLoad > 0 && r.inUse+headroomLoads*perLoad >= r.goal
 }
 
 // mark is the allocation count a load starts from, for loaded.
@@ -76,7 +77,11 @@ func (c *collector) settle() {
 
 // initialSynced collects the garbage of the initial lists once every script has synced, so
 // the first reload starts with the whole headroom.
-func (c *collector) initialSynced() { c.run("after the initial sync", c.read()) }
+func (c *collector) initialSynced() {
+	if r := c.read(); !r.off {
+		c.run("after the initial sync", r)
+	}
+}
 
 // run collects unless a collection started here is already running.
 func (c *collector) run(when string, r heapReading) {
@@ -95,7 +100,10 @@ func (c *collector) run(when string, r heapReading) {
 	c.mu.Unlock()
 }
 
-var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes"}
+var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent"}
+
+// gogcOff is /gc/gogc:percent with GOGC=off: -1 as a uint64.
+const gogcOff = ^uint64(0)
 
 func readHeap() heapReading {
 	var s [len(heapMetrics)]metrics.Sample
@@ -103,5 +111,8 @@ func readHeap() heapReading {
 		s[i].Name = name
 	}
 	metrics.Read(s[:])
-	return heapReading{allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64()}
+	return heapReading{
+		allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64(),
+		off: s[3].Value.Uint64() == gogcOff,
+	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,8 +24,7 @@ func TestHeapReadingDue(t *testing.T) {
 		{"room for one load", heapReading{inUse: 300 * mb, goal: 350 * mb}, 50 * mb, true},
 		{"already past the goal", heapReading{inUse: 400 * mb, goal: 350 * mb}, 1, true},
 		{"small loads on a big headroom", heapReading{inUse: 180 * mb, goal: 350 * mb}, 2 * mb, false},
-		// The goal runtime/metrics reports with GOGC=off and no GOMEMLIMIT.
-		{"collection turned off", heapReading{inUse: 900 * mb, goal: 8946670875744914686}, 500 * mb, false},
+		{"GOGC=off", heapReading{inUse: 900 * mb, goal: 950 * mb, off: true}, 500 * mb, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,5 +116,32 @@ func TestCollectorOneAtATime(t *testing.T) {
 	c.settle()
 	if n := collections.Load(); n != 2 {
 		t.Fatalf("collections after the first finished = %d, want 2", n)
+	}
+}
+
+// TestCollectorLeavesGCOff checks GOGC=off (with or without GOMEMLIMIT) is respected: no
+// collection after the initial sync or a reload, however full the heap.
+func TestCollectorLeavesGCOff(t *testing.T) {
+	t.Parallel()
+	heap := &fakeHeap{r: heapReading{inUse: 340 * mb, goal: 350 * mb, off: true}}
+	var collections atomic.Int32
+	c := testCollector(heap, func() { collections.Add(1) })
+	c.perLoad = 50 * mb
+	c.initialSynced()
+	c.settle()
+	if n := collections.Load(); n != 0 {
+		t.Fatalf("collected %d times with GOGC=off", n)
+	}
+}
+
+// TestReadHeap checks the runtime/metrics names: a wrong one reads as zero (KindBad).
+func TestReadHeap(t *testing.T) {
+	t.Parallel()
+	r := readHeap()
+	if r.allocs == 0 || r.goal == 0 || r.inUse == 0 {
+		t.Fatalf("readHeap() = %+v: a metric read as zero", r)
+	}
+	if want := os.Getenv("GOGC") == "off"; r.off != want {
+		t.Errorf("off = %v with GOGC=%q", r.off, os.Getenv("GOGC"))
 	}
 }
