@@ -214,10 +214,18 @@ func (r *runner) create(t *testing.T, gvr schema.GroupVersionResource, obj map[s
 
 func (r *runner) patch(t *testing.T, gvr schema.GroupVersionResource, ns, name, patch string) {
 	t.Helper()
+	if err := r.tryPatch(t, gvr, ns, name, patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryPatch merge-patches an object; unlike patch it may be called from any goroutine.
+func (r *runner) tryPatch(t *testing.T, gvr schema.GroupVersionResource, ns, name, patch string) error {
 	_, err := r.dyn.Resource(gvr).Namespace(ns).Patch(t.Context(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
 	if err != nil {
-		t.Fatalf("patch %s %s/%s: %v", gvr.Resource, ns, name, err)
+		return fmt.Errorf("patch %s %s/%s: %w", gvr.Resource, ns, name, err)
 	}
+	return nil
 }
 
 func (r *runner) delete(t *testing.T, gvr schema.GroupVersionResource, ns, name string) {
