@@ -10,13 +10,13 @@ import (
 
 // collector moves garbage collection out of reloads. A reload replays the whole cache to the
 // new version and allocates tens of MB doing it, so on a large cache it is what fills the heap
-// up to the collector's goal: left to itself, the runtime starts a cycle in the middle of the
-// next reload or the one after. That cycle marks the whole informer cache while the reload
-// needs both CPUs, and makes the reload's goroutines pay mark assists: it is every one of the
-// slowest reloads (docs/benchmarks.md). So once a reload has swapped and the old version has
-// drained, when the runner is usually idle, the collector starts a cycle itself if less than
-// two reloads' worth of headroom is left; and once when the initial sync is done, so the
-// first reload does not meet the initial lists' garbage.
+// up to the garbage collector's goal: left to itself, the runtime starts a cycle in the middle
+// of the next reload or the one after. That cycle marks the whole informer cache while the
+// reload needs both CPUs, and makes the reload's goroutines pay mark assists: it is every one
+// of the slowest reloads (docs/benchmarks.md). So once a reload has swapped and the old
+// version has drained, when the runner is usually idle, the collector starts a cycle itself
+// if less than two reloads' worth of headroom is left; and once when the initial sync is
+// done, so the first reload does not meet the initial lists' garbage.
 //
 // It costs cycles started somewhat early: while a script is reloaded over and over, cycles
 // come about half again as often. Between reloads nothing changes: event handling keeps the
