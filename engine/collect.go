@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"runtime"
 	"runtime/metrics"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,9 +26,8 @@ type collector struct {
 	collect func()             // runtime.GC; replaced in tests
 	logger  *slog.Logger
 
-	mu      sync.Mutex
-	perLoad uint64 // bytes the last completed load allocated
-	busy    bool   // a collection is running
+	perLoad atomic.Uint64 // bytes the last completed load allocated
+	busy    atomic.Bool   // a collection started here is running
 }
 
 // heapReading is what the decision needs from runtime/metrics, in bytes.
@@ -57,20 +56,13 @@ func (c *collector) mark() uint64 { return c.read().allocs }
 
 // loaded records how much a load that started at mark allocated until it synced.
 func (c *collector) loaded(mark uint64) {
-	n := c.read().allocs - mark
-	c.mu.Lock()
-	c.perLoad = n
-	c.mu.Unlock()
+	c.perLoad.Store(c.read().allocs - mark)
 }
 
 // settle collects now if the next load would otherwise start a cycle midway; it returns when
 // that collection is done. Called after a version retired by a reload or an unload drained.
 func (c *collector) settle() {
-	r := c.read()
-	c.mu.Lock()
-	due := r.due(c.perLoad)
-	c.mu.Unlock()
-	if due {
+	if r := c.read(); r.due(c.perLoad.Load()) {
 		c.run("after a reload", r)
 	}
 }
@@ -85,19 +77,13 @@ func (c *collector) initialSynced() {
 
 // run collects unless a collection started here is already running.
 func (c *collector) run(when string, r heapReading) {
-	c.mu.Lock()
-	if c.busy {
-		c.mu.Unlock()
+	if !c.busy.CompareAndSwap(false, true) {
 		return
 	}
-	c.busy = true
-	c.mu.Unlock()
+	defer c.busy.Store(false)
 	start := time.Now()
 	c.collect()
 	c.logger.Debug("collected garbage "+when, "heap_in_use", r.inUse, "heap_goal", r.goal, "took", time.Since(start).Round(time.Millisecond).String())
-	c.mu.Lock()
-	c.busy = false
-	c.mu.Unlock()
 }
 
 var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent"}

@@ -73,8 +73,8 @@ func TestCollectorSettle(t *testing.T) {
 	mark := c.mark()
 	heap.set(heapReading{allocs: 1060 * mb, inUse: 160 * mb, goal: 350 * mb})
 	c.loaded(mark)
-	if c.perLoad != 60*mb {
-		t.Fatalf("perLoad = %d MB, want 60", c.perLoad/mb)
+	if c.perLoad.Load() != 60*mb {
+		t.Fatalf("perLoad = %d MB, want 60", c.perLoad.Load()/mb)
 	}
 	c.settle() // 190 MB left, two loads need 120
 	if n := collections.Load(); n != 0 {
@@ -102,7 +102,7 @@ func TestCollectorOneAtATime(t *testing.T) {
 			<-release
 		}
 	})
-	c.perLoad = 10 * mb
+	c.perLoad.Store(10 * mb)
 	var wg sync.WaitGroup
 	wg.Go(c.initialSynced)
 	<-running
@@ -126,7 +126,7 @@ func TestCollectorLeavesGCOff(t *testing.T) {
 	heap := &fakeHeap{r: heapReading{inUse: 340 * mb, goal: 350 * mb, off: true}}
 	var collections atomic.Int32
 	c := testCollector(heap, func() { collections.Add(1) })
-	c.perLoad = 50 * mb
+	c.perLoad.Store(50 * mb)
 	c.initialSynced()
 	c.settle()
 	if n := collections.Load(); n != 0 {

@@ -37,7 +37,7 @@ type Engine struct {
 	ready         bool
 	synced        chan *version
 
-	retiring sync.WaitGroup // versions draining after retirement
+	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
 }
 
