@@ -51,7 +51,9 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
 	v.start()
+	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
 	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
+		e.needs.remove(v)
 		v.stop()
 		return nil, err
 	}

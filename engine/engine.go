@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,9 @@ type Engine struct {
 	ready         bool
 	synced        chan *version
 
+	readyOnce atomic.Bool // ready, for readers on other goroutines
+	needs     *needs      // written by the loader, read by probes, metrics and health reports
+
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
 }
@@ -64,9 +68,14 @@ func New(cfg Config) (*Engine, error) {
 		resolver: dynamicinformer.NewResolver(disc, cfg.Logger),
 		stats:    newStats(cfg.Registerer),
 		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]waitingScript{},
-		synced: make(chan *version), gc: newCollector(cfg.Logger),
+		synced: make(chan *version), gc: newCollector(cfg.Logger), needs: newNeeds(),
 	}
-	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
+	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{
+		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
+	})
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready))
+	}
 	e.client = newK8sClient(dyn, e.resolver, cfg)
 	return e, nil
 }

@@ -102,6 +102,7 @@ func (e *Engine) onSynced(v *version) {
 	}
 	old := p.current
 	p.current, p.pending = v, nil
+	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {
 		result = "reloaded"
@@ -155,6 +156,7 @@ func startReconciler(v, old *version) {
 // retire stops v; with drain its queued events and reconcile keys are still handled, within
 // drainLimit.
 func (e *Engine) retire(v *version, drain bool) {
+	e.needs.remove(v)
 	v.retire(drain)
 	e.retiring.Go(func() {
 		finished := make(chan struct{})
@@ -198,6 +200,7 @@ func (e *Engine) checkReady() {
 		return
 	}
 	e.ready = true
+	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
 	e.retiring.Go(e.gc.initialSynced)
 	if e.cfg.OnReady != nil {

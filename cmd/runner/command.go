@@ -44,6 +44,7 @@ type options struct {
 	qps            float32
 	burst          int
 	metricsAddr    string
+	unhealthyAfter time.Duration
 }
 
 func newCommand() *cobra.Command {
@@ -87,6 +88,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.Float32Var(&o.qps, "qps", 50, "client requests per second to the API server")
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
+	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	o.kube.AddFlags(f)
 }
 
@@ -102,6 +104,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.handlerTimeout <= 0 {
 		return errors.New("--handler-timeout must be positive")
+	}
+	if o.unhealthyAfter <= 0 {
+		return errors.New("--unhealthy-after must be positive")
 	}
 	return nil
 }
@@ -127,11 +132,12 @@ func (o *options) run(cmd *cobra.Command) error {
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		Logger: logger, Registerer: reg, OnReady: health.setReady,
+		UnhealthyAfter: o.unhealthyAfter, Logger: logger, Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
+	health.setReadiness(e.Ready)
 	if o.metricsAddr != "" {
 		srv := &http.Server{Addr: o.metricsAddr, Handler: health.mux(reg), ReadHeaderTimeout: 5 * time.Second}
 		go serve(srv, logger)
