@@ -53,8 +53,9 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.retire(p.pending, false) // superseded before it synced
 	}
 	p.pending = v
+	subs := v.subs
 	go func() {
-		if v.waitSynced(syncWarnAfter) {
+		if v.waitSynced(subs, syncWarnAfter) {
 			select {
 			case e.synced <- v:
 			case <-v.abort:

@@ -87,12 +87,13 @@ func (v *version) unsubscribe() {
 	v.subs = nil
 }
 
-// waitSynced blocks until every registration has delivered its initial list and the worker
-// has handled it, or until abort. It reports whether the version synced.
-func (v *version) waitSynced(warnAfter time.Duration) bool {
+// waitSynced blocks until every registration of subs has delivered its initial list and the
+// worker has handled it, or until abort. It reports whether the version synced. subs is the
+// loader's copy of v.subs: the loader may clear v.subs meanwhile.
+func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool {
 	warn := time.NewTimer(warnAfter)
 	defer warn.Stop()
-	for _, sub := range v.subs {
+	for _, sub := range subs {
 		for done := false; !done; {
 			select {
 			case <-sub.reg.HasSyncedChecker().Done():
