@@ -49,7 +49,9 @@ func TestReadyReportsAScriptThatNeverSyncs(t *testing.T) {
 	if err := os.Remove(filepath.Join(r.dir, "secrets.js")); err != nil {
 		t.Fatal(err)
 	}
-	waitReadyErr(t, r.engine, func(err error) bool { return err == nil })
+	if err := waitReadyErr(t, r.engine, func(err error) bool { return err == nil }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitReadyErr polls Ready until done accepts its answer, and returns it.

@@ -20,7 +20,9 @@ func TestReadyzFollowsTheEngine(t *testing.T) {
 	}{
 		{"before the engine", nil, http.StatusServiceUnavailable, "starting"},
 		{"ready", func() error { return nil }, http.StatusOK, "ok"},
-		{"informer down", func() error { return errors.New("not ready: informer v1/configmaps cannot list/watch for 31s (scripts a.js)") },
+		{"informer down", func() error {
+			return errors.New("not ready: informer v1/configmaps cannot list/watch for 31s (scripts a.js)")
+		},
 			http.StatusServiceUnavailable, "informer v1/configmaps cannot list/watch for 31s (scripts a.js)"},
 	}
 	for _, tt := range tests {
