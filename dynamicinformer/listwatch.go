@@ -2,6 +2,7 @@ package dynamicinformer
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,14 +67,29 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	return observe(ctx, lw, opts, w, pending), nil
 }
 
-// open opens a watch, retrying transient failures until it opens or ctx ends.
+// open opens a watch, retrying transient failures until it opens or ctx ends. A watch from a
+// resourceVersion the server no longer has ("410 Gone" as the request's answer rather than as
+// the stream's first event) opens as a stream of that one error, so the proxy relists.
 func (lw *listWatch) open(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	var w watch.Interface
 	err := lw.retry(ctx, func() (err error) {
 		w, err = lw.inner.WatchWithContext(ctx, opts)
 		return err
 	})
+	var status apierrors.APIStatus
+	if err != nil && isPlain(opts) && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && errors.As(err, &status) {
+		gone := watch.NewFakeWithChanSize(1, false)
+		st := status.Status()
+		gone.Error(&st)
+		return gone, nil
+	}
 	return w, err
+}
+
+// isPlain reports whether opts ask for a watch that resumes from a resourceVersion, not a
+// streaming list.
+func isPlain(opts metav1.ListOptions) bool {
+	return opts.ResourceVersion != "" && (opts.SendInitialEvents == nil || !*opts.SendInitialEvents)
 }
 
 // IsWatchListSemanticsUnSupported passes the client's answer on to the reflector.
@@ -91,8 +107,11 @@ func (lw *listWatch) retry(ctx context.Context, call func() error) error {
 	}()
 	for attempt := 0; ; attempt++ {
 		err := call()
-		if err == nil || ctx.Err() != nil {
-			return err
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 		limit, retriable, failure := lw.classify(err)
 		if failure {

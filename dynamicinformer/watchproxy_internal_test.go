@@ -140,3 +140,24 @@ func TestProxyReopensShortWatches(t *testing.T) {
 		t.Fatalf("got %s, want the reopened stream's event", got.Type)
 	}
 }
+
+// "410 Gone" as the answer to the watch request itself is relisted the same way.
+func TestProxyRelistsWhenTheWatchRequestIsGone(t *testing.T) {
+	t.Parallel()
+	inner := &scripted{errs: []error{expired}}
+	lw := newTestListWatch(inner, &events{})
+	lw.known.addList(&unstructured.UnstructuredList{Items: []unstructured.Unstructured{*cm("gone", "1")}})
+	w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "1"})
+	if err != nil {
+		t.Fatalf("WatchWithContext = %v; want the proxy to relist", err)
+	}
+	defer w.Stop()
+	stream := inner.waitWatches(t, 1) // the failed request opened none
+	stream.Action(watch.Bookmark, initialEventsEnd("9"))
+	if got := next(t, w); got.Type != watch.Deleted || !FinalStateUnknown(got.Object) {
+		t.Fatalf("got %s, want the inferred delete", got.Type)
+	}
+	if got := next(t, w); got.Type != watch.Bookmark {
+		t.Fatalf("got %s, want the snapshot's bookmark", got.Type)
+	}
+}
