@@ -103,7 +103,12 @@ func startOutageBench(b *testing.B) *outageBench {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	b.Cleanup(func() { cancel(); <-done })
+	b.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Errorf("engine: %v", err)
+		}
+	})
 	b.Cleanup(func() { _ = x.Stop() })
 	<-ready
 	return o
