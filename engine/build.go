@@ -39,6 +39,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
+		src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, program: prog, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
@@ -78,11 +79,12 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		}
 		v.intake = newQueue[event]()
 	}
-	if v.def.Reconcile {
+	if v.def.Reconcile && !v.standby {
 		var err error
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
 			return err
 		}
+		v.reconciler.allowed = v.lead.valid
 		v.enqueue = v.reconciler.enqueue
 	}
 	return nil

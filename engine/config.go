@@ -51,6 +51,9 @@ type Config struct {
 	// Backoff paces the informers' retries of failing lists and watches; zero fields take
 	// dynamicinformer.DefaultBackoff's.
 	Backoff dynamicinformer.Backoff
+	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
+	// names (see LeaderElection).
+	LeaderElection *LeaderElection
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
 	// informer they use has synced and been handled.
 	OnReady func()
@@ -74,6 +77,13 @@ func (c *Config) setDefaults() error {
 	}
 	if c.FieldManager == "" {
 		c.FieldManager = "jsinformer"
+	}
+	if c.LeaderElection != nil {
+		le := *c.LeaderElection // the caller's copy is not ours to default
+		if err := le.setDefaults(); err != nil {
+			return err
+		}
+		c.LeaderElection = &le
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

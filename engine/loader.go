@@ -168,9 +168,13 @@ func (e *Engine) retire(v *version, drain bool) {
 			}
 			close(finished)
 		}()
+		limit := drainLimit
+		if !drain {
+			limit = e.cfg.HandlerTimeout + time.Second // the running call's own deadline, and some
+		}
 		select {
 		case <-finished:
-		case <-time.After(drainLimit):
+		case <-time.After(limit):
 			v.logger.Warn("retired version still busy; interrupting it")
 			v.stop()
 			<-finished

@@ -23,6 +23,7 @@ type reconciler struct {
 	cache      *cacheView
 	logger     *slog.Logger
 	metrics    *handlerMetrics
+	allowed    func() bool // false while the runner does not lead: keys are dropped, not run
 	wg         sync.WaitGroup
 }
 
@@ -31,7 +32,7 @@ func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cac
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
-		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile")}
+		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
 }
 
 // start runs the workers; a reconciler shut down before start has workers that return at once.
@@ -55,6 +56,9 @@ func (r *reconciler) work(s *scripting.Script) {
 }
 
 func (r *reconciler) process(s *scripting.Script, key string) {
+	if !r.allowed() {
+		return // a new leader replays every key
+	}
 	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue}
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)

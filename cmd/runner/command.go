@@ -24,6 +24,9 @@ const example = `  # Log every Deployment change with the example scripts
   # Try automation without changing anything: every write is sent with dryRun=All
   runner --gvr deploy --scripts ./scripts --dry-run
 
+  # Two or more replicas: only the holder of the Lease "jsinformer" calls scripts
+  runner --gvr deploy --scripts ./scripts --leader-elect --leader-elect-resource-namespace ops
+
   # JSON logs and Prometheus metrics on :9090/metrics (/healthz, /readyz too)
   runner --gvr deploy --scripts ./scripts --log-format json --metrics-addr :9090`
 
@@ -45,6 +48,7 @@ type options struct {
 	burst          int
 	metricsAddr    string
 	unhealthyAfter time.Duration
+	leader         leaderFlags
 }
 
 func newCommand() *cobra.Command {
@@ -89,6 +93,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
+	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
 
@@ -126,13 +131,17 @@ func (o *options) run(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("namespace") {
 		namespace = *o.kube.Namespace
 	}
+	leader, err := o.leader.config()
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	health := newHealth()
 	e, err := engine.New(engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		UnhealthyAfter: o.unhealthyAfter, Logger: logger, Registerer: reg,
+		UnhealthyAfter: o.unhealthyAfter, LeaderElection: leader, Logger: logger, Registerer: reg,
 	})
 	if err != nil {
 		return err
