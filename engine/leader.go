@@ -75,7 +75,8 @@ func (l *leadership) valid() bool {
 	if l == nil {
 		return true
 	}
-	return l.leading.Load() && l.elector.Check(l.cfg.RenewDeadline-l.cfg.LeaseDuration) == nil
+	// Check passes whenever the observed holder is another: IsLeader rules that out first.
+	return l.leading.Load() && l.elector.IsLeader() && l.elector.Check(l.cfg.RenewDeadline-l.cfg.LeaseDuration) == nil
 }
 
 // newLeadership builds the elector; it contacts nothing.
