@@ -43,7 +43,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, program: prog, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
-		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
+		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
 	}
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
 		v.stop()

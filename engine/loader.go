@@ -110,7 +110,10 @@ func (e *Engine) onSynced(v *version) {
 		e.gc.loaded(v.allocMark)
 		e.retire(old, true)
 	}
-	startReconciler(v, old)
+	if old != nil {
+		v.after = old.finished
+	}
+	e.startReconciler(v, old)
 	took := time.Since(v.started)
 	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
@@ -137,21 +140,22 @@ func (e *Engine) unload(name string) {
 	e.initialDone(name)
 }
 
-// startReconciler starts v's reconcile workers once the version it replaces has no reconcile
-// running, so one key is never reconciled by two versions at once. Keys enqueued meanwhile
-// wait, deduplicated, in v's queue.
-func startReconciler(v, old *version) {
+// startReconciler starts v's reconcile workers once the version it replaces is finished, and
+// with it every version before (see retire), so one key is never reconciled by two versions at
+// once and never by an older version after a newer one. Keys enqueued meanwhile wait,
+// deduplicated, in v's queue. The waiting goroutine is one of the retiring ones Run joins.
+func (e *Engine) startReconciler(v, old *version) {
 	if v.reconciler == nil {
 		return
 	}
-	if old == nil || old.reconciler == nil {
+	if old == nil {
 		v.reconciler.start()
 		return
 	}
-	go func() {
-		old.reconciler.wait()
-		v.reconciler.start()
-	}()
+	e.retiring.Go(func() {
+		<-old.finished
+		v.reconciler.start() // does nothing if v was retired meanwhile
+	})
 }
 
 // retire stops v; with drain its queued events and reconcile keys are still handled, within
@@ -167,6 +171,12 @@ func (e *Engine) retire(v *version, drain bool) {
 				v.reconciler.wait()
 			}
 			close(finished)
+		}()
+		defer func() {
+			if v.after != nil {
+				<-v.after // the chain: v counts as finished only after its predecessors
+			}
+			close(v.finished)
 		}()
 		limit := drainLimit
 		if !drain {

@@ -25,6 +25,9 @@ type reconciler struct {
 	metrics    *handlerMetrics
 	allowed    func() bool // false while the runner does not lead: keys are dropped, not run
 	wg         sync.WaitGroup
+
+	mu       sync.Mutex // orders start against shutdown
+	stopping bool       // shut down: a later start starts nothing
 }
 
 func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cache *cacheView,
@@ -35,8 +38,14 @@ func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cac
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
 }
 
-// start runs the workers; a reconciler shut down before start has workers that return at once.
+// start runs the workers, unless the reconciler was shut down first: a version retired before
+// its turn to reconcile came never reconciles.
 func (r *reconciler) start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopping {
+		return
+	}
 	for _, s := range r.scripts {
 		r.wg.Go(func() { r.work(s) })
 	}
@@ -91,11 +100,16 @@ func (r *reconciler) retry(key string, err error) {
 
 // shutdown stops taking keys; the workers finish the keys already queued and return. It does
 // not wait: a retiring version must not hold up the loader.
-func (r *reconciler) shutdown() { r.queue.ShutDown() }
+func (r *reconciler) shutdown() {
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
+	r.queue.ShutDown()
+}
 
 // interrupt stops the running reconciles and makes the remaining ones fail fast.
 func (r *reconciler) interrupt() {
-	r.queue.ShutDown()
+	r.shutdown()
 	for _, s := range r.scripts {
 		s.Interrupt()
 	}

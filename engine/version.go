@@ -52,9 +52,11 @@ type version struct {
 
 	abort    chan struct{} // closed to stop the goroutines without draining
 	haltOnce sync.Once
-	synced   chan struct{}  // closed when the worker has handled every initial-list add
-	done     chan struct{}  // closed when the worker and indexer have returned
-	running  sync.WaitGroup // worker and indexer
+	synced   chan struct{}   // closed when the worker has handled every initial-list add
+	done     chan struct{}   // closed when the worker and indexer have returned
+	finished chan struct{}   // closed when retired and joined, after its predecessor's
+	after    <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
+	running  sync.WaitGroup  // worker and indexer
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
