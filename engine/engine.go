@@ -182,7 +182,7 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 	defer func() { // the folder watcher is joined before the loader returns, whatever ends it
 		stopWatching()
 		if watchErr != nil {
-			<-watchErr
+			_ = <-watchErr // cancelled: its error says only that
 		}
 	}()
 	retry := time.NewTicker(e.cfg.RetryUnknownResources)
