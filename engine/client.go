@@ -22,7 +22,7 @@ import (
 // every write dry-run when configured. Safe for concurrent use.
 type k8sClient struct {
 	dyn          dynamic.Interface
-	resolver     *dynamicinformer.Resolver
+	resolver     resourceResolver
 	dryRun       []string
 	fieldManager string
 	logger       *slog.Logger
@@ -37,7 +37,7 @@ func (c *k8sClient) withLogger(logger *slog.Logger) *k8sClient {
 	return &copied
 }
 
-func newK8sClient(dyn dynamic.Interface, resolver *dynamicinformer.Resolver, cfg Config) *k8sClient {
+func newK8sClient(dyn dynamic.Interface, resolver resourceResolver, cfg Config) *k8sClient {
 	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger}
 	if cfg.DryRun {
 		c.dryRun = []string{metav1.DryRunAll}

@@ -26,8 +26,8 @@ type Engine struct {
 	logger    *slog.Logger
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
-	resolver  *dynamicinformer.Resolver
-	factory   *dynamicinformer.Factory
+	resolver  resourceResolver
+	factory   informerSource
 	client    *k8sClient
 	stats     *stats
 	defaults  []dynamicinformer.Resource
@@ -84,23 +84,29 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
-	e.logger, e.dynamic, e.discovery = cfg.Logger, dyn, disc
-	e.resolver = dynamicinformer.NewResolver(disc, cfg.Logger)
-	e.stats = newStats(cfg.Registerer)
+	e.dynamic, e.discovery = dyn, disc
+	factory := dynamicinformer.NewFactory(dyn, dynamicinformer.Options{
+		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
+	})
+	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))
+	e.client = newK8sClient(dyn, e.resolver, cfg)
+	return e, nil
+}
+
+// init sets up everything but the clients, on the given informer source and resolver: the
+// part of New that the loader's unit tests share.
+func (e *Engine) init(source informerSource, resolver resourceResolver) {
+	e.logger, e.factory, e.resolver = e.cfg.Logger, source, resolver
+	e.stats = newStats(e.cfg.Registerer)
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
-	e.synced, e.gc, e.needs = make(chan *version), newCollector(cfg.Logger), newNeeds()
-	e.gc.enabled = cfg.PaceGC
+	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
+	e.gc.enabled = e.cfg.PaceGC
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
-	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{
-		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
-	})
-	if cfg.Registerer != nil {
-		cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready))
+	if e.cfg.Registerer != nil {
+		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready))
 	}
-	e.client = newK8sClient(dyn, e.resolver, cfg)
-	return e, nil
 }
 
 // Run connects, loads the scripts, and serves until ctx is done; then it stops every script

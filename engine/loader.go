@@ -103,6 +103,7 @@ func (e *Engine) onSynced(v *version) {
 	}
 	old := p.current
 	p.current, p.pending = v, nil
+	v.setState(stateCurrent)
 	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {
@@ -162,6 +163,7 @@ func (e *Engine) startReconciler(v, old *version) {
 // drainLimit.
 func (e *Engine) retire(v *version, drain bool) {
 	e.needs.remove(v)
+	v.setState(stateDraining)
 	v.retire(drain)
 	e.retiring.Go(func() {
 		finished := make(chan struct{})
@@ -176,6 +178,7 @@ func (e *Engine) retire(v *version, drain bool) {
 			if v.after != nil {
 				<-v.after // the chain: v counts as finished only after its predecessors
 			}
+			v.setState(stateDone)
 			close(v.finished)
 		}()
 		limit := drainLimit

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
@@ -16,7 +17,7 @@ import (
 // subscription is one watched resource of a version: its informer handle and registration.
 type subscription struct {
 	key      dynamicinformer.Key
-	informer *dynamicinformer.Informer
+	informer informerHandle
 	reg      cache.ResourceEventHandlerRegistration
 	cache    *cacheView
 }
@@ -53,13 +54,14 @@ type version struct {
 	synced   chan struct{}   // closed when the worker has handled every initial-list add
 	done     chan struct{}   // closed when the worker and indexer have returned
 	finished chan struct{}   // closed when retired and joined, after its predecessor's
+	state    atomic.Int32    // a versionState
 	after    <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
 	running  sync.WaitGroup  // worker and indexer
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
 // error everything acquired so far is given back.
-func (v *version) subscribe(factory *dynamicinformer.Factory, targets []target, resolve func(string) (string, error)) error {
+func (v *version) subscribe(factory informerSource, targets []target, resolve func(string) (string, error)) error {
 	for _, t := range targets {
 		inf, err := factory.Acquire(t.key)
 		if err != nil {

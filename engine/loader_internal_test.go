@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Unit tests of the loader's transitions on fakes (-short): each asserts on version states and
+// informer references, never on log text.
+
+func cmScript(tag, body string) string {
+	return fmt.Sprintf(`// %s
+export default { watch: { resource: "v1/configmaps", namespace: "ns" }, %s };`, tag, body)
+}
+
+func pending(e *Engine, name string) *version { return e.plugins[name].pending }
+func current(e *Engine, name string) *version { return e.plugins[name].current }
+func refs(s *fakeSource) (informers, total int) {
+	for _, n := range s.Active() {
+		informers++
+		total += n
+	}
+	return informers, total
+}
+
+func TestRapidSavesEndWithTheLastOnly(t *testing.T) {
+	t.Parallel()
+	source := newFakeSource(20)
+	e := loaderEngine(t, source)
+	var versions []*version
+	for i := range 3 {
+		e.loadContent("a.js", cmScript(fmt.Sprint("v", i), `onAdd() {}`))
+		versions = append(versions, pending(e, "a.js"))
+	}
+	e.syncUntil(t, versions[2])
+	if current(e, "a.js") != versions[2] || pending(e, "a.js") != nil {
+		t.Fatalf("current %v, pending %v: want the last save serving alone", current(e, "a.js"), pending(e, "a.js"))
+	}
+	for _, v := range versions[:2] {
+		waitState(t, v, stateDone)
+	}
+	if n := versions[2].store.size(); n != 20 {
+		t.Errorf("the serving version holds %d objects, want 20", n)
+	}
+	if informers, total := refs(source); informers != 1 || total != 1 {
+		t.Errorf("%d informers with %d references, want 1 and 1", informers, total)
+	}
+}
+
+func TestUnloadDuringSync(t *testing.T) {
+	t.Parallel()
+	source := newFakeSource(5)
+	source.block()
+	defer source.unblock()
+	e := loaderEngine(t, source)
+	e.loadContent("a.js", cmScript("v1", `onAdd() {}`))
+	v := pending(e, "a.js")
+	if v.currentState() != stateSyncing {
+		t.Fatalf("state %s, want syncing", v.currentState())
+	}
+	e.unload("a.js")
+	waitState(t, v, stateDone)
+	if _, ok := e.plugins["a.js"]; ok {
+		t.Error("the plugin is still known after unload")
+	}
+	if informers, _ := refs(source); informers != 0 {
+		t.Errorf("%d informers still running, want none", informers)
+	}
+}
+
+// v1 drains slow reconciles while v2 and then v3 take over: v2, retired before its turn to
+// reconcile, never reconciles and is done only after v1; v3 serves.
+func TestReloadDuringDrain(t *testing.T) {
+	t.Parallel()
+	source := newFakeSource(3)
+	e := loaderEngine(t, source)
+	slow := `reconcile() { const until = Date.now() + 150; while (Date.now() < until) {} }`
+	e.loadContent("a.js", cmScript("v1", slow))
+	v1 := pending(e, "a.js")
+	e.syncUntil(t, v1)
+	e.loadContent("a.js", cmScript("v2", slow))
+	v2 := pending(e, "a.js")
+	e.syncUntil(t, v2)
+	if v1.currentState() != stateDraining {
+		t.Fatalf("v1 is %s right after v2 took over, want draining (its reconciles are slow)", v1.currentState())
+	}
+	e.loadContent("a.js", cmScript("v3", slow))
+	v3 := pending(e, "a.js")
+	e.syncUntil(t, v3)
+	if v3.currentState() != stateCurrent || v2.currentState() == stateCurrent {
+		t.Fatalf("states v2 %s, v3 %s", v2.currentState(), v3.currentState())
+	}
+	waitState(t, v2, stateDone)
+	if v1.currentState() != stateDone {
+		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.currentState())
+	}
+	if got := v2.reconciler.queue.Len(); got != 3 {
+		t.Errorf("v2 has %d of its 3 keys left: it reconciled, though retired before its turn", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for v3.reconciler.queue.Len() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // v3 reconciles once its predecessors are done
+	}
+	if n := v3.reconciler.queue.Len(); n > 0 {
+		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
+	}
+}
