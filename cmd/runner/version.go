@@ -14,18 +14,22 @@ import (
 // recorded by `go install ...@version` is used, else "devel".
 var version string
 
+// commit is the revision to report when the binary has no VCS stamp: the go command does not
+// stamp builds from a git worktree, where .git is a file. `make build` sets it.
+var commit string
+
 // versionString is what `runner --version` prints after "runner ":
 // "v0.3.0 (go1.26.8, commit 0123456789ab)". The commit comes from the VCS stamp the go command
-// embeds (-buildvcs), with "-dirty" when the work tree had uncommitted changes; it is left out
-// when the binary carries no stamp.
+// embeds (-buildvcs), with "-dirty" when the work tree had uncommitted changes, else from the
+// linker-set commit; it is left out when there is neither.
 func versionString() string {
 	info, _ := debug.ReadBuildInfo()
-	return formatVersion(version, info)
+	return formatVersion(version, commit, info)
 }
 
-// formatVersion renders a version line from the linker-set version and the build info (nil
-// when the binary has none).
-func formatVersion(linked string, info *debug.BuildInfo) string {
+// formatVersion renders a version line from the linker-set version and commit and the build
+// info (nil when the binary has none).
+func formatVersion(linked, linkedCommit string, info *debug.BuildInfo) string {
 	v := linked
 	if v == "" && info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
 		v = info.Main.Version
@@ -34,8 +38,12 @@ func formatVersion(linked string, info *debug.BuildInfo) string {
 		v = "devel"
 	}
 	details := []string{runtime.Version()}
-	if commit := vcsCommit(info); commit != "" {
-		details = append(details, "commit "+commit)
+	c := vcsCommit(info)
+	if c == "" {
+		c = linkedCommit
+	}
+	if c != "" {
+		details = append(details, "commit "+c)
 	}
 	return v + " (" + strings.Join(details, ", ") + ")"
 }
