@@ -124,8 +124,9 @@ func TestDeploymentIsLockedDown(t *testing.T) {
 }
 
 // TestScriptsMountedAsFolder checks the scripts reach the runner as the kubelet's ..data-swapped
-// folder (a whole-ConfigMap volume, no subPath or items, which the kubelet never updates), from
-// a ConfigMap with a fixed name holding every file of deploy/scripts.
+// folder (the whole ConfigMap: no items, which would hide keys added later, and no subPath,
+// which the kubelet never updates), from a ConfigMap with a fixed name holding every file of
+// deploy/scripts.
 func TestScriptsMountedAsFolder(t *testing.T) {
 	t.Parallel()
 	objs := renderBase(t)
