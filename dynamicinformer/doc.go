@@ -11,6 +11,19 @@
 // must be set before the informer starts, which Factory guarantees). Cached objects are shared
 // by all users and must be treated as immutable.
 //
+// Watch health: each informer's ListerWatcher (listwatch.go) retries failing lists and watches
+// itself with a bounded, jittered Backoff, so client-go's reflector, whose backoff grows to a
+// minute, never sees a transient failure; and each watch goes through a proxy (watchproxy.go)
+// that answers "410 Gone" with a streaming relist diffed against what the informer holds
+// (known.go), so the reflector never has to back off before relisting either. Reflector,
+// DeltaFIFO and informer semantics are otherwise client-go's. Deletes inferred from such a
+// relist reach handlers as the last known object, for which FinalStateUnknown is true.
+// Transitions (failing, still failing once per Options.Remind, recovered) go to
+// Options.OnHealth, on the informer's goroutines and in order per informer; Health reports
+// every informer's state. Goroutines: client-go's informer goroutines, owned by the Factory
+// and joined by Shutdown, plus one per open watch, owned by that watch's proxy and ended by
+// its Stop or the end of its stream.
+//
 // Factory methods are safe for concurrent use. Shutdown stops every informer and waits for
 // their goroutines; handles released after Shutdown are no-ops.
 //

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	kdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -17,8 +19,15 @@ import (
 type Options struct {
 	// Resync is the informers' resync period; zero disables resyncs.
 	Resync time.Duration
-	// Logger receives informer start/stop and watch errors.
+	// Logger receives informer start/stop and the watch errors the reflector sees (debug).
 	Logger *slog.Logger
+	// Backoff paces the retries of failing lists and watches; zero fields take DefaultBackoff's.
+	Backoff Backoff
+	// OnHealth, when set, is told every health transition of every informer: called on the
+	// informer's own goroutines, in order for one informer; it must not block.
+	OnHealth func(HealthEvent)
+	// Remind is the least time between two StillFailing events of one informer; default 1m.
+	Remind time.Duration
 }
 
 // Factory starts, shares and stops dynamic informers by reference count.
@@ -34,6 +43,7 @@ type Factory struct {
 
 type entry struct {
 	informer cache.SharedIndexInformer
+	health   *tracker
 	refs     int
 	cancel   context.CancelFunc
 }
@@ -42,6 +52,10 @@ type entry struct {
 func NewFactory(client dynamic.Interface, opts Options) *Factory {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.Backoff = opts.Backoff.withDefaults()
+	if opts.Remind <= 0 {
+		opts.Remind = time.Minute
 	}
 	return &Factory{client: client, opts: opts, entries: map[Key]*entry{}}
 }
@@ -68,12 +82,13 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 
 // start builds and runs an informer; called with f.mu held.
 func (f *Factory) start(key Key) (*entry, error) {
-	tweak := func(o *metav1.ListOptions) {
-		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
-	}
-	gi := kdynamicinformer.NewFilteredDynamicInformer(f.client, key.GVR, key.Namespace, f.opts.Resync,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak)
-	inf := gi.Informer()
+	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
+	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(), backoff: f.opts.Backoff}
+	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
+		ResyncPeriod:      f.opts.Resync,
+		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		ObjectDescription: key.String(),
+	})
 	if err := inf.SetTransform(StripManagedFields); err != nil {
 		return nil, fmt.Errorf("set transform on informer %s: %w", key, err)
 	}
@@ -84,12 +99,32 @@ func (f *Factory) start(key Key) (*entry, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.wg.Go(func() { inf.RunWithContext(ctx) })
 	logger.Debug("informer started")
-	return &entry{informer: inf, cancel: cancel}, nil
+	return &entry{informer: inf, health: health, cancel: cancel}, nil
 }
 
+// listWatch lists and watches key's objects with the dynamic client.
+func (f *Factory) listWatch(key Key) *cache.ListWatch {
+	ri := f.client.Resource(key.GVR).Namespace(key.Namespace)
+	tweak := func(o *metav1.ListOptions) {
+		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			tweak(&o)
+			return ri.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			tweak(&o)
+			return ri.Watch(ctx, o)
+		},
+	}
+}
+
+// watchErrorLogger logs what reaches the reflector despite listWatch's retries: relists after
+// "410 Gone" and requests it passes on. Health transitions are reported through OnHealth.
 func watchErrorLogger(logger *slog.Logger) cache.WatchErrorHandlerWithContext {
 	return func(_ context.Context, _ *cache.Reflector, err error) {
-		logger.Warn("list/watch failed; retrying", "error", err)
+		logger.Debug("list/watch ended", "error", err.Error())
 	}
 }
 
@@ -115,6 +150,17 @@ func (f *Factory) Active() map[Key]int {
 	out := make(map[Key]int, len(f.entries))
 	for k, e := range f.entries {
 		out[k] = e.refs
+	}
+	return out
+}
+
+// Health reports the health of every running informer.
+func (f *Factory) Health() []Health {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Health, 0, len(f.entries))
+	for _, e := range f.entries {
+		out = append(out, e.health.snapshot())
 	}
 	return out
 }

@@ -39,10 +39,11 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
+		src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, program: prog, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
-		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
+		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
 	}
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
 		v.stop()
@@ -51,7 +52,9 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
 	v.start()
+	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
 	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
+		e.needs.remove(v)
 		v.stop()
 		return nil, err
 	}
@@ -76,11 +79,12 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		}
 		v.intake = newQueue[event]()
 	}
-	if v.def.Reconcile {
+	if v.def.Reconcile && !v.standby {
 		var err error
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
 			return err
 		}
+		v.reconciler.allowed = v.lead.valid
 		v.enqueue = v.reconciler.enqueue
 	}
 	return nil

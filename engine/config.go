@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
+	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/plugins"
 )
 
@@ -44,6 +45,15 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the engine's metrics when set.
 	Registerer prometheus.Registerer
+	// UnhealthyAfter is how long an informer a loaded script needs may fail to list/watch, or a
+	// version may take to sync, before Ready reports the runner not ready; default 30s.
+	UnhealthyAfter time.Duration
+	// Backoff paces the informers' retries of failing lists and watches; zero fields take
+	// dynamicinformer.DefaultBackoff's.
+	Backoff dynamicinformer.Backoff
+	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
+	// names (see LeaderElection).
+	LeaderElection *LeaderElection
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
 	// informer they use has synced and been handled.
 	OnReady func()
@@ -62,8 +72,18 @@ func (c *Config) setDefaults() error {
 	if c.RetryUnknownResources <= 0 {
 		c.RetryUnknownResources = 10 * time.Second
 	}
+	if c.UnhealthyAfter <= 0 {
+		c.UnhealthyAfter = 30 * time.Second
+	}
 	if c.FieldManager == "" {
 		c.FieldManager = "jsinformer"
+	}
+	if c.LeaderElection != nil {
+		le := *c.LeaderElection // the caller's copy is not ours to default
+		if err := le.setDefaults(); err != nil {
+			return err
+		}
+		c.LeaderElection = &le
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

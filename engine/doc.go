@@ -30,6 +30,19 @@
 // failed because its watch names a resource the server does not serve is retried every
 // Config.RetryUnknownResources, so a CRD installed later is picked up.
 //
+// Health: informers report failures and recoveries (dynamicinformer.Options.OnHealth); the
+// engine logs them with the scripts concerned. The loader records which informers each live
+// version needs (needs, under its own mutex) so that Ready, the metrics and those logs can
+// read it from other goroutines. An update whose metadata.uid changed is split into a delete
+// (final state unknown) and an add before it is queued.
+//
+// Leader election (leader.go): the elector goroutine is started by Run and joined after every
+// version has stopped, so the Lease is released only when nothing of this runner can still
+// write. Versions built while standing by call nothing; becoming leader loads every script
+// again. Calls and writes are fenced on the last renewal being within the renew deadline.
+// At shutdown versions take no further event and the calls in flight get the handler timeout
+// (plus a second) to finish before they are interrupted.
+//
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -37,8 +40,12 @@ type Engine struct {
 	ready         bool
 	synced        chan *version
 
+	readyOnce atomic.Bool // ready, for readers on other goroutines
+	needs     *needs      // written by the loader, read by probes, metrics and health reports
+
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
+	lead     *leadership // nil without leader election
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -46,12 +53,30 @@ type plugin struct {
 	current, pending *version
 }
 
+// latest is the newest version: the one syncing, else the one serving.
+func (p *plugin) latest() *version {
+	if p.pending != nil {
+		return p.pending
+	}
+	return p.current
+}
+
 // New validates cfg and builds the clients; it does not contact the cluster.
 func New(cfg Config) (*Engine, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg.RESTConfig)
+	e := &Engine{cfg: cfg}
+	restCfg := cfg.RESTConfig
+	if cfg.LeaderElection != nil {
+		var err error
+		if e.lead, err = e.newLeadership(*cfg.LeaderElection); err != nil {
+			return nil, err
+		}
+		restCfg = rest.CopyConfig(restCfg)
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, lead: e.lead} })
+	}
+	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("create dynamic client: %w", err)
 	}
@@ -59,14 +84,20 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
-	e := &Engine{
-		cfg: cfg, logger: cfg.Logger, dynamic: dyn, discovery: disc,
-		resolver: dynamicinformer.NewResolver(disc, cfg.Logger),
-		stats:    newStats(cfg.Registerer),
-		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]waitingScript{},
-		synced: make(chan *version), gc: newCollector(cfg.Logger),
+	e.logger, e.dynamic, e.discovery = cfg.Logger, dyn, disc
+	e.resolver = dynamicinformer.NewResolver(disc, cfg.Logger)
+	e.stats = newStats(cfg.Registerer)
+	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
+	e.synced, e.gc, e.needs = make(chan *version), newCollector(cfg.Logger), newNeeds()
+	if e.lead == nil {
+		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
-	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
+	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{
+		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
+	})
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready))
+	}
 	e.client = newK8sClient(dyn, e.resolver, cfg)
 	return e, nil
 }
@@ -87,6 +118,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	watcher, err := plugins.NewWatcher(e.cfg.ScriptsDir, plugins.Options{Logger: e.logger, Debounce: e.cfg.Debounce})
 	if err != nil {
 		return fmt.Errorf("watch scripts: %w", err)
+	}
+	if e.lead != nil {
+		// Cancelled after the scripts have stopped (defers run last-in first-out), so the
+		// Lease is released only once no call of this runner's can still write.
+		electCtx, stopElection := context.WithCancel(context.Background())
+		waitElection := e.runElection(electCtx)
+		defer waitElection()
+		defer stopElection()
 	}
 	defer e.shutdown()
 	return e.loop(ctx, watcher)
@@ -140,10 +179,26 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 	}()
 	retry := time.NewTicker(e.cfg.RetryUnknownResources)
 	defer retry.Stop()
+	var leading <-chan bool
+	var fence <-chan time.Time
+	if e.lead != nil {
+		leading = e.lead.changes
+		ticker := time.NewTicker(e.lead.cfg.RetryPeriod / 2)
+		defer ticker.Stop()
+		fence = ticker.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case l := <-leading:
+			if err := e.onLeading(l); err != nil {
+				return err
+			}
+		case <-fence:
+			if err := e.checkFence(); err != nil {
+				return err
+			}
 		case <-retry.C:
 			e.retryWaiting()
 		case err := <-watchErr:

@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -39,7 +40,15 @@ func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, _, _ := unwrap(oldObj)
-			if u, key, ok := unwrap(newObj); ok {
+			u, key, ok := unwrap(newObj)
+			switch {
+			case !ok:
+			case recreated(o, u):
+				q.pushAll([]event{
+					{kind: eventDelete, sub: sub, key: key, obj: o, unknown: true},
+					{kind: eventAdd, sub: sub, key: key, obj: u},
+				})
+			default:
 				q.push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u})
 			}
 		},
@@ -50,10 +59,24 @@ func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
 				return
 			}
 			if u, key, ok := unwrap(obj); ok {
-				q.push(event{kind: eventDelete, sub: sub, key: key, obj: u})
+				q.push(event{kind: eventDelete, sub: sub, key: key, obj: u, unknown: dynamicinformer.FinalStateUnknown(obj)})
 			}
 		},
 	}
+}
+
+// recreated reports whether an update joins two objects: the same key with another
+// metadata.uid means the first was deleted and the second created while the watch was down,
+// or between two lists. Scripts then see the delete (its final state unknown) and the add.
+func recreated(old, obj scripting.Object) bool {
+	oldUID, newUID := uidOf(old), uidOf(obj)
+	return oldUID != "" && newUID != "" && oldUID != newUID
+}
+
+func uidOf(obj scripting.Object) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	uid, _ := meta["uid"].(string)
+	return uid
 }
 
 // unwrap returns the object's map and its client-go key ("namespace/name", or "name" for a

@@ -144,3 +144,44 @@ func TestBacklogReportsQueuedEventsPerVersion(t *testing.T) {
 		t.Fatalf("series after remove = %d (%v), want 0", n, err)
 	}
 }
+
+// An update whose uid changed is the old object's delete (final state unknown) and the new
+// one's add, in that order; a plain update stays one update.
+func TestHandlerSplitsRecreatedObjects(t *testing.T) {
+	t.Parallel()
+	obj := func(uid string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns", "uid": uid}}}
+	}
+	tests := []struct {
+		name     string
+		old, new *unstructured.Unstructured
+		want     []eventKind
+	}{
+		{"same uid", obj("a"), obj("a"), []eventKind{eventUpdate}},
+		{"new uid", obj("a"), obj("b"), []eventKind{eventDelete, eventAdd}},
+		{"uid unknown", obj(""), obj("b"), []eventKind{eventUpdate}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			q := newQueue[event]()
+			handlerFor(&subscription{}, q).OnUpdate(tt.old, tt.new)
+			q.close()
+			var got []event
+			for ev, ok := q.pop(nil); ok; ev, ok = q.pop(nil) {
+				got = append(got, ev)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d events, want %v", len(got), tt.want)
+			}
+			for i, ev := range got {
+				if ev.kind != tt.want[i] || ev.key != "ns/x" {
+					t.Errorf("event %d = kind %d key %q, want kind %d", i, ev.kind, ev.key, tt.want[i])
+				}
+			}
+			if len(got) == 2 && (!got[0].unknown || uidOf(got[0].obj) != "a" || uidOf(got[1].obj) != "b" || got[1].initial) {
+				t.Errorf("delete must carry the old object as final state unknown, the add the new one: %+v", got)
+			}
+		})
+	}
+}

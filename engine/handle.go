@@ -29,7 +29,7 @@ func (v *version) handle(ev event) {
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
 // script does escapes as a panic.
 func (v *version) call(ev event) {
-	if !v.defines(ev.kind) {
+	if !v.defines(ev.kind) || v.standby || !v.lead.valid() {
 		return
 	}
 	ctx := scripting.Event{

@@ -141,7 +141,12 @@ type runner struct {
 // startEngine writes scripts into a new folder and runs the engine until the test ends.
 func startEngine(t *testing.T, scripts map[string]string, tweak func(*engine.Config)) *runner {
 	t.Helper()
-	cp := controlplane.Require(t, env)
+	return startEngineOn(t, controlplane.Require(t, env), scripts, tweak)
+}
+
+// startEngineOn is startEngine against the control plane cp.
+func startEngineOn(t *testing.T, cp *controlplane.ControlPlane, scripts map[string]string, tweak func(*engine.Config)) *runner {
+	t.Helper()
 	r := &runner{dir: t.TempDir(), log: &sink{}, done: make(chan error, 1)}
 	r.dyn = dynamic.NewForConfigOrDie(cp.Config)
 	for name, src := range scripts {

@@ -53,8 +53,9 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.retire(p.pending, false) // superseded before it synced
 	}
 	p.pending = v
+	subs := v.subs
 	go func() {
-		if v.waitSynced(syncWarnAfter) {
+		if v.waitSynced(subs, syncWarnAfter) {
 			select {
 			case e.synced <- v:
 			case <-v.abort:
@@ -102,13 +103,17 @@ func (e *Engine) onSynced(v *version) {
 	}
 	old := p.current
 	p.current, p.pending = v, nil
+	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {
 		result = "reloaded"
 		e.gc.loaded(v.allocMark)
 		e.retire(old, true)
 	}
-	startReconciler(v, old)
+	if old != nil {
+		v.after = old.finished
+	}
+	e.startReconciler(v, old)
 	took := time.Since(v.started)
 	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
@@ -135,26 +140,28 @@ func (e *Engine) unload(name string) {
 	e.initialDone(name)
 }
 
-// startReconciler starts v's reconcile workers once the version it replaces has no reconcile
-// running, so one key is never reconciled by two versions at once. Keys enqueued meanwhile
-// wait, deduplicated, in v's queue.
-func startReconciler(v, old *version) {
+// startReconciler starts v's reconcile workers once the version it replaces is finished, and
+// with it every version before (see retire), so one key is never reconciled by two versions at
+// once and never by an older version after a newer one. Keys enqueued meanwhile wait,
+// deduplicated, in v's queue. The waiting goroutine is one of the retiring ones Run joins.
+func (e *Engine) startReconciler(v, old *version) {
 	if v.reconciler == nil {
 		return
 	}
-	if old == nil || old.reconciler == nil {
+	if old == nil {
 		v.reconciler.start()
 		return
 	}
-	go func() {
-		old.reconciler.wait()
-		v.reconciler.start()
-	}()
+	e.retiring.Go(func() {
+		<-old.finished
+		v.reconciler.start() // does nothing if v was retired meanwhile
+	})
 }
 
 // retire stops v; with drain its queued events and reconcile keys are still handled, within
 // drainLimit.
 func (e *Engine) retire(v *version, drain bool) {
+	e.needs.remove(v)
 	v.retire(drain)
 	e.retiring.Go(func() {
 		finished := make(chan struct{})
@@ -165,9 +172,19 @@ func (e *Engine) retire(v *version, drain bool) {
 			}
 			close(finished)
 		}()
+		defer func() {
+			if v.after != nil {
+				<-v.after // the chain: v counts as finished only after its predecessors
+			}
+			close(v.finished)
+		}()
+		limit := drainLimit
+		if !drain {
+			limit = e.cfg.HandlerTimeout + time.Second // the running call's own deadline, and some
+		}
 		select {
 		case <-finished:
-		case <-time.After(drainLimit):
+		case <-time.After(limit):
 			v.logger.Warn("retired version still busy; interrupting it")
 			v.stop()
 			<-finished
@@ -198,6 +215,7 @@ func (e *Engine) checkReady() {
 		return
 	}
 	e.ready = true
+	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
 	e.retiring.Go(e.gc.initialSynced)
 	if e.cfg.OnReady != nil {

@@ -23,7 +23,11 @@ type reconciler struct {
 	cache      *cacheView
 	logger     *slog.Logger
 	metrics    *handlerMetrics
+	allowed    func() bool // false while the runner does not lead: keys are dropped, not run
 	wg         sync.WaitGroup
+
+	mu       sync.Mutex // orders start against shutdown
+	stopping bool       // shut down: a later start starts nothing
 }
 
 func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cache *cacheView,
@@ -31,11 +35,17 @@ func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cac
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
-		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile")}
+		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
 }
 
-// start runs the workers; a reconciler shut down before start has workers that return at once.
+// start runs the workers, unless the reconciler was shut down first: a version retired before
+// its turn to reconcile came never reconciles.
 func (r *reconciler) start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopping {
+		return
+	}
 	for _, s := range r.scripts {
 		r.wg.Go(func() { r.work(s) })
 	}
@@ -55,6 +65,9 @@ func (r *reconciler) work(s *scripting.Script) {
 }
 
 func (r *reconciler) process(s *scripting.Script, key string) {
+	if !r.allowed() {
+		return // a new leader replays every key
+	}
 	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue}
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
@@ -87,11 +100,16 @@ func (r *reconciler) retry(key string, err error) {
 
 // shutdown stops taking keys; the workers finish the keys already queued and return. It does
 // not wait: a retiring version must not hold up the loader.
-func (r *reconciler) shutdown() { r.queue.ShutDown() }
+func (r *reconciler) shutdown() {
+	r.mu.Lock()
+	r.stopping = true
+	r.mu.Unlock()
+	r.queue.ShutDown()
+}
 
 // interrupt stops the running reconciles and makes the remaining ones fail fast.
 func (r *reconciler) interrupt() {
-	r.queue.ShutDown()
+	r.shutdown()
 	for _, s := range r.scripts {
 		s.Interrupt()
 	}

@@ -16,6 +16,7 @@ type stats struct {
 	loads    *prometheus.CounterVec
 	loadTime *prometheus.HistogramVec
 	versions prometheus.Gauge
+	leader   prometheus.Gauge
 	backlog  *backlog
 }
 
@@ -44,10 +45,14 @@ func newStats(reg prometheus.Registerer) *stats {
 			Name: "jsinformer_script_versions",
 			Help: "Script versions alive, including ones syncing or draining.",
 		}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "jsinformer_leader",
+			Help: "1 while this runner leads (always, without --leader-elect), 0 while it stands by.",
+		}),
 		backlog: newBacklog(),
 	}
 	if reg != nil {
-		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.backlog)
+		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.leader, s.backlog)
 	}
 	return s
 }

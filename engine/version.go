@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -29,8 +30,11 @@ type subscription struct {
 // to queue, in order, so the worker still applies values to the store in event order.
 type version struct {
 	name, hash string
-	started    time.Time // when building it began, for the load duration
-	allocMark  uint64    // the collector's mark when building began
+	src        plugins.Source // to load again on becoming leader
+	standby    bool           // built while not leading: calls nothing, ever
+	lead       *leadership    // nil without leader election
+	started    time.Time      // when building it began, for the load duration
+	allocMark  uint64         // the collector's mark when building began
 	program    *scripting.Program
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
@@ -46,10 +50,13 @@ type version struct {
 	reconciler  *reconciler        // nil unless the script exports reconcile
 	enqueue     func(string)       // ctx.enqueue: reconciler.enqueue, nil without reconcile
 
-	abort   chan struct{}  // closed to stop the goroutines without draining
-	synced  chan struct{}  // closed when the worker has handled every initial-list add
-	done    chan struct{}  // closed when the worker and indexer have returned
-	running sync.WaitGroup // worker and indexer
+	abort    chan struct{} // closed to stop the goroutines without draining
+	haltOnce sync.Once
+	synced   chan struct{}   // closed when the worker has handled every initial-list add
+	done     chan struct{}   // closed when the worker and indexer have returned
+	finished chan struct{}   // closed when retired and joined, after its predecessor's
+	after    <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
+	running  sync.WaitGroup  // worker and indexer
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
@@ -87,12 +94,13 @@ func (v *version) unsubscribe() {
 	v.subs = nil
 }
 
-// waitSynced blocks until every registration has delivered its initial list and the worker
-// has handled it, or until abort. It reports whether the version synced.
-func (v *version) waitSynced(warnAfter time.Duration) bool {
+// waitSynced blocks until every registration of subs has delivered its initial list and the
+// worker has handled it, or until abort. It reports whether the version synced. subs is the
+// loader's copy of v.subs: the loader may clear v.subs meanwhile.
+func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool {
 	warn := time.NewTimer(warnAfter)
 	defer warn.Stop()
-	for _, sub := range v.subs {
+	for _, sub := range subs {
 		for done := false; !done; {
 			select {
 			case <-sub.reg.HasSyncedChecker().Done():
@@ -137,7 +145,8 @@ func (v *version) work() {
 }
 
 // retire stops the version. With drain the worker first handles every event already queued
-// (each bounded by the handler timeout); without, the running handler is interrupted.
+// (each bounded by the handler timeout); without, it takes no further event and the call
+// running finishes (the engine interrupts it if it outlives the handler timeout).
 func (v *version) retire(drain bool) {
 	v.unsubscribe()
 	if v.reconciler != nil {
@@ -147,18 +156,19 @@ func (v *version) retire(drain bool) {
 		v.intake.close() // the indexer, if any, closes the worker's queue once drained
 		return
 	}
-	v.stop()
+	v.halt()
 }
 
-// stop aborts the worker and interrupts its runtime; idempotent.
-func (v *version) stop() {
-	select {
-	case <-v.abort:
-	default:
-		close(v.abort)
-	}
+// halt makes the worker and indexer take no further event; idempotent.
+func (v *version) halt() {
+	v.haltOnce.Do(func() { close(v.abort) })
 	v.intake.close()
 	v.queue.close()
+}
+
+// stop halts the version and interrupts its runtimes; idempotent.
+func (v *version) stop() {
+	v.halt()
 	v.script.Interrupt()
 	if v.indexer != nil {
 		v.indexer.Interrupt()

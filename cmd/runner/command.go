@@ -24,6 +24,9 @@ const example = `  # Log every Deployment change with the example scripts
   # Try automation without changing anything: every write is sent with dryRun=All
   runner --gvr deploy --scripts ./scripts --dry-run
 
+  # Two or more replicas: only the holder of the Lease "jsinformer" calls scripts
+  runner --gvr deploy --scripts ./scripts --leader-elect --leader-elect-resource-namespace ops
+
   # JSON logs and Prometheus metrics on :9090/metrics (/healthz, /readyz too)
   runner --gvr deploy --scripts ./scripts --log-format json --metrics-addr :9090`
 
@@ -44,6 +47,8 @@ type options struct {
 	qps            float32
 	burst          int
 	metricsAddr    string
+	unhealthyAfter time.Duration
+	leader         leaderFlags
 }
 
 func newCommand() *cobra.Command {
@@ -88,6 +93,8 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.Float32Var(&o.qps, "qps", 50, "client requests per second to the API server")
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
+	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
+	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
 
@@ -103,6 +110,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.handlerTimeout <= 0 {
 		return errors.New("--handler-timeout must be positive")
+	}
+	if o.unhealthyAfter <= 0 {
+		return errors.New("--unhealthy-after must be positive")
 	}
 	return nil
 }
@@ -122,17 +132,22 @@ func (o *options) run(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("namespace") {
 		namespace = *o.kube.Namespace
 	}
+	leader, err := o.leader.config()
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	health := newHealth()
 	e, err := engine.New(engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		Logger: logger, Registerer: reg, OnReady: health.setReady,
+		UnhealthyAfter: o.unhealthyAfter, LeaderElection: leader, Logger: logger, Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
+	health.setReadiness(e.Ready)
 	if o.metricsAddr != "" {
 		srv := &http.Server{Addr: o.metricsAddr, Handler: health.mux(reg), ReadHeaderTimeout: 5 * time.Second}
 		go serve(srv, logger)

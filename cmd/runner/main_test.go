@@ -106,6 +106,8 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	waitHTTP(t, "http://"+addr+"/readyz", "ok")
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_script_loads_total{result="loaded",script="a.js"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_queue_depth{script="a.js",version=`)
+	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_informer_healthy{informer="v1/configmaps"} 1`)
+	waitHTTP(t, "http://"+addr+"/metrics", "jsinformer_ready 1")
 	cancel()
 	select {
 	case err := <-done:

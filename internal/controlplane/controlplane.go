@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +27,10 @@ type ControlPlane struct {
 
 	etcd, apiserver *process
 	keepDir         bool
+	setup           apiserverSetup // how to start another kube-apiserver
+	port            int            // the main kube-apiserver's port, kept across restarts
+	restarts        int            // names the log of each restart
+	extras          []*process     // extra kube-apiservers, stopped with the rest
 }
 
 // Options tune Start.
@@ -106,21 +109,9 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, bin, etcdURL string)
 	if err != nil {
 		return err
 	}
-	args := []string{
-		"--etcd-servers=" + etcdURL,
-		"--secure-port=" + strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--endpoint-reconciler-type=none",
-		"--cert-dir=" + filepath.Join(cp.Dir, "certs"),
-		"--authorization-mode=RBAC",
-		"--token-auth-file=" + tokenFile,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file=" + saKey,
-		"--service-account-signing-key-file=" + saKey,
-		"--service-cluster-ip-range=10.0.0.0/24",
-		"--disable-admission-plugins=ServiceAccount",
-	}
-	if cp.apiserver, err = startProcess(cp.Dir, "kube-apiserver", bin, args); err != nil {
+	cp.setup = apiserverSetup{bin: bin, etcdURL: etcdURL, saKey: saKey, tokenFile: tokenFile}
+	cp.port = port
+	if cp.apiserver, err = startProcess(cp.Dir, "kube-apiserver", bin, cp.setup.args(port, filepath.Join(cp.Dir, "certs"))); err != nil {
 		return err
 	}
 	cp.Config = &rest.Config{
@@ -172,6 +163,9 @@ func (cp *ControlPlane) startFailure(err error) error {
 // Stop stops kube-apiserver, then etcd, and removes the directory. Safe to call twice.
 func (cp *ControlPlane) Stop() error {
 	var errs []error
+	for _, p := range cp.extras {
+		errs = append(errs, p.stop(15*time.Second))
+	}
 	if cp.apiserver != nil {
 		errs = append(errs, cp.apiserver.stop(15*time.Second))
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// leaderFlags are kube-controller-manager's leader election flags.
+type leaderFlags struct {
+	enabled                                   bool
+	leaseDuration, renewDeadline, retryPeriod time.Duration
+	name, namespace                           string
+}
+
+func (l *leaderFlags) add(f *pflag.FlagSet) {
+	f.BoolVar(&l.enabled, "leader-elect", false, "run as one of several replicas: only the holder of a Lease calls scripts and writes; the others stand by with scripts loaded and informers synced")
+	f.DurationVar(&l.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long standbys wait after the leader's last renewal before taking over")
+	f.DurationVar(&l.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops calling scripts and exits; less than the lease duration")
+	f.DurationVar(&l.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the Lease is renewed or tried")
+	f.StringVar(&l.name, "leader-elect-resource-name", "jsinformer", "name of the coordination.k8s.io/v1 Lease")
+	f.StringVar(&l.namespace, "leader-elect-resource-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else default)")
+}
+
+// config is the engine's leader election configuration; nil when it is off.
+func (l *leaderFlags) config() (*engine.LeaderElection, error) {
+	if !l.enabled {
+		return nil, nil
+	}
+	identity, err := identity()
+	if err != nil {
+		return nil, err
+	}
+	ns := l.namespace
+	if ns == "" {
+		ns = podNamespace()
+	}
+	return &engine.LeaderElection{
+		Namespace: ns, Name: l.name, Identity: identity,
+		LeaseDuration: l.leaseDuration, RenewDeadline: l.renewDeadline, RetryPeriod: l.retryPeriod,
+	}, nil
+}
+
+// identity is the pod name (the hostname in a cluster) and a random suffix, so a restarted
+// container never mistakes its predecessor's Lease for its own.
+func identity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("read hostname for the leader identity: %w", err)
+	}
+	suffix := make([]byte, 4)
+	if _, err := rand.Read(suffix); err != nil {
+		return "", fmt.Errorf("make leader identity: %w", err)
+	}
+	return host + "_" + hex.EncodeToString(suffix), nil
+}
+
+// podNamespace is POD_NAMESPACE, else the service account's namespace in a cluster, else
+// "default".
+func podNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if data, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		if ns := strings.TrimSpace(string(data)); ns != "" {
+			return ns
+		}
+	}
+	return "default"
+}

@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+)
+
+// informerStats is a Prometheus collector reporting, at scrape time, each running informer's
+// health from the factory, and whether the runner is ready.
+type informerStats struct {
+	health                         func() []dynamicinformer.Health
+	ready                          func() error
+	healthy, sinceContact, relists *prometheus.Desc
+	restarts, readyDesc            *prometheus.Desc
+}
+
+func newInformerStats(health func() []dynamicinformer.Health, ready func() error) *informerStats {
+	labels := []string{"informer"}
+	return &informerStats{
+		health: health, ready: ready,
+		healthy: prometheus.NewDesc("jsinformer_informer_healthy",
+			"1 while the informer can list and watch, 0 from a failed list or watch until one succeeds.", labels, nil),
+		sinceContact: prometheus.NewDesc("jsinformer_informer_seconds_since_contact",
+			"Seconds since the informer last received anything from the API server (a list, a watch opened, an event, a bookmark).", labels, nil),
+		relists: prometheus.NewDesc("jsinformer_informer_relists_total",
+			"Lists after the informer's initial one, such as after a watch expired (410 Gone).", labels, nil),
+		restarts: prometheus.NewDesc("jsinformer_informer_watch_restarts_total",
+			"Watches the informer opened after its first one.", labels, nil),
+		readyDesc: prometheus.NewDesc("jsinformer_ready",
+			"1 when the runner is ready (what /readyz answers 200 for), else 0.", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (s *informerStats) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{s.healthy, s.sinceContact, s.relists, s.restarts, s.readyDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (s *informerStats) Collect(ch chan<- prometheus.Metric) {
+	for _, h := range s.health() {
+		name := h.Key.String()
+		ch <- prometheus.MustNewConstMetric(s.healthy, prometheus.GaugeValue, boolValue(h.Healthy), name)
+		if !h.LastContact.IsZero() {
+			ch <- prometheus.MustNewConstMetric(s.sinceContact, prometheus.GaugeValue, time.Since(h.LastContact).Seconds(), name)
+		}
+		ch <- prometheus.MustNewConstMetric(s.relists, prometheus.CounterValue, float64(h.Relists), name)
+		ch <- prometheus.MustNewConstMetric(s.restarts, prometheus.CounterValue, float64(h.WatchRestarts), name)
+	}
+	ch <- prometheus.MustNewConstMetric(s.readyDesc, prometheus.GaugeValue, boolValue(s.ready() == nil))
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+package engine_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Three versions of a script whose reconcile runs long, saved in quick succession, never
+// reconcile at the same time, and an older version never reconciles after a newer one began.
+func TestReconcileVersionsNeverOverlap(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("reconcile-order")
+	script := func(tag string) string {
+		return fmt.Sprintf(`export default {
+  watch: { resource: "v1/configmaps", namespace: %q },
+  reconcile(key) {
+    log.info("reconcile", { edge: "begin", tag: %q });
+    const until = Date.now() + 600;
+    while (Date.now() < until) {}
+    log.info("reconcile", { edge: "end", tag: %q });
+  },
+};`, ns, tag, tag)
+	}
+	r := startEngine(t, map[string]string{"slow.js": script("v1")}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "c", nil, nil))
+	r.log.waitFor(t, "v1 reconciling", 1, msg("reconcile", "edge", "begin", "tag", "v1"))
+	r.write(t, "slow.js", script("v2"))
+	r.log.waitFor(t, "v2 reloaded", 1, msg("script reloaded", "version", hashOf(script("v2"))))
+	r.write(t, "slow.js", script("v3"))
+	r.log.waitFor(t, "v3 reconciled", 1, msg("reconcile", "edge", "end", "tag", "v3"))
+
+	running, newest := "", 0
+	for _, rec := range r.log.find(msg("reconcile")) {
+		tag, edge := rec.attrs["tag"], rec.attrs["edge"]
+		var n int
+		fmt.Sscanf(tag, "v%d", &n) //nolint:errcheck // tags are ours
+		switch edge {
+		case "begin":
+			if running != "" {
+				t.Fatalf("%s began while %s was reconciling", tag, running)
+			}
+			if n < newest {
+				t.Fatalf("%s reconciled after v%d had begun", tag, newest)
+			}
+			running, newest = tag, n
+		case "end":
+			running = ""
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// apiserverSetup is what every kube-apiserver of one control plane shares: the binary, etcd
+// and the credentials files.
+type apiserverSetup struct {
+	bin, etcdURL, saKey, tokenFile string
+}
+
+// args are the flags of a kube-apiserver serving on port with its certificates in certDir.
+func (s apiserverSetup) args(port int, certDir string) []string {
+	return []string{
+		"--etcd-servers=" + s.etcdURL,
+		"--secure-port=" + strconv.Itoa(port),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
+		"--cert-dir=" + certDir,
+		"--authorization-mode=RBAC",
+		"--token-auth-file=" + s.tokenFile,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + s.saKey,
+		"--service-account-signing-key-file=" + s.saKey,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--disable-admission-plugins=ServiceAccount",
+	}
+}
+
+// KillAPIServer kills kube-apiserver (SIGKILL, as a crash would) and waits until it has exited;
+// etcd keeps running. Clients see connections refused until RestartAPIServer.
+func (cp *ControlPlane) KillAPIServer() error {
+	if cp.apiserver == nil || cp.apiserver.exited() {
+		return nil
+	}
+	if err := cp.apiserver.cmd.Process.Kill(); err != nil {
+		return fmt.Errorf("kill kube-apiserver: %w", err)
+	}
+	<-cp.apiserver.done
+	return nil
+}
+
+// RestartAPIServer starts kube-apiserver again on the same port with the same flags, so
+// Config keeps working, and waits until it is ready.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	if err := cp.KillAPIServer(); err != nil {
+		return err
+	}
+	cp.restarts++
+	name := fmt.Sprintf("kube-apiserver-restart-%d", cp.restarts)
+	var err error
+	if cp.apiserver, err = startProcess(cp.Dir, name, cp.setup.bin, cp.setup.args(cp.port, filepath.Join(cp.Dir, "certs"))); err != nil {
+		return err
+	}
+	return cp.waitAPIServer(ctx, cp.apiserver, cp.Config)
+}
+
+// Extra is a second kube-apiserver on the same etcd, for writes while the main one is down.
+type Extra struct {
+	// Config reaches it with the same credentials as the main one.
+	Config  *rest.Config
+	process *process
+}
+
+// Stop stops the extra kube-apiserver.
+func (x *Extra) Stop() error { return x.process.stop(15 * time.Second) }
+
+// StartExtraAPIServer starts another kube-apiserver on the same etcd and waits until it is
+// ready. The caller stops it (Stop also stops it, before etcd).
+func (cp *ControlPlane) StartExtraAPIServer(ctx context.Context) (*Extra, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	name := "kube-apiserver-" + strconv.Itoa(port)
+	p, err := startProcess(cp.Dir, name, cp.setup.bin, cp.setup.args(port, filepath.Join(cp.Dir, "certs-"+strconv.Itoa(port))))
+	if err != nil {
+		return nil, err
+	}
+	x := &Extra{Config: rest.CopyConfig(cp.Config), process: p}
+	x.Config.Host = loopbackURL("https", port)
+	cp.extras = append(cp.extras, p)
+	if err := cp.waitAPIServer(ctx, p, x.Config); err != nil {
+		_ = x.Stop()
+		return nil, err
+	}
+	return x, nil
+}
+
+// waitAPIServer polls until the kube-apiserver p, reached with cfg, is ready.
+func (cp *ControlPlane) waitAPIServer(ctx context.Context, p *process, cfg *rest.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build client: %w", err)
+	}
+	for !cp.ready(ctx, client) {
+		if p.exited() {
+			return fmt.Errorf("start %s: it exited:\n%s", p.name, p.tail(30))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for %s: %w\n%s", p.name, ctx.Err(), p.tail(30))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
