@@ -21,6 +21,9 @@ import (
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
+// leaseName is --leader-elect-resource-name's default, which rbac.yaml's Role names.
+const leaseName = "jsinformer"
+
 // rbacKinds are the rendered objects that make up the runner's identity and permissions.
 var rbacKinds = []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 
@@ -109,15 +112,17 @@ func allowed(t *testing.T, client kubernetes.Interface, attrs *authorizationv1.R
 	}
 }
 
-// runShippedScripts runs the engine on deploy/scripts with the ServiceAccount's credentials:
-// every watch must sync (ready), and 07-ttl-cleanup must delete an expired ConfigMap.
+// runShippedScripts runs the engine on deploy/scripts with the ServiceAccount's credentials and
+// leader election on, as the Deployment runs it: every watch must sync (ready), the runner must
+// take the Lease in its namespace, and as leader 07-ttl-cleanup must delete an expired ConfigMap.
 func runShippedScripts(t *testing.T, sa, admin *rest.Config, ns string) {
 	t.Helper()
 	logs := &syncBuffer{}
 	ready := make(chan struct{})
 	e, err := engine.New(engine.Config{
 		RESTConfig: sa, ScriptsDir: "scripts", Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		OnReady: func() { close(ready) },
+		LeaderElection: &engine.LeaderElection{Namespace: ns, Name: leaseName, Identity: "deploy-test"},
+		OnReady:        func() { close(ready) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +148,10 @@ func runShippedScripts(t *testing.T, sa, admin *rest.Config, ns string) {
 		t.Fatal(err)
 	}
 	waitGone(t, client, ns, expired.Name, logs)
+	lease, err := client.CoordinationV1().Leases(ns).Get(t.Context(), leaseName, metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != "deploy-test" {
+		t.Errorf("Lease %s/%s: %+v (%v), want it held by the runner", ns, leaseName, lease, err)
+	}
 	if strings.Contains(strings.ToLower(logs.String()), "forbidden") {
 		t.Errorf("the runner was refused something:\n%s", logs)
 	}

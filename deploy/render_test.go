@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -71,7 +72,8 @@ func renderBase(t *testing.T) []*unstructured.Unstructured {
 func renderOverlay(t *testing.T, ns, suffix string) []*unstructured.Unstructured {
 	t.Helper()
 	fsys := baseFS(t)
-	kustomization := "resources: [../deploy]\nnamespace: " + ns + "\nnameSuffix: -" + suffix + "\n"
+	// Quoted: a random suffix of digits only would otherwise be a YAML number.
+	kustomization := fmt.Sprintf("resources: [../deploy]\nnamespace: %q\nnameSuffix: %q\n", ns, "-"+suffix)
 	if err := fsys.WriteFile("/overlay/kustomization.yaml", []byte(kustomization)); err != nil {
 		t.Fatal(err)
 	}
