@@ -34,7 +34,7 @@ func newRunner(b *testing.B, cp *controlplane.ControlPlane, dir string) *runner 
 	b.Helper()
 	r := &runner{tap: newLogTap(), ready: make(chan struct{}), done: make(chan error, 1)}
 	e, err := engine.New(engine.Config{
-		RESTConfig: cp.Config, ScriptsDir: dir, Logger: slog.New(r.tap),
+		RESTConfig: cp.Config, ScriptsDir: dir, Logger: slog.New(r.tap), PaceGC: true,
 		OnReady: func() { close(r.ready) },
 	})
 	if err != nil {

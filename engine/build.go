@@ -40,7 +40,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	}
 	v := &version{
 		src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
-		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, program: prog, script: script, def: def, logger: logger,
+		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),

@@ -25,6 +25,7 @@ type collector struct {
 	read    func() heapReading // runtime/metrics; replaced in tests
 	collect func()             // runtime.GC; replaced in tests
 	logger  *slog.Logger
+	enabled bool // Config.PaceGC; set before Run
 
 	perLoad atomic.Uint64 // bytes the last completed load allocated
 	busy    atomic.Bool   // a collection started here is running
@@ -62,6 +63,9 @@ func (c *collector) loaded(mark uint64) {
 // settle collects now if the next load would otherwise start a cycle midway; it returns when
 // that collection is done. Called after a version retired by a reload or an unload drained.
 func (c *collector) settle() {
+	if !c.enabled {
+		return
+	}
 	if r := c.read(); r.due(c.perLoad.Load()) {
 		c.run("after a reload", r)
 	}
@@ -70,6 +74,9 @@ func (c *collector) settle() {
 // initialSynced collects the garbage of the initial lists once every script has synced, so
 // the first reload starts with the whole headroom.
 func (c *collector) initialSynced() {
+	if !c.enabled {
+		return
+	}
 	if r := c.read(); !r.off {
 		c.run("after the initial sync", r)
 	}

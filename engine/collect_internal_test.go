@@ -55,7 +55,7 @@ func (f *fakeHeap) set(r heapReading) {
 }
 
 func testCollector(heap *fakeHeap, collect func()) *collector {
-	return &collector{read: heap.read, collect: collect, logger: slog.New(slog.DiscardHandler)}
+	return &collector{read: heap.read, collect: collect, logger: slog.New(slog.DiscardHandler), enabled: true}
 }
 
 // TestCollectorSettle follows a reload: the load's allocation is measured from its mark,

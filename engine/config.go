@@ -51,6 +51,11 @@ type Config struct {
 	// Backoff paces the informers' retries of failing lists and watches; zero fields take
 	// dynamicinformer.DefaultBackoff's.
 	Backoff dynamicinformer.Backoff
+	// PaceGC lets the engine start garbage collections itself, between reloads, so that a
+	// cycle over a large cache does not start in the middle of one (collect.go). Collections
+	// are process-wide: an embedder sharing the process with other work may leave it off. The
+	// runner turns it on.
+	PaceGC bool
 	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
 	// names (see LeaderElection).
 	LeaderElection *LeaderElection

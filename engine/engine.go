@@ -89,6 +89,7 @@ func New(cfg Config) (*Engine, error) {
 	e.stats = newStats(cfg.Registerer)
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(cfg.Logger), newNeeds()
+	e.gc.enabled = cfg.PaceGC
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
@@ -169,13 +170,20 @@ func (e *Engine) resolveDefaults() error {
 func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 	events := make(chan plugins.Event)
 	watchErr := make(chan error, 1)
+	watchCtx, stopWatching := context.WithCancel(ctx)
 	go func() {
-		watchErr <- watcher.Run(ctx, func(ev plugins.Event) {
+		watchErr <- watcher.Run(watchCtx, func(ev plugins.Event) {
 			select {
 			case events <- ev:
-			case <-ctx.Done():
+			case <-watchCtx.Done():
 			}
 		})
+	}()
+	defer func() { // the folder watcher is joined before the loader returns, whatever ends it
+		stopWatching()
+		if watchErr != nil {
+			<-watchErr
+		}
 	}()
 	retry := time.NewTicker(e.cfg.RetryUnknownResources)
 	defer retry.Stop()
@@ -202,6 +210,7 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 		case <-retry.C:
 			e.retryWaiting()
 		case err := <-watchErr:
+			watchErr = nil // joined
 			if err != nil {
 				return fmt.Errorf("watch scripts: %w", err)
 			}

@@ -15,7 +15,6 @@ import (
 
 // subscription is one watched resource of a version: its informer handle and registration.
 type subscription struct {
-	resource dynamicinformer.Resource
 	key      dynamicinformer.Key
 	informer *dynamicinformer.Informer
 	reg      cache.ResourceEventHandlerRegistration
@@ -35,7 +34,6 @@ type version struct {
 	lead       *leadership    // nil without leader election
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
-	program    *scripting.Program
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
 	def        scripting.Definition
@@ -68,7 +66,7 @@ func (v *version) subscribe(factory *dynamicinformer.Factory, targets []target, 
 			v.unsubscribe()
 			return fmt.Errorf("watch %s: %w", t.key, err)
 		}
-		sub := &subscription{resource: t.resource, key: t.key, informer: inf}
+		sub := &subscription{key: t.key, informer: inf}
 		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
 		v.store.reserve(sub.cache.resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)

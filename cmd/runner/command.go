@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -142,24 +143,36 @@ func (o *options) run(cmd *cobra.Command) error {
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		UnhealthyAfter: o.unhealthyAfter, LeaderElection: leader, Logger: logger, Registerer: reg,
+		UnhealthyAfter: o.unhealthyAfter, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
 	health.setReadiness(e.Ready)
 	if o.metricsAddr != "" {
-		srv := &http.Server{Addr: o.metricsAddr, Handler: health.mux(reg), ReadHeaderTimeout: 5 * time.Second}
-		go serve(srv, logger)
-		defer func() { _ = srv.Close() }()
+		// Bound before anything else starts: a port in use is a start-up error, not a log line.
+		l, err := net.Listen("tcp", o.metricsAddr)
+		if err != nil {
+			return fmt.Errorf("serve metrics on %s: %w", o.metricsAddr, err)
+		}
+		srv := &http.Server{Handler: health.mux(reg), ReadHeaderTimeout: 5 * time.Second}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			serve(srv, l, logger)
+		}()
+		defer func() {
+			_ = srv.Close()
+			<-served
+		}()
 	}
 	err = e.Run(cmd.Context())
 	logger.Info("stopped")
 	return err
 }
 
-func serve(srv *http.Server, logger *slog.Logger) {
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+func serve(srv *http.Server, l net.Listener, logger *slog.Logger) {
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error("metrics server failed", "error", err.Error())
 	}
 }

@@ -59,6 +59,7 @@ func TestClearErrors(t *testing.T) {
 		{"-A with -n", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "-A", "-n", "x"}, "cannot be used together"},
 		{"bad log format", []string{"--scripts", scripts, "--log-format", "xml"}, "--log-format must be text or json"},
 		{"positional args", []string{"deploy"}, "unknown command"},
+		{"metrics port in use", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--metrics-addr", busyAddr(t)}, "serve metrics on"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +118,17 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("runner did not stop within 30s of cancellation")
 	}
+}
+
+// busyAddr is an address something already listens on, until the test ends.
+func busyAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l.Addr().String()
 }
 
 func freeAddr(t *testing.T) string {
