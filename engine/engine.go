@@ -182,7 +182,9 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 	defer func() { // the folder watcher is joined before the loader returns, whatever ends it
 		stopWatching()
 		if watchErr != nil {
-			<-watchErr
+			if err := <-watchErr; err != nil {
+				e.logger.Debug("scripts folder watcher stopped", "error", err.Error())
+			}
 		}
 	}()
 	retry := time.NewTicker(e.cfg.RetryUnknownResources)
