@@ -68,6 +68,7 @@ it: --kubeconfig, $KUBECONFIG, ~/.kube/config, or the in-cluster service account
 
 Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 		Example:       example,
+		Version:       versionString(),
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
