@@ -109,6 +109,9 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_queue_depth{script="a.js",version=`)
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_informer_healthy{informer="v1/configmaps"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", "jsinformer_ready 1")
+	for _, name := range documentedMetrics(t) { // what the alerts and the dashboard rely on
+		waitHTTP(t, "http://"+addr+"/metrics", "\n"+name)
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -118,6 +121,31 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("runner did not stop within 30s of cancellation")
 	}
+}
+
+// documentedMetrics are the names deploy/monitoring/metrics.txt lists; histograms are
+// looked for as their _count series.
+func documentedMetrics(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile("../../deploy/monitoring/metrics.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		if fields[1] == "histogram" {
+			fields[0] += "_count"
+		}
+		names = append(names, fields[0])
+	}
+	if len(names) < 10 {
+		t.Fatalf("metrics.txt lists %d metrics; unreadable?", len(names))
+	}
+	return names
 }
 
 // busyAddr is an address something already listens on, until the test ends.
