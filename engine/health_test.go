@@ -34,7 +34,8 @@ func TestReadyReportsAScriptThatNeverSyncs(t *testing.T) {
 	}
 
 	r.write(t, "secrets.js", watching("v1/secrets"))
-	err := waitReadyErr(t, r.engine, func(err error) bool { return err != nil })
+	// The version is late to sync before its informer has failed for as long: wait for both.
+	err := waitReadyErr(t, r.engine, func(err error) bool { return err != nil && strings.Contains(err.Error(), "forbidden") })
 	for _, want := range []string{"secrets.js", "has not synced", "v1/secrets namespace=" + ns, "forbidden"} {
 		if !errors.Is(err, engine.ErrNotReady) || !strings.Contains(err.Error(), want) {
 			t.Errorf("Ready() = %v; want ErrNotReady mentioning %q", err, want)
