@@ -59,6 +59,8 @@ func TestClearErrors(t *testing.T) {
 		{"-A with -n", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "-A", "-n", "x"}, "cannot be used together"},
 		{"bad log format", []string{"--scripts", scripts, "--log-format", "xml"}, "--log-format must be text or json"},
 		{"positional args", []string{"deploy"}, "unknown command"},
+		{"renew deadline not below lease", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--leader-elect", "--leader-elect-renew-deadline", "20s"}, "renew deadline (20s) < lease duration (15s)"},
+		{"bad unhealthy-after", []string{"--scripts", scripts, "--unhealthy-after", "0s"}, "--unhealthy-after must be positive"},
 		{"metrics port in use", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--metrics-addr", busyAddr(t)}, "serve metrics on"},
 	}
 	for _, tt := range tests {
@@ -83,6 +85,8 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	}
 	for _, want := range []string{"--gvr", "--scripts", "--kubeconfig", "--context", "--namespace", "--all-namespaces",
 		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
+		"--unhealthy-after", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
+		"--leader-elect-retry-period", "--leader-elect-resource-name", "--leader-elect-resource-namespace",
 		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
