@@ -7,6 +7,9 @@ import (
 	"github.com/dop251/goja"
 )
 
+// maxWatches bounds the watch list, which a script could give any length.
+const maxWatches = 1000
+
 var watchKeys = []string{"resource", "namespace", "labelSelector", "fieldSelector"}
 
 // readWatch reads the optional `watch` field: a resource string, an object, or an array of
@@ -23,9 +26,12 @@ func readWatch(v goja.Value, l locator) ([]WatchSpec, error) {
 		}
 		return []WatchSpec{spec}, nil
 	}
-	n := int(obj.Get("length").ToInteger())
-	if n == 0 {
+	n := int(min(obj.Get("length").ToInteger(), maxWatches+1))
+	switch {
+	case n == 0:
 		return nil, invalidf(l.file, l.line("watch"), "'watch' must name at least one resource")
+	case n > maxWatches:
+		return nil, invalidf(l.file, l.line("watch"), fmt.Sprintf("'watch' names more than %d resources", maxWatches))
 	}
 	specs := make([]WatchSpec, 0, n)
 	for i := range n {
