@@ -43,8 +43,8 @@ func TestRedactStatus(t *testing.T) {
 					t.Errorf("message %q lacks %q", msg, w)
 				}
 			}
-			if (got != tt.err) != tt.redacted {
-				t.Errorf("redacted = %t, want %t", got != tt.err, tt.redacted)
+			if redacted := msg != tt.err.Error(); redacted != tt.redacted {
+				t.Errorf("redacted = %t, want %t", redacted, tt.redacted)
 			}
 			if apierrors.ReasonForError(got) != apierrors.ReasonForError(tt.err) {
 				t.Errorf("reason %q, want %q", apierrors.ReasonForError(got), apierrors.ReasonForError(tt.err))
