@@ -71,6 +71,32 @@ func TestStuckHandlerIsAbandoned(t *testing.T) {
 	t.Logf("Run returned %v after cancel", time.Since(start).Round(time.Millisecond))
 }
 
+// Saving back the running content after a broken save changes nothing: no replay.
+func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("save-back")
+	good := watchScript(ns, `  onAdd(cm, ctx) { log.info("add", { name: cm.metadata.name, initial: ctx.isInInitialList }); },`)
+	r := startEngine(t, map[string]string{"a.js": good}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
+	r.log.waitFor(t, "the add", 1, msg("add", "name", "one"))
+	r.write(t, "a.js", "export default {")
+	r.log.waitFor(t, "the broken save", 1, msg("script not loaded", "script", "a.js"))
+	r.write(t, "a.js", good)
+	r.log.waitFor(t, "the save back", 1, msg("script content is the running version again; nothing to reload", "script", "a.js"))
+	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
+	r.log.waitFor(t, "a later add", 1, msg("add", "name", "two"))
+	if got := r.log.find(msg("add", "name", "one")); len(got) != 1 {
+		t.Errorf("%q was handled %d times, want once: the save back replayed the cache", "one", len(got))
+	}
+	if got := r.log.find(msg("script loaded", "script", "a.js")); len(got) != 1 {
+		t.Errorf("script loaded %d times, want once", len(got))
+	}
+	if got := r.log.find(msg("script reloaded", "script", "a.js")); len(got) != 0 {
+		t.Errorf("script reloaded %d times, want never", len(got))
+	}
+}
+
 // counterValue is the value of the counter name whose labels include want.
 func counterValue(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) float64 {
 	t.Helper()

@@ -155,6 +155,17 @@ func (s *instance) reconcileResult(v goja.Value) (ReconcileResult, error) {
 	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
 		return ReconcileResult{}, s.resultError("must return nothing or {requeueAfter}; got %s", typeName(v))
 	}
+	for _, k := range obj.Keys() {
+		if k != "requeueAfter" {
+			msg := fmt.Sprintf("returned an object with the unknown key '%s'", k)
+			if closest(k, reconcileKeys) != "" {
+				msg += "; did you mean 'requeueAfter'?"
+			} else {
+				msg += "; it may only have requeueAfter"
+			}
+			return ReconcileResult{}, s.resultError("%s", msg)
+		}
+	}
 	after := obj.Get("requeueAfter")
 	if isMissing(after) {
 		return ReconcileResult{}, nil
@@ -165,6 +176,8 @@ func (s *instance) reconcileResult(v goja.Value) (ReconcileResult, error) {
 	}
 	return ReconcileResult{RequeueAfter: d}, nil
 }
+
+var reconcileKeys = []string{"requeueAfter"}
 
 // parseRequeue accepts a Go duration string or a number of milliseconds.
 func parseRequeue(v goja.Value) (time.Duration, error) {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // maxWatches bounds the watch list, which a script could give any length.
@@ -76,5 +78,20 @@ func readWatchEntry(v goja.Value, where string, l locator) (WatchSpec, error) {
 	if spec.Resource == "" {
 		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s.resource' must name a resource", where))
 	}
+	if err := checkSelectors(spec.LabelSelector, spec.FieldSelector); err != nil {
+		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s': %v", where, err))
+	}
 	return spec, nil
+}
+
+// checkSelectors validates selectors the way the API server will, so that a malformed one is
+// a load error rather than a watch that never syncs.
+func checkSelectors(label, field string) error {
+	if _, err := labels.Parse(label); err != nil {
+		return fmt.Errorf("labelSelector %q is not a valid label selector: %w", label, err)
+	}
+	if _, err := fields.ParseSelector(field); err != nil {
+		return fmt.Errorf("fieldSelector %q is not a valid field selector: %w", field, err)
+	}
+	return nil
 }
