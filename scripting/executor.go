@@ -26,54 +26,54 @@ const maxStuck = 2
 // The owner writes call before sending on req and reads err after receiving true on done; the
 // executor writes err before sending true. Those channel operations order every access.
 type executor struct {
-	req chan struct{} // capacity 1: a call is ready in call; the owner never blocks on it
+	// req carries true when a call is ready in call, false to make the goroutine return. At
+	// most one call and one false are ever in it, so capacity 2 never blocks a sender; plain
+	// channel operations, not selects, keep the hand-over cheap.
+	req chan bool
 	// done carries true when a call has ended and false when the watchdog declares it stuck;
 	// false always comes first, so capacity 2 never blocks a sender. Closed when the goroutine
 	// returns, which tells an owner that sent a call after Interrupt that it will not run.
-	done   chan bool
-	stopCh chan struct{} // closed by quit: the goroutine returns once idle
-	once   sync.Once
-	exited chan struct{} // closed when the goroutine has returned
+	done    chan bool
+	stopped atomic.Bool // set by quit, checked by the goroutine between calls
+	once    sync.Once
+	exited  chan struct{} // closed when the goroutine has returned
 
 	call func(*instance) error
 	err  error
 
 	abandoned atomic.Bool
-	since     time.Time     // when it was abandoned; written before stopCh is closed
+	since     time.Time     // when it was abandoned; written before quit
 	stuck     *atomic.Int32 // the Script's count of abandoned executors still running
 }
 
 func newExecutor(stuck *atomic.Int32) executor {
-	return executor{
-		req: make(chan struct{}, 1), done: make(chan bool, 2),
-		stopCh: make(chan struct{}), exited: make(chan struct{}), stuck: stuck,
-	}
+	return executor{req: make(chan bool, 2), done: make(chan bool, 2), exited: make(chan struct{}), stuck: stuck}
 }
 
 // quit makes the goroutine return once it is idle; safe from any goroutine, idempotent.
-func (x *executor) quit() { x.once.Do(func() { close(x.stopCh) }) }
+func (x *executor) quit() {
+	x.once.Do(func() {
+		x.stopped.Store(true)
+		x.req <- false // never blocks: see req
+	})
+}
 
 // serve is the executor goroutine. It is started by Script.start and owned by the Script,
 // which joins it in Close, unless it was abandoned.
 func (s *instance) serve() {
 	x := &s.exec
 	defer close(x.exited)
-	for {
-		select {
-		case <-x.req:
-			x.err = s.safely(x.call)
-			x.call = nil
-			x.done <- true
-		case <-x.stopCh:
-			if x.abandoned.Load() {
-				x.stuck.Add(-1)
-				s.log.Warn("abandoned script runtime has finished its call",
-					"stuck_for", time.Since(x.since).Round(time.Millisecond).String())
-			}
-			close(x.done) // the watchdog sends only during a call, and none is running
-			return
-		}
+	for !x.stopped.Load() && <-x.req {
+		x.err = s.safely(x.call)
+		x.call = nil
+		x.done <- true
 	}
+	if x.abandoned.Load() {
+		x.stuck.Add(-1)
+		s.log.Warn("abandoned script runtime has finished its call",
+			"stuck_for", time.Since(x.since).Round(time.Millisecond).String())
+	}
+	close(x.done) // the watchdog sends only during a call, and none is running
 }
 
 // safely runs call; a panic outside a call's own recovery becomes its error.
@@ -91,7 +91,7 @@ func (s *instance) safely(call func(*instance) error) (err error) {
 func (s *Script) exec(in *instance, name string, call func(*instance) error) error {
 	x := &in.exec
 	x.call = call
-	x.req <- struct{}{}
+	x.req <- true // never blocks: see req
 	ended, open := <-x.done
 	switch {
 	case ended:

@@ -97,23 +97,12 @@ func (s *instance) describeJSON(obj *goja.Object) (j string) {
 // original source; the stack leaves out the runtime's internal helpers and is capped.
 func (s *instance) locate(e *ScriptError, frames []goja.StackFrame) {
 	lines := make([]string, 0, min(len(frames), 2*stackHead))
-	lastNative := false
 	for i := range frames {
 		f := &frames[i]
-		if f.SrcName() == internalName {
-			// A guarded built-in (guard.go) calls the real one through Reflect.apply: name
-			// that native frame as the script called it.
-			if n := len(lines); lastNative && f.FuncName() != "" {
-				lines[n-1] = "at " + f.FuncName() + " (native)"
-				lastNative = false
-			}
-			continue
-		}
-		if strings.HasPrefix(f.FuncName(), bindingPrefix) {
-			continue // Go bindings: the calling JS frame says where
+		if f.SrcName() == internalName || strings.HasPrefix(f.FuncName(), bindingPrefix) {
+			continue // our helpers and Go bindings: the calling JS frame says where
 		}
 		lines = append(lines, s.frameLine(e, f))
-		lastNative = f.SrcName() == "<native>"
 	}
 	e.Stack = strings.Join(capFrames(lines), "\n")
 }

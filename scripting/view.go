@@ -214,6 +214,12 @@ var (
 	}
 )
 
+// isReadOnly reports whether v is one of the read-only objects scripts are given.
+func isReadOnly(v goja.Value) bool {
+	obj, ok := v.(*goja.Object)
+	return ok && readOnlyTypes[obj.ExportType()]
+}
+
 // viewData returns the Go data behind a view, or false when obj is not one of ours. It checks
 // the export type first because exporting an ordinary object copies it deeply.
 func viewData(obj *goja.Object) (any, bool) {
