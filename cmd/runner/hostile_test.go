@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,7 +161,7 @@ func topLevelKeys(t *testing.T, line string) []string {
 func TestSecretValuesNeverReachTheLog(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	const secret = "hunter2-TOPSECRET"
-	ns := "secret-log"
+	ns := fmt.Sprintf("secret-log-%d", time.Now().UnixNano()) // unique: the test may run with -count
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
 	nsObj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 		"metadata": map[string]any{"name": ns}}}
