@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -29,7 +30,7 @@ func (s *instance) scriptError(err error) *ScriptError {
 		e.Message = "RangeError: Maximum call stack size exceeded"
 	case *goja.Exception:
 		frames = x.Stack()
-		e.Message = s.describe(x.Value())
+		e.Message = truncate(s.describe(x.Value()), maxMessage)
 		e.Err = s.goErrorOf(x)
 	default:
 		e.Message = err.Error()
@@ -53,6 +54,21 @@ func (s *instance) goErrorOf(x *goja.Exception) error {
 		}
 	}
 	return x.Unwrap()
+}
+
+// maxMessage bounds the message of a thrown value, which is logged on one line.
+const maxMessage = 16 << 10
+
+// truncate cuts msg to at most n bytes (on a rune boundary), saying how much was left out.
+func truncate(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
 }
 
 // describe renders a thrown value as "Name: message" without running script code where it
@@ -160,7 +176,7 @@ func (s *instance) recovered(r any) *ScriptError {
 	case *goja.StackOverflowError:
 		return s.scriptError(x)
 	case goja.Value:
-		return &ScriptError{File: s.name, Message: s.describe(x)}
+		return &ScriptError{File: s.name, Message: truncate(s.describe(x), maxMessage)}
 	}
 	err := fmt.Errorf("%w in %s: %v", ErrPanic, s.callName, r)
 	return &ScriptError{File: s.name, Message: err.Error(), Err: err}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // hostileScript runs body in onAdd with `a` a sparse array of length 2**32-1 and stores what
@@ -133,5 +134,19 @@ func TestIndexAndThrownValuesAreBounded(t *testing.T) {
 	var se *ScriptError
 	if !errors.As(err, &se) || len(se.Message) > 100 {
 		t.Errorf("OnAdd error = %v", err)
+	}
+}
+
+func TestThrownMessagesAreCapped(t *testing.T) {
+	t.Parallel()
+	s := newTestScript(t, "m.js", `export default { onAdd() { throw new Error("é".repeat(2 ** 20)) } }`, Options{})
+	defer s.Close()
+	err := s.OnAdd(sample(), Event{})
+	var se *ScriptError
+	if !errors.As(err, &se) || len(se.Message) > maxMessage+64 || !strings.HasSuffix(se.Message, " more bytes)") {
+		t.Errorf("message of %d bytes ending %q", len(se.Message), se.Message[max(0, len(se.Message)-40):])
+	}
+	if !utf8.ValidString(se.Message) {
+		t.Error("the cut split a character")
 	}
 }

@@ -65,6 +65,6 @@ func (s *instance) runModule(prg *goja.Program) (exports goja.Value, err error) 
 func (s *instance) require(call goja.FunctionCall) goja.Value {
 	defer s.guard("require")
 	s.throwf("require(%q) is not supported: a script is a single file and cannot import modules",
-		call.Argument(0).String())
+		shorten(call.Argument(0)))
 	return nil
 }
