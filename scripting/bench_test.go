@@ -58,3 +58,17 @@ export default { onAdd(o) {
 		}
 	}
 }
+
+// BenchmarkSpread measures spreading a small plain array, which goes through the guarded
+// Array.prototype[Symbol.iterator] instead of goja's fast path.
+func BenchmarkSpread(b *testing.B) {
+	s := newTestScript(b, "bench.js", `const xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; let n = 0;
+export default { onAdd() { n += [...xs].length } }`, Options{})
+	obj := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.OnAdd(obj, Event{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

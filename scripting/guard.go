@@ -11,7 +11,8 @@ import (
 // `a.length = 2**32 - 1; a.lastIndexOf(1)` walks four billion empty slots, and
 // `JSON.stringify(a)` or `a.join()` also allocates for each. installGuards wraps the built-ins
 // that walk a length (Array.prototype methods, Array.from, apply) or size a result from a
-// number (String.prototype.repeat and padding) in Go functions that throw a RangeError past
+// number (String.prototype.repeat and padding), and the array iterators that spreading, Set and
+// Array.from drain in Go, in Go functions that throw a RangeError past
 // maxLength elements or maxChars characters, before calling the original; typed arrays and
 // ArrayBuffer get subclasses that check their size (guardProgram). JSON.stringify is replaced
 // by the bounded one of stringify.go. What is left (a built-in on an array within the limits,
@@ -41,6 +42,8 @@ var arrayWalkers = []string{
 	"flat", "flatMap", "forEach", "includes", "indexOf", "lastIndexOf", "map", "reduce",
 	"reduceRight", "reverse", "shift", "slice", "some", "sort", "splice", "toLocaleString",
 	"toReversed", "toSorted", "toSpliced", "toString", "unshift", "with",
+	// Iterators: spreading, new Set(a), Array.from(a) and Math.max(...a) drain them in Go.
+	"values", "keys", "entries",
 }
 
 func guards() []guard {
@@ -158,6 +161,12 @@ func (s *instance) installGuards() error {
 	readOnly := func(goja.FunctionCall) goja.Value { return s.readOnly() }
 	if _, err := install(goja.Undefined(), s.rt.ToValue(maxLength), s.rt.ToValue(isRO), s.rt.ToValue(readOnly)); err != nil {
 		return fmt.Errorf("guard built-ins: %w", err)
+	}
+	// Array.prototype[Symbol.iterator] is values: make it the guarded one too.
+	proto := s.rt.Get("Array").ToObject(s.rt).Get("prototype").ToObject(s.rt)
+	if err := proto.DefineDataPropertySymbol(goja.SymIterator, proto.Get("values"),
+		goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return fmt.Errorf("guard Array.prototype[Symbol.iterator]: %w", err)
 	}
 	json := s.rt.Get("JSON").ToObject(s.rt)
 	return s.defineFunc(json, "stringify", s.jsonStringify, 3)

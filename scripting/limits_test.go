@@ -74,6 +74,10 @@ func TestPathologicalBuiltinsThrow(t *testing.T) {
 		{"typed array", `new Uint8Array(2 ** 31)`, "RangeError: Uint8Array: length 2147483648"},
 		{"typed array from array-like", `Float64Array.from({ length: 2 ** 31 })`, "RangeError: Float64Array"},
 		{"array buffer", `new ArrayBuffer(2 ** 31)`, "RangeError: ArrayBuffer"},
+		{"spread", `[...a]`, "RangeError: Array.prototype.values: length 4294967295"},
+		{"spread arguments", `Math.max(...a)`, "RangeError: Array.prototype.values"},
+		{"Set", `new Set(a)`, "RangeError: Array.prototype.values"},
+		{"keys iterator", `[...a.keys()]`, "RangeError: Array.prototype.keys"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +110,7 @@ func TestGuardedBuiltinsBehave(t *testing.T) {
   JSON.stringify(undefined) === undefined, [1, 2, 3].lastIndexOf(3), Array.prototype.map.name, [].join.length,
   (() => { const o = {}; o.__proto__ = { z: 1 }; return o.z + Object.setPrototypeOf({}, { y: 2 }).y })(),
   ({}).__proto__ === Object.prototype,
+  (() => { let n = 0; for (const x of [1, 2]) n += x; return [...[3, 4]].concat([...new Set([5])], Array.from([1].entries())).length + n })(),
 ] } }`
 	s := newTestScript(t, "g.js", src, Options{})
 	defer s.Close()
@@ -113,7 +118,7 @@ func TestGuardedBuiltinsBehave(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[[1,2,3],[2,4],[2,3],"abab","007",4,true,[1,2],true,5,3,` +
-		`"{\"a\":[1,{\"b\":2}]}","{\"c\":3,\"a\":1}","{\"a\":2,\"b\":\"x\"}","[\n 1\n]",true,2,"map",1,3,true]`
+		`"{\"a\":[1,{\"b\":2}]}","{\"c\":3,\"a\":1}","{\"a\":2,\"b\":\"x\"}","[\n 1\n]",true,2,"map",1,3,true,7]`
 	if got := outJSON(t, s); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
