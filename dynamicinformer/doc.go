@@ -29,5 +29,7 @@
 //
 // Resolver maps "apps/v1/deployments", "deployments.v1.apps", "deployments.apps",
 // "deployments", "deploy" and custom resources to a Resource, using discovery and a cached
-// RESTMapper that is reset on a miss so that CRDs created after start-up resolve.
+// RESTMapper that is reset on a miss so that CRDs created after start-up resolve. Resets are
+// throttled to one per ResetEvery, and a miss is remembered until the next one is due, so a
+// misspelt name looked up on every event costs no discovery per event.
 package dynamicinformer

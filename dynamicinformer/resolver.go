@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,13 +28,28 @@ func (r Resource) String() string { return FormatGVR(r.GVR) }
 // ErrUnknownResource is wrapped by Resolve's error when no resource matches.
 var ErrUnknownResource = errors.New("unknown resource")
 
+// ResetEvery is the shortest time between two re-discoveries: a name that is not found
+// triggers one at most this often, and is answered from memory in between, so a misspelt
+// resource in a handler does not cost a full discovery per event.
+const ResetEvery = 5 * time.Second
+
 // Resolver resolves resource names against the server's discovery information. Safe for
 // concurrent use.
 type Resolver struct {
 	cached   discovery.CachedDiscoveryInterface
 	mapper   meta.RESTMapper // shortcut-expanding view of deferred
 	deferred meta.ResettableRESTMapper
-	mu       sync.Mutex // serializes resets so concurrent misses do one re-discovery
+	now      func() time.Time
+
+	mu        sync.Mutex // guards the fields below; held across a reset so concurrent misses do one
+	gen       uint64     // re-discoveries so far
+	lastReset time.Time
+	misses    map[string]miss // names not found since the last re-discovery
+}
+
+type miss struct {
+	gen uint64
+	err error
 }
 
 // NewResolver builds a Resolver over a discovery client; results are cached until a miss.
@@ -44,17 +60,22 @@ func NewResolver(client discovery.DiscoveryInterface, logger *slog.Logger) *Reso
 	cached := memory.NewMemCacheClient(client)
 	deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	warn := func(msg string) { logger.Warn(msg) }
-	return &Resolver{cached: cached, mapper: restmapper.NewShortcutExpander(deferred, cached, warn), deferred: deferred}
+	return &Resolver{cached: cached, mapper: restmapper.NewShortcutExpander(deferred, cached, warn), deferred: deferred,
+		now: time.Now, misses: map[string]miss{}}
 }
 
 // Resolve maps a name as kubectl accepts it, plus the "group/version/resource" and
-// "version/resource" spellings of --gvr, to a Resource. A name not found triggers one
-// re-discovery (for CRDs created since the last one) before failing with ErrUnknownResource
-// and the closest known names.
+// "version/resource" spellings of --gvr, to a Resource. A name not found triggers a
+// re-discovery (for CRDs created since the last one), at most once per ResetEvery, before
+// failing with ErrUnknownResource and the closest known names; until the next re-discovery
+// is due, the same name fails again from memory.
 func (r *Resolver) Resolve(name string) (Resource, error) {
+	gen, err := r.knownMiss(name)
+	if err != nil {
+		return Resource{}, err
+	}
 	res, err := r.resolve(name)
-	if err != nil && meta.IsNoMatchError(err) {
-		r.reset()
+	if err != nil && meta.IsNoMatchError(err) && r.reset(gen) {
 		res, err = r.resolve(name)
 	}
 	if err == nil {
@@ -63,13 +84,40 @@ func (r *Resolver) Resolve(name string) (Resource, error) {
 	if !meta.IsNoMatchError(err) {
 		return Resource{}, fmt.Errorf("resolve resource %q: %w", name, err)
 	}
-	return Resource{}, r.unknown(name)
+	err = r.unknown(name)
+	r.mu.Lock()
+	r.misses[name] = miss{gen: r.gen, err: err}
+	r.mu.Unlock()
+	return Resource{}, err
 }
 
-func (r *Resolver) reset() {
+// knownMiss returns the error of a name that was not found since the last re-discovery, while
+// no new one is due; and the current generation.
+func (r *Resolver) knownMiss(name string) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.deferred.Reset()
+	if m, ok := r.misses[name]; ok && m.gen == r.gen && r.now().Sub(r.lastReset) < ResetEvery {
+		return r.gen, m.err
+	}
+	return r.gen, nil
+}
+
+// reset re-discovers unless another lookup did since generation seen (then the caller just
+// looks again) or the last re-discovery is too recent. It reports whether to look again.
+func (r *Resolver) reset(seen uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gen != seen {
+		return true
+	}
+	if now := r.now(); now.Sub(r.lastReset) >= ResetEvery {
+		r.deferred.Reset()
+		r.gen++
+		r.lastReset = now
+		clear(r.misses)
+		return true
+	}
+	return false
 }
 
 func (r *Resolver) resolve(name string) (Resource, error) {

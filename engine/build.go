@@ -36,6 +36,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	def := script.Definition()
 	targets, err := e.targets(src.Name, def)
 	if err != nil {
+		script.Close()
 		return nil, err
 	}
 	v := &version{
@@ -95,6 +96,9 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 	for i := range scripts {
 		s, err := prog.Instantiate(opts)
 		if err != nil {
+			for _, made := range scripts[:i] {
+				made.Close()
+			}
 			return nil, fmt.Errorf("instantiate reconcile worker: %w", err)
 		}
 		scripts[i] = s

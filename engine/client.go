@@ -77,7 +77,7 @@ func (c *k8sClient) Get(ctx context.Context, resource, namespace, name string) (
 		return nil, err
 	}
 	u, err := ri.Get(ctx, name, metav1.GetOptions{})
-	return objectOf(u, err)
+	return objectOf(u, c.redact(resource, err))
 }
 
 func (c *k8sClient) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
@@ -87,7 +87,7 @@ func (c *k8sClient) List(ctx context.Context, resource string, opts scripting.Li
 	}
 	list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: opts.LabelSelector, FieldSelector: opts.FieldSelector})
 	if err != nil {
-		return nil, err
+		return nil, c.redact(resource, err)
 	}
 	out := make([]scripting.Object, len(list.Items))
 	for i := range list.Items {
@@ -104,7 +104,7 @@ func (c *k8sClient) Create(ctx context.Context, resource string, obj scripting.O
 	}
 	created, err := ri.Create(ctx, u, metav1.CreateOptions{DryRun: c.dryRun, FieldManager: c.fieldManager})
 	c.logDryRun(err, "create", resource, u.GetNamespace(), nameOf(created, u.GetName()))
-	return objectOf(created, err)
+	return objectOf(created, c.redact(resource, err))
 }
 
 func (c *k8sClient) Update(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
@@ -131,7 +131,7 @@ func (c *k8sClient) update(ctx context.Context, resource string, obj scripting.O
 		updated, err = ri.Update(ctx, u, opts)
 	}
 	c.logDryRun(err, verb, resource, u.GetNamespace(), u.GetName())
-	return objectOf(updated, err)
+	return objectOf(updated, c.redact(resource, err))
 }
 
 func (c *k8sClient) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
@@ -164,7 +164,7 @@ func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string,
 	if len(c.dryRun) > 0 {
 		c.logDryRun(err, verb, resource, namespace, name, "patch_type", string(pt), "patch", c.shownPatch(resource, patch))
 	}
-	return objectOf(u, err)
+	return objectOf(u, c.redact(resource, err))
 }
 
 func patchType(name string) (types.PatchType, error) {
@@ -193,7 +193,7 @@ func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string
 	}
 	err = ri.Delete(ctx, name, do)
 	c.logDryRun(err, "delete", resource, namespace, name)
-	return err
+	return c.redact(resource, err)
 }
 
 // Event records a core/v1 Event about obj, as kubectl describe shows them.
@@ -230,7 +230,7 @@ func (c *k8sClient) logDryRun(err error, verb, resource, namespace, name string,
 
 // shownPatch is a patch as the dry-run log shows it: Secret contents never reach the log.
 func (c *k8sClient) shownPatch(resource string, patch []byte) string {
-	if res, err := c.resolver.Resolve(resource); err == nil && res.GVR == corev1.SchemeGroupVersion.WithResource("secrets") {
+	if c.isSecret(resource) {
 		return "<redacted: Secret>"
 	}
 	return string(patch)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,7 +162,10 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 	group := uniqueName("retry") + ".example.com" // unique: CRDs are cluster-wide and stay
 	script := `export default { watch: "sprockets.` + group + `", onAdd(s) { log.info("sprocket", { name: s.metadata.name }); } };`
 	r := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) { c.RetryUnknownResources = 100 * time.Millisecond })
-	fails := r.log.waitFor(t, "load failure", 1, msg("script not loaded", "script", "s.js"))
+	fails := r.log.waitFor(t, "load failure", 1, msg("script waiting for its resource to be served", "script", "s.js"))
+	if fails[0].level != slog.LevelWarn {
+		t.Errorf("level = %s, want WARN: waiting for a CRD is a supported case", fails[0].level)
+	}
 	if !strings.Contains(fails[0].attrs["error"], "unknown resource") {
 		t.Fatalf("error = %q, want unknown resource", fails[0].attrs["error"])
 	}
@@ -172,8 +176,11 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
 				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}
 	r.log.waitFor(t, "a quiet retry", 1, msg("script still not loaded", "script", "s.js"))
-	if got := r.log.find(msg("script not loaded", "script", "s.js")); len(got) != 1 {
-		t.Fatalf("the same failure was reported %d times at error level, want once", len(got))
+	if got := r.log.find(msg("script waiting for its resource to be served", "script", "s.js")); len(got) != 1 {
+		t.Fatalf("the same failure was reported %d times at warning level, want once", len(got))
+	}
+	if got := r.log.find(func(rec record) bool { return rec.level >= slog.LevelError }); len(got) != 0 {
+		t.Fatalf("errors logged while waiting for the CRD: %v", got)
 	}
 	r.create(t, crdsGVR, crd)
 	r.log.waitFor(t, "loaded after the CRD appears", 1, msg("script loaded", "script", "s.js"))

@@ -80,5 +80,8 @@ func (v *version) logFailure(handler, resource, key string, err error) {
 	if errors.Is(err, scripting.ErrTimeout) {
 		attrs = append(attrs, "timeout", true)
 	}
+	if errors.Is(err, scripting.ErrStuck) {
+		attrs = append(attrs, "stuck", true)
+	}
 	v.logger.Error("script handler failed", attrs...)
 }

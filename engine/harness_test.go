@@ -58,7 +58,17 @@ func (s *sink) Enabled(context.Context, slog.Level) bool { return true }
 
 func (s *sink) Handle(_ context.Context, r slog.Record) error {
 	rec := record{msg: r.Message, level: r.Level, attrs: map[string]string{}}
-	add := func(a slog.Attr) bool { rec.attrs[a.Key] = a.Value.Resolve().String(); return true }
+	var add func(a slog.Attr) bool
+	add = func(a slog.Attr) bool {
+		if a.Value.Kind() == slog.KindGroup { // a script's log fields ("attrs"), kept flat here
+			for _, g := range a.Value.Group() {
+				add(g)
+			}
+			return true
+		}
+		rec.attrs[a.Key] = a.Value.Resolve().String()
+		return true
+	}
 	for _, a := range s.attrs {
 		add(a)
 	}
@@ -136,6 +146,7 @@ type runner struct {
 	log    *sink
 	dyn    dynamic.Interface
 	done   chan error
+	cancel context.CancelFunc
 }
 
 // startEngine writes scripts into a new folder and runs the engine until the test ends.
@@ -167,16 +178,13 @@ func startEngineOn(t *testing.T, cp *controlplane.ControlPlane, scripts map[stri
 	}
 	r.engine = e
 	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
 	go func() { r.done <- e.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-r.done:
-			if err != nil {
-				t.Errorf("engine Run returned %v", err)
-			}
-		case <-time.After(30 * time.Second):
+		if stopped, err := r.stop(30 * time.Second); !stopped {
 			t.Error("engine did not stop within 30s")
+		} else if err != nil {
+			t.Errorf("engine Run returned %v", err)
 		}
 	})
 	select {
@@ -187,6 +195,21 @@ func startEngineOn(t *testing.T, cp *controlplane.ControlPlane, scripts map[stri
 		t.Fatalf("engine not ready within 60s\n%s", r.log.dump())
 	}
 	return r
+}
+
+// stop cancels Run and waits at most limit for it to return; once it has, later calls report
+// stopped with a nil error.
+func (r *runner) stop(limit time.Duration) (stopped bool, err error) {
+	r.cancel()
+	select {
+	case err, ok := <-r.done:
+		if ok {
+			close(r.done)
+		}
+		return true, err
+	case <-time.After(limit):
+		return false, nil
+	}
 }
 
 func (r *runner) write(t *testing.T, name, src string) {

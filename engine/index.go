@@ -21,6 +21,7 @@ const indexBatch = 256
 // worker's queue.
 func (v *version) index() {
 	defer v.queue.close()
+	defer v.indexer.Close()
 	batch := make([]event, 0, indexBatch)
 	for {
 		batch = v.intake.popBatch(v.abort, batch[:0], indexBatch)

@@ -142,7 +142,7 @@ func (e *Engine) onLeading(leading bool) error {
 	e.logger.Info("became leader", "identity", e.lead.cfg.Identity, "scripts", len(e.plugins))
 	for _, p := range e.plugins {
 		if v := p.latest(); v != nil {
-			e.load(v.src)
+			e.loadOrReport(v.src, "") // not load: the same content must load again here
 		}
 	}
 	return nil

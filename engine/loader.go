@@ -33,7 +33,19 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 }
 
 // load builds and subscribes a new version; the old one keeps serving until it has synced.
-func (e *Engine) load(src plugins.Source) { e.loadOrReport(src, "") }
+// The content of the version serving (saved back after a broken save) changes nothing.
+func (e *Engine) load(src plugins.Source) {
+	if p := e.plugins[src.Name]; p != nil && p.current != nil && p.current.hash == src.Hash {
+		if p.pending != nil {
+			e.retire(p.pending, false)
+			p.pending = nil
+		}
+		e.logger.Info("script content is the running version again; nothing to reload", "script", src.Name, "version", src.Hash)
+		e.initialDone(src.Name)
+		return
+	}
+	e.loadOrReport(src, "")
+}
 
 // loadOrReport is load; a failure whose message equals lastErr (a retry failing the same way)
 // is logged at debug level only, so a script waiting for a CRD does not flood the log.
@@ -66,17 +78,19 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 
 func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, lastErr string) {
 	attrs := []any{"error", err.Error(), "running_version", e.runningVersion(src.Name)}
-	if err.Error() == lastErr {
+	waiting := errors.Is(err, dynamicinformer.ErrUnknownResource) // a CRD not installed yet, or a typo
+	switch {
+	case err.Error() == lastErr:
 		logger.Debug("script still not loaded", attrs...)
-	} else {
+	case waiting:
+		logger.Warn("script waiting for its resource to be served", append(attrs, "retry_every", e.cfg.RetryUnknownResources.String())...)
+		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
+	default:
 		logger.Error("script not loaded", attrs...)
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
 	}
-	if errors.Is(err, dynamicinformer.ErrUnknownResource) {
+	if waiting {
 		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
-		if lastErr == "" {
-			logger.Info("will retry the script until its resource is served", "every", e.cfg.RetryUnknownResources.String())
-		}
 	}
 	e.initialDone(src.Name)
 }

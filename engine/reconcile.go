@@ -54,6 +54,7 @@ func (r *reconciler) start() {
 func (r *reconciler) enqueue(key string) { r.queue.Add(key) }
 
 func (r *reconciler) work(s *scripting.Script) {
+	defer s.Close()
 	for {
 		key, quit := r.queue.Get()
 		if quit {

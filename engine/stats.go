@@ -24,7 +24,7 @@ func newStats(reg prometheus.Registerer) *stats {
 	s := &stats{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jsinformer_handler_calls_total",
-			Help: "Calls of the handlers a script defines, by script, handler and result (ok, error, timeout).",
+			Help: "Calls of the handlers a script defines, by script, handler and result (ok, error, timeout, stuck: a call that did not stop after its timeout, whose runtime was abandoned).",
 		}, []string{"script", "handler", "result"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "jsinformer_handler_duration_seconds",
@@ -60,8 +60,8 @@ func newStats(reg prometheus.Registerer) *stats {
 // handlerMetrics are one handler's series, resolved once: a label lookup per call would cost
 // more than a small handler itself.
 type handlerMetrics struct {
-	ok, failed, timedOut prometheus.Counter
-	duration             prometheus.Observer
+	ok, failed, timedOut, stuck prometheus.Counter
+	duration                    prometheus.Observer
 }
 
 // handler resolves the series of one handler of one script. Creating them also makes them
@@ -71,6 +71,7 @@ func (s *stats) handler(script, handler string) *handlerMetrics {
 		ok:       s.calls.WithLabelValues(script, handler, "ok"),
 		failed:   s.calls.WithLabelValues(script, handler, "error"),
 		timedOut: s.calls.WithLabelValues(script, handler, "timeout"),
+		stuck:    s.calls.WithLabelValues(script, handler, "stuck"),
 		duration: s.duration.WithLabelValues(script, handler),
 	}
 }
@@ -81,6 +82,8 @@ func (m *handlerMetrics) observe(d time.Duration, err error) {
 		m.ok.Inc()
 	case errors.Is(err, scripting.ErrTimeout):
 		m.timedOut.Inc()
+	case errors.Is(err, scripting.ErrStuck):
+		m.stuck.Inc()
 	default:
 		m.failed.Inc()
 	}

@@ -135,6 +135,7 @@ func (v *version) start() {
 
 // work handles queued events in order until the queue is closed and drained, or abort.
 func (v *version) work() {
+	defer v.script.Close()
 	for {
 		ev, ok := v.queue.pop(v.abort)
 		if !ok {

@@ -44,9 +44,14 @@
 // file then rename it over, vim's backup dance, a ConfigMap "..data" symlink
 // swap) produce one event for the final content. A file that becomes empty
 // after having content is taken for a save in progress and held back for one
-// more quiet period; if it is still empty then, it is emitted. A file that
-// cannot be read is logged and treated as absent; if the folder itself cannot
-// be read, the last emitted state stands.
+// more quiet period; if it is still empty then, it is emitted. A script that
+// exists but cannot be read (permissions, I/O errors), and every script under a
+// folder that cannot be read, keeps what was last emitted for it, like a broken
+// save, and is logged as an error; only a script that is gone is Removed. If
+// the folder itself cannot be read, the last emitted state stands. If it is
+// removed, the kernel drops its watch with it: the last emitted state stands
+// (logged as an error) and the folder is looked for every second; once it is
+// back it is watched and rescanned again (logged at info level).
 //
 // # Versions
 //

@@ -47,20 +47,32 @@ func (r *recorder) all() []Event {
 }
 
 type harness struct {
-	t   *testing.T
-	dir string
-	rec *recorder
+	t    *testing.T
+	dir  string
+	rec  *recorder
+	logs *logTee
 }
 
 // start runs a Watcher on dir until the test ends and waits for Synced.
 func start(t *testing.T, dir string, opts Options) *harness {
 	t.Helper()
-	opts.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return startWith(t, dir, opts, nil)
+}
+
+// startWith is start with tweak applied to the Watcher before it runs.
+func startWith(t *testing.T, dir string, opts Options, tweak func(*Watcher)) *harness {
+	t.Helper()
+	logs := &logTee{mu: new(sync.Mutex), msgs: new([]string),
+		out: slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})}
+	opts.Logger = slog.New(logs)
 	w, err := NewWatcher(dir, opts)
 	if err != nil {
 		t.Fatalf("NewWatcher: %v", err)
 	}
-	h := &harness{t: t, dir: dir, rec: &recorder{}}
+	if tweak != nil {
+		tweak(w)
+	}
+	h := &harness{t: t, dir: dir, rec: &recorder{}, logs: logs}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, h.rec.add) }()
@@ -77,6 +89,48 @@ func start(t *testing.T, dir string, opts Options) *harness {
 	})
 	h.waitFor("Synced", func(evs []string) bool { return slices.Contains(evs, "Synced") })
 	return h
+}
+
+// logTee writes log records to the test's output and keeps their messages.
+type logTee struct {
+	mu   *sync.Mutex
+	msgs *[]string
+	out  slog.Handler
+}
+
+func (l *logTee) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logTee) Handle(ctx context.Context, r slog.Record) error {
+	l.mu.Lock()
+	*l.msgs = append(*l.msgs, r.Level.String()+" "+r.Message)
+	l.mu.Unlock()
+	return l.out.Handle(ctx, r)
+}
+
+func (l *logTee) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &logTee{mu: l.mu, msgs: l.msgs, out: l.out.WithAttrs(attrs)}
+}
+
+func (l *logTee) WithGroup(name string) slog.Handler {
+	return &logTee{mu: l.mu, msgs: l.msgs, out: l.out.WithGroup(name)}
+}
+
+// waitLog polls until a record "LEVEL message" has been logged.
+func (h *harness) waitLog(want string) {
+	h.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		h.logs.mu.Lock()
+		found := slices.Contains(*h.logs.msgs, want)
+		h.logs.mu.Unlock()
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for the log record %q", want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // waitFor polls the recorded events, rendered by describe, until ok.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -17,11 +19,15 @@ type run struct {
 	emit func(Event)
 	sc   scanner
 	st   *state
+	// lost ticks while the scripts folder is gone: the kernel dropped its watch
+	// with it, so nothing else would say when it is back. Nil otherwise.
+	lost       *time.Ticker
+	lostPeriod time.Duration
 }
 
 func (w *Watcher) newRun(fw *fsnotify.Watcher, deb *debouncer, emit func(Event)) *run {
-	r := &run{log: w.log, fw: fw, deb: deb, emit: emit, st: newState()}
-	r.sc = scanner{root: w.dir, exts: w.opts.Extensions, log: w.log, watch: r.addWatch}
+	r := &run{log: w.log, fw: fw, deb: deb, emit: emit, st: newState(), lostPeriod: w.rootPoll}
+	r.sc = scanner{root: w.dir, exts: w.opts.Extensions, log: w.log, watch: r.addWatch, readFile: w.readFile}
 	return r
 }
 
@@ -37,24 +43,31 @@ func (r *run) addWatch(dir string) {
 
 // initial emits the first scan, then Synced.
 func (r *run) initial() error {
-	snap, err := r.sc.scan()
+	snap, kept, err := r.sc.scan()
 	if err != nil {
 		return fmt.Errorf("scan scripts folder %s: %w", r.sc.root, err)
 	}
 	if len(snap) == 0 {
 		r.log.Warn("no scripts found", keyDir, r.sc.root)
 	}
-	events, _ := r.st.apply(snap) // nothing emitted yet, so nothing is held back
+	events, _ := r.st.apply(snap, kept) // nothing emitted yet, so nothing is held back
 	r.send(events)
 	r.emit(Event{Kind: Synced})
 	return nil
 }
 
 func (r *run) loop(ctx context.Context) error {
+	defer r.found()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-r.lostC():
+			if isDir(r.sc.root) {
+				r.found()
+				r.log.Info("scripts folder is back; watching it again", keyDir, r.sc.root)
+				r.rescan() // re-adds the watches, the root's first
+			}
 		case ev, ok := <-r.fw.Events:
 			if !ok {
 				return errors.New("watch scripts folder: event channel closed")
@@ -77,19 +90,55 @@ func (r *run) loop(ctx context.Context) error {
 
 // rescan diffs the folder against what was emitted. If the folder itself
 // cannot be read the last emitted state stands: an unreadable root says
-// nothing about which scripts exist.
+// nothing about which scripts exist. If it is gone, it is polled for until it
+// is back.
 func (r *run) rescan() {
-	snap, err := r.sc.scan()
+	snap, kept, err := r.sc.scan()
 	if err != nil {
+		if !isDir(r.sc.root) {
+			r.lose()
+			return
+		}
 		r.log.Error("cannot rescan scripts folder; keeping current scripts", keyDir, r.sc.root, keyError, err)
 		return
 	}
-	events, retry := r.st.apply(snap)
+	events, retry := r.st.apply(snap, kept)
 	if retry {
 		r.log.Debug("script became empty; waiting one more quiet period for its content")
 		r.deb.kick()
 	}
 	r.send(events)
+}
+
+// lose starts polling for the scripts folder, which is gone.
+func (r *run) lose() {
+	if r.lost != nil {
+		return
+	}
+	r.lost = time.NewTicker(r.lostPeriod)
+	r.log.Error("scripts folder is gone; its scripts keep running until it is back",
+		keyDir, r.sc.root, "poll_every", r.lostPeriod.String())
+}
+
+// found stops polling; idempotent.
+func (r *run) found() {
+	if r.lost != nil {
+		r.lost.Stop()
+		r.lost = nil
+	}
+}
+
+// lostC ticks while the folder is gone; nil (never ready) otherwise.
+func (r *run) lostC() <-chan time.Time {
+	if r.lost == nil {
+		return nil
+	}
+	return r.lost.C
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 func (r *run) send(events []Event) {

@@ -15,26 +15,30 @@ import (
 // folder it enters before listing it, so nothing created after the listing
 // can go unnoticed.
 type scanner struct {
-	root  string
-	exts  []string
-	log   *slog.Logger
-	watch func(dir string) // best effort; failures are the callee's to log
+	root     string
+	exts     []string
+	log      *slog.Logger
+	watch    func(dir string) // best effort; failures are the callee's to log
+	readFile func(path string) ([]byte, error)
 }
 
 // walk is the state of one scan.
 type walk struct {
 	snap map[string]Source
 	seen map[string]bool // real paths of folders entered, against symlink loops
+	kept []string        // unreadable scripts, and "folder/" prefixes of unreadable folders
 }
 
-// scan returns every readable script by Name. Problems below the root are
-// logged and the affected entries left out; only an unreadable root fails.
-func (s *scanner) scan() (map[string]Source, error) {
+// scan returns every readable script by Name, and the names (or "folder/"
+// prefixes) of scripts that exist but cannot be read: what was emitted for
+// those stands, as for a broken save. Problems below the root are logged; only
+// an unreadable root fails.
+func (s *scanner) scan() (snap map[string]Source, kept []string, err error) {
 	w := &walk{snap: map[string]Source{}, seen: map[string]bool{}}
 	if err := s.walkDir(w, s.root, ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return w.snap, nil
+	return w.snap, w.kept, nil
 }
 
 func (s *scanner) walkDir(w *walk, dir, rel string) error {
@@ -63,13 +67,13 @@ func (s *scanner) visit(w *walk, dir, rel string, e fs.DirEntry) {
 	full, relName := filepath.Join(dir, name), path.Join(rel, name)
 	mode, err := followMode(full, e)
 	if err != nil {
-		s.logSkip(relName, err)
+		s.unreadable(w, relName+"/", err) // a folder or a script: keep whatever was under it
 		return
 	}
 	switch {
 	case mode.IsDir() && !skipDir(name):
 		if err := s.walkDir(w, full, relName); err != nil {
-			s.logSkip(relName, err)
+			s.unreadable(w, relName+"/", err)
 		}
 	case mode.IsRegular() && isScript(name, s.exts):
 		s.read(w, full, relName, e.Type()&fs.ModeSymlink != 0)
@@ -91,9 +95,9 @@ func followMode(full string, e fs.DirEntry) (fs.FileMode, error) {
 // read adds one script to the snapshot. A symlinked script is also watched
 // through its target's folder, so editing the target reloads it.
 func (s *scanner) read(w *walk, full, name string, symlink bool) {
-	content, err := os.ReadFile(full)
+	content, err := s.readFile(full)
 	if err != nil {
-		s.logSkip(name, err)
+		s.unreadable(w, name, err)
 		return
 	}
 	if symlink {
@@ -104,13 +108,15 @@ func (s *scanner) read(w *walk, full, name string, symlink bool) {
 	w.snap[name] = Source{Name: name, Path: full, Content: content, Hash: hashContent(content)}
 }
 
-// logSkip reports an entry left out of the scan. Entries that vanished
-// mid-scan are routine (the next event triggers another rescan), so they are
-// only logged at debug level.
-func (s *scanner) logSkip(name string, err error) {
+// unreadable handles an entry that could not be read. One that vanished
+// mid-scan is routine (the next event triggers another rescan) and absent; any
+// other failure (permissions, I/O) leaves the entry as last emitted: name is a
+// script, or "folder/" for everything under a folder.
+func (s *scanner) unreadable(w *walk, name string, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		s.log.Debug("entry vanished during scan", keyPath, name, keyError, err)
 		return
 	}
-	s.log.Warn("skip unreadable entry", keyPath, name, keyError, err)
+	w.kept = append(w.kept, name)
+	s.log.Error("cannot read script; its running version stays", keyPath, name, keyError, err)
 }

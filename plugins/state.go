@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // hashContent is the script version: the first 12 hex digits of the SHA-256.
@@ -30,11 +31,13 @@ func newState() *state {
 
 // apply diffs a scan against the emitted state, records the result and
 // returns the events to emit: Removed events first, then Loaded, each sorted
-// by Name. retry is true when a file was held back as possibly half-written,
-// so the caller must rescan after another quiet period even without events.
-func (s *state) apply(snap map[string]Source) (events []Event, retry bool) {
+// by Name. Names in kept, or under a "folder/" in kept, exist but could not be
+// read: they are not removed. retry is true when a file was held back as
+// possibly half-written, so the caller must rescan after another quiet period
+// even without events.
+func (s *state) apply(snap map[string]Source, kept []string) (events []Event, retry bool) {
 	for _, name := range slices.Sorted(maps.Keys(s.hashes)) {
-		if _, ok := snap[name]; !ok {
+		if _, ok := snap[name]; !ok && !isKept(name, kept) {
 			delete(s.hashes, name)
 			delete(s.waiting, name)
 			events = append(events, Event{Kind: Removed, Source: Source{Name: name}})
@@ -48,6 +51,15 @@ func (s *state) apply(snap map[string]Source) (events []Event, retry bool) {
 		}
 	}
 	return events, retry
+}
+
+func isKept(name string, kept []string) bool {
+	for _, k := range kept {
+		if name == k || name+"/" == k || strings.HasSuffix(k, "/") && strings.HasPrefix(name, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // update handles one present file; hold reports that it was held back.

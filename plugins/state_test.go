@@ -68,7 +68,7 @@ func TestStateApply(t *testing.T) {
 			t.Parallel()
 			st := newState()
 			for i, s := range tt.steps {
-				evs, retry := st.apply(s.scan)
+				evs, retry := st.apply(s.scan, nil)
 				if got := describeAll(evs); !slices.Equal(got, s.want) {
 					t.Errorf("step %d: events %q, want %q", i, got, s.want)
 				}

@@ -39,11 +39,17 @@ type Options struct {
 	Extensions []string
 }
 
+// rootPoll is how often a scripts folder that was removed is looked for.
+const rootPoll = time.Second
+
 // Watcher turns a scripts folder into a stream of plugin Events.
 type Watcher struct {
 	dir  string
 	opts Options
 	log  *slog.Logger
+	// Seams for tests: how files are read, how often a removed folder is polled.
+	readFile func(string) ([]byte, error)
+	rootPoll time.Duration
 }
 
 // NewWatcher checks that dir is an existing folder and prepares to watch it.
@@ -63,7 +69,7 @@ func NewWatcher(dir string, opts Options) (*Watcher, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("open scripts folder %s: not a directory", dir)
 	}
-	return &Watcher{dir: abs, opts: normalize(opts), log: logger(opts.Logger)}, nil
+	return &Watcher{dir: abs, opts: normalize(opts), log: logger(opts.Logger), readFile: os.ReadFile, rootPoll: rootPoll}, nil
 }
 
 func normalize(opts Options) Options {

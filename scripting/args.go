@@ -11,22 +11,22 @@ import (
 // a script mistake reads like one rather than like a Go type assertion.
 
 // stringArg returns argument i as a string; undefined and null read as "".
-func (s *Script) stringArg(fn string, call goja.FunctionCall, i int, param string) string {
+func (s *instance) stringArg(fn string, call goja.FunctionCall, i int, param string) string {
 	v := call.Argument(i)
 	if isMissing(v) {
 		return ""
 	}
-	str, ok := v.Export().(string)
-	if !ok {
+	if !isString(v) {
 		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s must be a string, got %s", fn, param, typeName(v))))
 	}
-	return str
+	s.budget(fn).addString(v) // before the string is copied out of the runtime
+	return v.String()
 }
 
 // options reads an options object whose fields are all named in keys; unknown fields throw,
 // with a suggestion, because a misspelt selector would otherwise silently match everything.
 // Field values are returned as exported by goja.
-func (s *Script) options(fn string, v goja.Value, keys ...string) map[string]goja.Value {
+func (s *instance) options(fn string, v goja.Value, keys ...string) map[string]goja.Value {
 	out := make(map[string]goja.Value, len(keys))
 	if isMissing(v) {
 		return out
@@ -51,14 +51,15 @@ func (s *Script) options(fn string, v goja.Value, keys ...string) map[string]goj
 }
 
 // stringOptions is options where every field must be a string.
-func (s *Script) stringOptions(fn string, v goja.Value, keys ...string) map[string]string {
+func (s *instance) stringOptions(fn string, v goja.Value, keys ...string) map[string]string {
 	out := make(map[string]string, len(keys))
+	b := s.budget(fn)
 	for k, x := range s.options(fn, v, keys...) {
-		str, ok := x.Export().(string)
-		if !ok {
+		if !isString(x) {
 			panic(s.rt.NewTypeError(fmt.Sprintf("%s: option %s must be a string, got %s", fn, k, typeName(x))))
 		}
-		out[k] = str
+		b.addString(x)
+		out[k] = x.String()
 	}
 	return out
 }

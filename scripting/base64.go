@@ -11,12 +11,12 @@ import (
 // Strings are treated as UTF-8, as Kubernetes treats Secret values; decoding accepts standard
 // padded base64 only, the encoding the API server produces.
 
-func (s *Script) utilBase64Encode(call goja.FunctionCall) goja.Value {
+func (s *instance) utilBase64Encode(call goja.FunctionCall) goja.Value {
 	str := s.stringArg("util.base64Encode", call, 0, "value")
 	return s.rt.ToValue(base64.StdEncoding.EncodeToString([]byte(str)))
 }
 
-func (s *Script) utilBase64Decode(call goja.FunctionCall) goja.Value {
+func (s *instance) utilBase64Decode(call goja.FunctionCall) goja.Value {
 	str := s.stringArg("util.base64Decode", call, 0, "value")
 	data, err := base64.StdEncoding.DecodeString(str)
 	if err != nil {

@@ -28,3 +28,47 @@ func BenchmarkIndex(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStringify measures JSON.stringify of a Deployment-sized view, which scripts get
+// bounded (stringify.go): a replacer of ours sees every value.
+func BenchmarkStringify(b *testing.B) {
+	s := newTestScript(b, "bench.js", `let n = 0;
+export default { onAdd(o) { n += JSON.stringify(o).length } }`, Options{})
+	obj := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.OnAdd(obj, Event{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkArrayMethods measures a handler calling guarded built-ins (guard.go).
+func BenchmarkArrayMethods(b *testing.B) {
+	s := newTestScript(b, "bench.js", `let n = 0;
+export default { onAdd(o) {
+  const cs = o.spec.template.spec.containers;
+  n += cs.map((c) => c.image).filter((i) => i.includes(":")).indexOf("nginx:1.27") + [1, 2, 3].join(",").length;
+} }`, Options{})
+	obj := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.OnAdd(obj, Event{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSpread measures spreading a small plain array, which goes through the guarded
+// Array.prototype[Symbol.iterator] instead of goja's fast path.
+func BenchmarkSpread(b *testing.B) {
+	s := newTestScript(b, "bench.js", `const xs = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]; let n = 0;
+export default { onAdd() { n += [...xs].length } }`, Options{})
+	obj := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.OnAdd(obj, Event{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

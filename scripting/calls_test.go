@@ -55,9 +55,10 @@ func TestInterrupt(t *testing.T) {
 	// Interrupt is for other goroutines; wait until the call is certainly running JS. The
 	// runtime belongs to the calling goroutine, so poll the watchdog, not the runtime.
 	waitFor(t, "call to start", func() bool {
-		s.dog.mu.Lock()
-		defer s.dog.mu.Unlock()
-		return s.dog.active
+		dog := current(s).dog
+		dog.mu.Lock()
+		defer dog.mu.Unlock()
+		return dog.active
 	})
 	s.Interrupt()
 	err := <-done
@@ -97,6 +98,14 @@ export default { onAdd() { f(0) } }`, Options{})
 	err := s.OnAdd(sample(), Event{})
 	if err == nil || !strings.Contains(err.Error(), "so.js:1:") || !strings.Contains(err.Error(), "call stack size exceeded") {
 		t.Fatalf("error = %v", err)
+	}
+	// The stack keeps its first 20 and last 5 frames.
+	var se *ScriptError
+	errors.As(err, &se)
+	lines := strings.Split(se.Stack, "\n")
+	if len(lines) != stackHead+1+stackTail || !strings.HasPrefix(lines[stackHead], "... ") ||
+		!strings.HasSuffix(lines[stackHead], " frames omitted ...") || !strings.Contains(lines[len(lines)-1], "at onAdd (so.js:2:") {
+		t.Errorf("stack has %d lines (%d bytes):\n%s", len(lines), len(se.Stack), strings.Join(lines[:min(len(lines), 30)], "\n"))
 	}
 }
 

@@ -9,7 +9,12 @@ import (
 )
 
 // The console and log globals write to the script's logger (already tagged script=<name>).
-// console.* joins its arguments like Node; log.*(msg, fields) turns fields into attributes.
+// console.* joins its arguments like Node; log.*(msg, fields) turns fields into attributes of
+// the group fieldsGroup.
+
+// fieldsGroup holds the attributes of log.*(msg, fields): `attrs.replicas=3` in text logs,
+// "attrs":{"replicas":3} in JSON.
+const fieldsGroup = "attrs"
 
 var logLevels = []struct {
 	name  string
@@ -21,7 +26,7 @@ var logLevels = []struct {
 	{"error", slog.LevelError},
 }
 
-func (s *Script) newConsole() (*goja.Object, error) {
+func (s *instance) newConsole() (*goja.Object, error) {
 	console := s.rt.NewObject()
 	if err := console.Set("log", s.consoleFunc(slog.LevelInfo)); err != nil {
 		return nil, err
@@ -34,7 +39,7 @@ func (s *Script) newConsole() (*goja.Object, error) {
 	return console, nil
 }
 
-func (s *Script) newLog() (*goja.Object, error) {
+func (s *instance) newLog() (*goja.Object, error) {
 	log := s.rt.NewObject()
 	for _, l := range logLevels {
 		if err := log.Set(l.name, s.logFunc(l.level)); err != nil {
@@ -44,64 +49,76 @@ func (s *Script) newLog() (*goja.Object, error) {
 	return log, nil
 }
 
-func (s *Script) consoleFunc(level slog.Level) func(goja.FunctionCall) goja.Value {
+func (s *instance) consoleFunc(level slog.Level) func(goja.FunctionCall) goja.Value {
+	what := "console." + strings.ToLower(level.String())
 	return func(call goja.FunctionCall) goja.Value {
 		defer s.guard("console")
 		if !s.log.Enabled(context.Background(), level) {
 			return goja.Undefined()
 		}
+		b := s.budget(what)
 		parts := make([]string, len(call.Arguments))
 		for i, a := range call.Arguments {
-			parts[i] = s.format(a)
+			parts[i] = s.format(b, a)
 		}
 		s.log.LogAttrs(context.Background(), level, strings.Join(parts, " "))
 		return goja.Undefined()
 	}
 }
 
-func (s *Script) logFunc(level slog.Level) func(goja.FunctionCall) goja.Value {
+func (s *instance) logFunc(level slog.Level) func(goja.FunctionCall) goja.Value {
+	what := "log." + strings.ToLower(level.String())
 	return func(call goja.FunctionCall) goja.Value {
 		defer s.guard("log")
 		if !s.log.Enabled(context.Background(), level) {
 			return goja.Undefined()
 		}
-		msg := s.format(call.Argument(0))
-		s.log.LogAttrs(context.Background(), level, msg, s.logFields(call.Argument(1))...)
+		b := s.budget(what)
+		msg := s.format(b, call.Argument(0))
+		// The fields go in a group of their own: a script cannot forge or duplicate the
+		// attributes the runner writes (time, level, msg, script, version, handler, ...).
+		s.log.Log(context.Background(), level, msg, fieldsGroup, slog.GroupValue(s.logFields(b, call.Argument(1))...))
 		return goja.Undefined()
 	}
 }
 
-// logFields flattens a fields object into attributes, keeping the script's key order.
-func (s *Script) logFields(v goja.Value) []slog.Attr {
+// logFields flattens a fields object into attributes, keeping the script's key order. The
+// message and the fields together are one value for the limits.
+func (s *instance) logFields(b *budget, v goja.Value) []slog.Attr {
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		if isMissing(v) {
 			return nil
 		}
-		return []slog.Attr{slog.Any("fields", exportValue(v))}
+		return []slog.Attr{slog.Any("fields", b.export(v, 0))}
 	}
 	keys := obj.Keys()
+	b.addItems(int64(len(keys)), "fields")
 	attrs := make([]slog.Attr, 0, len(keys))
 	for _, k := range keys {
-		attrs = append(attrs, slog.Any(k, exportValue(obj.Get(k))))
+		b.addChars(len(k))
+		attrs = append(attrs, slog.Any(k, b.export(obj.Get(k), 1)))
 	}
 	return attrs
 }
 
 // format renders one console argument: strings as they are, objects as JSON when they have a
-// JSON form, anything else as String() would.
-func (s *Script) format(v goja.Value) string {
+// JSON form, anything else as String() would; charged to b.
+func (s *instance) format(b *budget, v goja.Value) string {
 	if v == nil {
 		return "undefined"
 	}
 	if isMissing(v) {
 		return v.String()
 	}
-	if str, ok := v.Export().(string); ok {
-		return str
+	if isString(v) {
+		b.addString(v)
+		return v.String()
 	}
 	if obj, ok := v.(*goja.Object); ok && isFunction(obj) {
 		return v.String()
 	}
-	return s.describe(v)
+	str := s.describe(v)
+	b.addChars(len(str))
+	return str
 }

@@ -10,7 +10,7 @@ import (
 // Event, so passing ctx costs nothing per call; it is valid only during the call it was
 // passed to, and read-only like the objects.
 type ctxObject struct {
-	s      *Script
+	s      *instance
 	script goja.Value
 	cache  goja.Value
 	enq    goja.Value
@@ -21,7 +21,7 @@ type ctxObject struct {
 
 var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue"}
 
-func (s *Script) newCtx() *goja.Object {
+func (s *instance) newCtx() *goja.Object {
 	c := &ctxObject{s: s, script: s.rt.ToValue(s.name), resourceVal: s.rt.ToValue("")}
 	c.cache = s.rt.NewDynamicObject(&frozen{s: s, keys: []string{"get", "list", "byIndex", "indexKeys"}, vals: map[string]goja.Value{
 		"get":       s.rt.ToValue(s.cacheGet),
@@ -65,7 +65,7 @@ func (c *ctxObject) Delete(string) bool          { panic(c.s.rt.NewTypeError("ct
 
 // frozen is a fixed, read-only namespace object such as ctx.cache.
 type frozen struct {
-	s    *Script
+	s    *instance
 	keys []string
 	vals map[string]goja.Value
 }
@@ -79,7 +79,7 @@ func (f *frozen) Keys() []string              { return f.keys }
 func (f *frozen) Set(string, goja.Value) bool { panic(f.s.rt.NewTypeError("object is read-only")) }
 func (f *frozen) Delete(string) bool          { panic(f.s.rt.NewTypeError("object is read-only")) }
 
-func (s *Script) cacheOrThrow() Cache {
+func (s *instance) cacheOrThrow() Cache {
 	if s.ev.Cache == nil {
 		s.throwf("ctx.cache is not available here")
 	}
@@ -87,7 +87,7 @@ func (s *Script) cacheOrThrow() Cache {
 }
 
 // cacheGet is ctx.cache.get(namespace, name, resource?): the object or null.
-func (s *Script) cacheGet(call goja.FunctionCall) goja.Value {
+func (s *instance) cacheGet(call goja.FunctionCall) goja.Value {
 	defer s.guard("ctx.cache.get")
 	const fn = "ctx.cache.get"
 	ns, name := s.stringArg(fn, call, 0, "namespace"), s.stringArg(fn, call, 1, "name")
@@ -99,7 +99,7 @@ func (s *Script) cacheGet(call goja.FunctionCall) goja.Value {
 }
 
 // cacheList is ctx.cache.list({namespace, labelSelector, resource}).
-func (s *Script) cacheList(call goja.FunctionCall) goja.Value {
+func (s *instance) cacheList(call goja.FunctionCall) goja.Value {
 	defer s.guard("ctx.cache.list")
 	opts := s.stringOptions("ctx.cache.list", call.Argument(0), "namespace", "labelSelector", "resource")
 	objs, err := s.cacheOrThrow().List(opts["resource"], opts["namespace"], opts["labelSelector"])
@@ -110,7 +110,7 @@ func (s *Script) cacheList(call goja.FunctionCall) goja.Value {
 }
 
 // cacheByIndex is ctx.cache.byIndex(index, value): the objects indexed under value.
-func (s *Script) cacheByIndex(call goja.FunctionCall) goja.Value {
+func (s *instance) cacheByIndex(call goja.FunctionCall) goja.Value {
 	defer s.guard("ctx.cache.byIndex")
 	const fn = "ctx.cache.byIndex"
 	index, value := s.stringArg(fn, call, 0, "index"), s.stringArg(fn, call, 1, "value")
@@ -122,7 +122,7 @@ func (s *Script) cacheByIndex(call goja.FunctionCall) goja.Value {
 }
 
 // cacheIndexKeys is ctx.cache.indexKeys(index, value): the keys indexed under value.
-func (s *Script) cacheIndexKeys(call goja.FunctionCall) goja.Value {
+func (s *instance) cacheIndexKeys(call goja.FunctionCall) goja.Value {
 	defer s.guard("ctx.cache.indexKeys")
 	const fn = "ctx.cache.indexKeys"
 	index, value := s.stringArg(fn, call, 0, "index"), s.stringArg(fn, call, 1, "value")
@@ -138,8 +138,11 @@ func (s *Script) cacheIndexKeys(call goja.FunctionCall) goja.Value {
 }
 
 // enqueue is ctx.enqueue(key): adds key to the script's reconcile queue.
-func (s *Script) enqueue(call goja.FunctionCall) goja.Value {
+func (s *instance) enqueue(call goja.FunctionCall) goja.Value {
 	defer s.guard("ctx.enqueue")
+	if v := call.Argument(0); isString(v) && jsLength(v) > maxKeyLength {
+		s.throwRange("ctx.enqueue: key of %d characters is too long (the limit is %d)", jsLength(v), maxKeyLength)
+	}
 	key := s.stringArg("ctx.enqueue", call, 0, "key")
 	if key == "" {
 		s.throwf("ctx.enqueue needs a key such as \"namespace/name\"")

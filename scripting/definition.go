@@ -19,7 +19,7 @@ var definitionKeys = []string{
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
 // because reading properties may run script getters.
-func (s *Script) loadDefinition(exports goja.Value, src []byte) (err error) {
+func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 	if err := s.begin("definition"); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *Script) loadDefinition(exports goja.Value, src []byte) (err error) {
 
 // defaultExport is module.exports.default for ESM (esbuild marks it __esModule), else
 // module.exports itself.
-func (s *Script) defaultExport(exports goja.Value, l locator) (*goja.Object, error) {
+func (s *instance) defaultExport(exports goja.Value, l locator) (*goja.Object, error) {
 	v := exports
 	if obj, ok := exports.(*goja.Object); ok && obj.Get("__esModule") != nil && obj.Get("__esModule").ToBoolean() {
 		v = obj.Get("default")
@@ -67,7 +67,7 @@ func (s *Script) defaultExport(exports goja.Value, l locator) (*goja.Object, err
 	return obj, nil
 }
 
-func (s *Script) readHandlers(def *goja.Object, l locator) error {
+func (s *instance) readHandlers(def *goja.Object, l locator) error {
 	for _, h := range []struct {
 		key string
 		fn  *goja.Callable
@@ -87,7 +87,7 @@ func (s *Script) readHandlers(def *goja.Object, l locator) error {
 	return nil
 }
 
-func (s *Script) readIndexers(v goja.Value, l locator) error {
+func (s *instance) readIndexers(v goja.Value, l locator) error {
 	if isMissing(v) {
 		return nil
 	}
@@ -114,7 +114,7 @@ func (s *Script) readIndexers(v goja.Value, l locator) error {
 	return nil
 }
 
-func (s *Script) readLimits(def *goja.Object, l locator) error {
+func (s *instance) readLimits(def *goja.Object, l locator) error {
 	var err error
 	if s.def.Concurrency, err = readInt(def.Get("concurrency"), "concurrency", 1, defaultConcurrency, l); err != nil {
 		return err
@@ -169,6 +169,15 @@ func isFunction(obj *goja.Object) bool {
 	return ok
 }
 
+// shorten is a string value for messages: at most 64 characters of it.
+func shorten(v goja.Value) string {
+	const most = 64
+	if str, ok := v.(goja.String); ok && str.Length() > most {
+		return str.Substring(0, most).String() + "…"
+	}
+	return v.String()
+}
+
 // typeName describes v for messages: its JS type, with the value for short primitives.
 func typeName(v goja.Value) string {
 	switch {
@@ -186,9 +195,10 @@ func typeName(v goja.Value) string {
 		}
 		return "an object"
 	}
+	if isString(v) {
+		return fmt.Sprintf("a string (%q)", shorten(v))
+	}
 	switch x := v.Export().(type) {
-	case string:
-		return fmt.Sprintf("a string (%q)", x)
 	case bool:
 		return fmt.Sprintf("a boolean (%t)", x)
 	case int64, float64:

@@ -10,14 +10,36 @@
 //
 // Program.Instantiate creates one goja runtime, installs the globals (console, log, util, k8s),
 // evaluates the module under the call deadline and validates the exported definition. The
-// returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index
-// and Reconcile must never run concurrently on one Script. Interrupt is the only method that
-// may be called from any goroutine; it aborts the running call and fails every later call
-// fast with ErrInterrupted, for a version that is being dropped.
+// returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index,
+// Reconcile and Close must never run concurrently on one Script. Interrupt is the only method
+// that may be called from any goroutine; it aborts the running call and fails every later call
+// fast with ErrInterrupted, for a version that is being dropped. Close interrupts and waits for
+// the Script's goroutine; the owner calls it when done with the Script.
 //
-// Every call has a deadline (Options.Timeout): the runtime is interrupted when it passes, and
-// the context given to Client calls is cancelled at the same moment. A handler that returns a
-// promise must settle it within the call; since k8s calls are synchronous, awaiting them does.
+// The runtime lives on a goroutine of the Script's own, its executor, which the owner hands each
+// call to and waits for; the owner is never the goroutine running JavaScript. Every call has a
+// deadline (Options.Timeout): the runtime is interrupted when it passes, and the context given to
+// Client calls is cancelled at the same moment. The interrupt stops JavaScript within an
+// instruction, but not a Go built-in in progress (a backtracking regular expression, a loop over
+// a huge array): a call still running Options.Grace after its deadline, or Grace after
+// Interrupt, is stuck. The owner then stops waiting and gets ErrStuck; the runtime is
+// abandoned (stopped, its goroutine left to end when the built-in returns, waited for by
+// nobody), and the next call starts a fresh runtime from the Program, so module-level state
+// starts afresh. While maxStuck abandoned runtimes of one Script are still busy, calls fail
+// fast with ErrStuck instead. Precision: a call returns to its owner at most Timeout + Grace
+// after it started (Instantiate: twice Timeout, for the module and the definition, plus Grace),
+// late only by timer and scheduling delay (milliseconds; more on an overloaded machine). The
+// hand-over costs about a microsecond per call (docs/benchmarks.md).
+//
+// A handler that returns a promise must settle it within the call; since k8s calls are
+// synchronous, awaiting them does.
+//
+// # Limits
+//
+// Values crossing from JS into Go are walked with a budget (limits.go: elements, characters,
+// depth) and built-ins that loop over a length are wrapped to refuse huge ones up front
+// (guard.go); both throw a catchable RangeError, so no script value can make the process
+// allocate without bound or spin in a built-in the deadline cannot stop.
 //
 // # Objects
 //
@@ -33,7 +55,7 @@
 // errors, uncaught exceptions and rejections, timeouts, interrupts and recovered panics. Its
 // File:Line:Column point into the original source (TypeScript included) and Stack holds the
 // JS stack. The cause is available to errors.Is/As: ErrSyntax, ErrInvalidDefinition,
-// ErrTimeout, ErrInterrupted, ErrPanic, or the Go error (such as a Kubernetes API status
+// ErrTimeout, ErrInterrupted, ErrPanic, ErrStuck, or the Go error (such as a Kubernetes API status
 // error) behind an uncaught exception thrown by a binding. A panic in Go code called from JS
 // becomes a JS exception (catchable, wrapping ErrPanic); it never crashes the caller.
 package scripting

@@ -18,6 +18,9 @@ var (
 	ErrSyntax = errors.New("syntax error")
 	// ErrPanic: Go code called by the script panicked; the panic was recovered.
 	ErrPanic = errors.New("panic")
+	// ErrStuck: the call did not stop within Options.Grace of its timeout or of Interrupt
+	// (a Go built-in the interrupt cannot reach was running); its runtime was abandoned.
+	ErrStuck = errors.New("call stuck")
 )
 
 // ScriptError is every error that comes from a script: syntax errors, invalid definitions,

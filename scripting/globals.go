@@ -4,7 +4,7 @@ import "github.com/dop251/goja"
 
 // installGlobals captures the built-ins the bindings rely on, then defines console, log,
 // util and k8s and prepares the handlers' ctx object.
-func (s *Script) installGlobals() error {
+func (s *instance) installGlobals() error {
 	if err := s.captureInternals(); err != nil {
 		return err
 	}

@@ -41,7 +41,8 @@ func TestGoldenShapes(t *testing.T) {
 			if err := tt.call(s); err != nil {
 				t.Fatal(err)
 			}
-			got := []byte(s.rt.Get("out").String())
+			var got []byte
+			onRuntime(t, s, func(in *instance) { got = []byte(in.rt.Get("out").String()) })
 			golden := filepath.Join("testdata", tt.name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

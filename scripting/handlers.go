@@ -3,6 +3,7 @@ package scripting
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,31 +12,68 @@ import (
 
 // OnAdd calls the script's onAdd(obj, ctx). It is a no-op when the script has none.
 func (s *Script) OnAdd(obj Object, ev Event) error {
-	if s.onAdd == nil {
+	if !s.def.OnAdd {
 		return s.noop("onAdd")
 	}
-	return s.handle("onAdd", s.onAdd, ev, s.view(obj), s.ctxObj)
+	return s.run("onAdd", func(in *instance) error { return in.handle("onAdd", in.onAdd, ev, in.view(obj), in.ctxObj) })
 }
 
 // OnUpdate calls the script's onUpdate(oldObj, newObj, ctx).
 func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) error {
-	if s.onUpdate == nil {
+	if !s.def.OnUpdate {
 		return s.noop("onUpdate")
 	}
-	return s.handle("onUpdate", s.onUpdate, ev, s.view(oldObj), s.view(newObj), s.ctxObj)
+	return s.run("onUpdate", func(in *instance) error {
+		return in.handle("onUpdate", in.onUpdate, ev, in.view(oldObj), in.view(newObj), in.ctxObj)
+	})
 }
 
 // OnDelete calls the script's onDelete(obj, ctx). For a tombstone pass its Obj (nil when the
 // final state is unknown: the script receives null) and set ev.FinalStateUnknown.
 func (s *Script) OnDelete(obj Object, ev Event) error {
-	if s.onDelete == nil {
+	if !s.def.OnDelete {
 		return s.noop("onDelete")
 	}
-	return s.handle("onDelete", s.onDelete, ev, s.view(obj), s.ctxObj)
+	return s.run("onDelete", func(in *instance) error { return in.handle("onDelete", in.onDelete, ev, in.view(obj), in.ctxObj) })
+}
+
+// Index calls indexers[name](obj) and returns its values. The function may return a string,
+// an array of strings, or null/undefined for none. An unknown name returns nil.
+func (s *Script) Index(name string, obj Object) ([]string, error) {
+	label := "indexers." + name
+	if _, ok := slices.BinarySearch(s.def.Indexers, name); !ok {
+		return nil, s.noop(label)
+	}
+	var values []string
+	err := s.run(label, func(in *instance) (err error) {
+		values, err = in.index(name, obj)
+		return err
+	})
+	if err != nil {
+		return nil, err // values may still be written by an abandoned call: never read it here
+	}
+	return values, nil
+}
+
+// Reconcile calls the script's reconcile(key, ctx). It may return nothing, or
+// {requeueAfter} as a Go duration string ("30s") or a number of milliseconds.
+func (s *Script) Reconcile(key string, ev Event) (ReconcileResult, error) {
+	if !s.def.Reconcile {
+		return ReconcileResult{}, s.noop("reconcile")
+	}
+	var res ReconcileResult
+	err := s.run("reconcile", func(in *instance) (err error) {
+		res, err = in.reconcile(key, ev)
+		return err
+	})
+	if err != nil {
+		return ReconcileResult{}, err
+	}
+	return res, nil
 }
 
 // handle runs an event handler under the call deadline with ev as the current event.
-func (s *Script) handle(name string, fn goja.Callable, ev Event, args ...goja.Value) (err error) {
+func (s *instance) handle(name string, fn goja.Callable, ev Event, args ...goja.Value) (err error) {
 	if err := s.begin(name); err != nil {
 		return err
 	}
@@ -45,13 +83,8 @@ func (s *Script) handle(name string, fn goja.Callable, ev Event, args ...goja.Va
 	return err
 }
 
-// Index calls indexers[name](obj) and returns its values. The function may return a string,
-// an array of strings, or null/undefined for none. An unknown name returns nil.
-func (s *Script) Index(name string, obj Object) (values []string, err error) {
-	ix, ok := s.indexers[name]
-	if !ok {
-		return nil, s.noop("indexers." + name)
-	}
+func (s *instance) index(name string, obj Object) (values []string, err error) {
+	ix := s.indexers[name]
 	if err := s.begin(ix.label); err != nil {
 		return nil, err
 	}
@@ -63,23 +96,33 @@ func (s *Script) Index(name string, obj Object) (values []string, err error) {
 	return s.indexValues(v)
 }
 
-func (s *Script) indexValues(v goja.Value) ([]string, error) {
+func (s *instance) indexValues(v goja.Value) ([]string, error) {
 	if isMissing(v) {
 		return nil, nil
 	}
 	if isString(v) {
+		if jsLength(v) > maxChars {
+			return nil, s.resultError("returned a string of more than %d Mi characters", maxChars>>20)
+		}
 		return []string{v.String()}, nil
 	}
 	obj, ok := v.(*goja.Object)
 	if !ok || obj.ClassName() != "Array" {
 		return nil, s.resultError("must return a string, an array of strings, or null; got %s", typeName(v))
 	}
-	n := int(obj.Get("length").ToInteger())
+	n := obj.Get("length").ToInteger()
+	if n > maxItems {
+		return nil, s.resultError("returned an array of %d values (the limit is %d)", n, maxItems)
+	}
 	values := make([]string, 0, n)
-	for i := range n {
+	chars := 0
+	for i := range int(n) {
 		el := obj.Get(strconv.Itoa(i))
 		if !isString(el) {
 			return nil, s.resultError("returned an array whose element %d is %s, not a string", i, typeName(el))
+		}
+		if chars += jsLength(el); chars > maxChars {
+			return nil, s.resultError("returned more than %d Mi characters of values", maxChars>>20)
 		}
 		values = append(values, el.String())
 	}
@@ -91,12 +134,7 @@ func isString(v goja.Value) bool {
 	return v != nil && v.ExportType() == reflect.TypeFor[string]()
 }
 
-// Reconcile calls the script's reconcile(key, ctx). It may return nothing, or
-// {requeueAfter} as a Go duration string ("30s") or a number of milliseconds.
-func (s *Script) Reconcile(key string, ev Event) (res ReconcileResult, err error) {
-	if s.reconcileFn == nil {
-		return ReconcileResult{}, s.noop("reconcile")
-	}
+func (s *instance) reconcile(key string, ev Event) (res ReconcileResult, err error) {
 	if err := s.begin("reconcile"); err != nil {
 		return ReconcileResult{}, err
 	}
@@ -109,13 +147,24 @@ func (s *Script) Reconcile(key string, ev Event) (res ReconcileResult, err error
 	return s.reconcileResult(v)
 }
 
-func (s *Script) reconcileResult(v goja.Value) (ReconcileResult, error) {
+func (s *instance) reconcileResult(v goja.Value) (ReconcileResult, error) {
 	if isMissing(v) {
 		return ReconcileResult{}, nil
 	}
 	obj, ok := v.(*goja.Object)
 	if !ok || obj.ClassName() == "Array" || isFunction(obj) {
 		return ReconcileResult{}, s.resultError("must return nothing or {requeueAfter}; got %s", typeName(v))
+	}
+	for _, k := range obj.Keys() {
+		if k != "requeueAfter" {
+			msg := fmt.Sprintf("returned an object with the unknown key '%s'", k)
+			if closest(k, reconcileKeys) != "" {
+				msg += "; did you mean 'requeueAfter'?"
+			} else {
+				msg += "; it may only have requeueAfter"
+			}
+			return ReconcileResult{}, s.resultError("%s", msg)
+		}
 	}
 	after := obj.Get("requeueAfter")
 	if isMissing(after) {
@@ -127,6 +176,8 @@ func (s *Script) reconcileResult(v goja.Value) (ReconcileResult, error) {
 	}
 	return ReconcileResult{RequeueAfter: d}, nil
 }
+
+var reconcileKeys = []string{"requeueAfter"}
 
 // parseRequeue accepts a Go duration string or a number of milliseconds.
 func parseRequeue(v goja.Value) (time.Duration, error) {
@@ -151,6 +202,6 @@ func parseRequeue(v goja.Value) (time.Duration, error) {
 }
 
 // resultError reports a handler's return value that breaks the contract.
-func (s *Script) resultError(format string, args ...any) *ScriptError {
+func (s *instance) resultError(format string, args ...any) *ScriptError {
 	return &ScriptError{File: s.name, Message: s.callName + " " + fmt.Sprintf(format, args...)}
 }

@@ -119,6 +119,8 @@ func TestReconcileResults(t *testing.T) {
 		{"negative", `return {requeueAfter: -5}`, 0, "reconcile returned an invalid requeueAfter: -5ms is negative"},
 		{"wrong type", `return {requeueAfter: true}`, 0, "want a duration string"},
 		{"not an object", `return 5`, 0, "reconcile must return nothing or {requeueAfter}; got a number (5)"},
+		{"typo", `return {requeueAfer: "1s"}`, 0, "reconcile returned an object with the unknown key 'requeueAfer'; did you mean 'requeueAfter'?"},
+		{"other key", `return {done: true}`, 0, "reconcile returned an object with the unknown key 'done'; it may only have requeueAfter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,14 +37,38 @@ func instantiate(file, src string, opts Options) (*Script, error) {
 // outJSON returns JSON.stringify(globalThis.out), where test scripts leave what they saw.
 func outJSON(t testing.TB, s *Script) string {
 	t.Helper()
-	v, err := s.internals.stringify(goja.Undefined(), s.rt.Get("out"))
-	if err != nil {
-		t.Fatalf("stringify out: %v", err)
+	var out string
+	onRuntime(t, s, func(in *instance) {
+		v, err := in.internals.stringify(goja.Undefined(), in.rt.Get("out"))
+		if err != nil {
+			t.Errorf("stringify out: %v", err)
+		}
+		if v == nil || goja.IsUndefined(v) {
+			out = "undefined"
+			return
+		}
+		out = v.String()
+	})
+	return out
+}
+
+// onRuntime runs fn on the goroutine that owns s's current runtime.
+func onRuntime(t testing.TB, s *Script, fn func(in *instance)) {
+	t.Helper()
+	in := current(s)
+	if in == nil {
+		t.Fatal("the script has no runtime")
 	}
-	if goja.IsUndefined(v) {
-		return "undefined"
+	if err := s.exec(in, "test", func(in *instance) error { fn(in); return nil }); err != nil {
+		t.Fatal(err)
 	}
-	return v.String()
+}
+
+// current is s's current instance, or nil.
+func current(s *Script) *instance {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
 }
 
 // sample is a small Deployment-like object in unstructured form.
@@ -80,7 +104,7 @@ func mustJSON(t testing.TB, v any) string {
 
 // logRecorder is a slog.Handler keeping records for inspection.
 type logRecorder struct {
-	mu      sync.Mutex
+	mu      *sync.Mutex // shared by the recorders WithAttrs derives
 	attrs   []slog.Attr
 	records *[]logRecord
 }
@@ -91,17 +115,19 @@ type logRecord struct {
 	Attrs map[string]any
 }
 
-func newLogRecorder() *logRecorder { return &logRecorder{records: new([]logRecord)} }
+func newLogRecorder() *logRecorder {
+	return &logRecorder{mu: new(sync.Mutex), records: new([]logRecord)}
+}
 
 func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	rec := logRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]any{}}
 	for _, a := range h.attrs {
-		rec.Attrs[a.Key] = a.Value.Any()
+		rec.Attrs[a.Key] = attrValue(a.Value)
 	}
 	r.Attrs(func(a slog.Attr) bool {
-		rec.Attrs[a.Key] = a.Value.Any()
+		rec.Attrs[a.Key] = attrValue(a.Value)
 		return true
 	})
 	h.mu.Lock()
@@ -110,8 +136,20 @@ func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
+// attrValue is v as a Go value; a group becomes a map of its attributes.
+func attrValue(v slog.Value) any {
+	if v.Kind() != slog.KindGroup {
+		return v.Any()
+	}
+	m := map[string]any{}
+	for _, a := range v.Group() {
+		m[a.Key] = attrValue(a.Value)
+	}
+	return m
+}
+
 func (h *logRecorder) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &logRecorder{attrs: append(append([]slog.Attr{}, h.attrs...), attrs...), records: h.records}
+	return &logRecorder{attrs: append(append([]slog.Attr{}, h.attrs...), attrs...), mu: h.mu, records: h.records}
 }
 
 func (h *logRecorder) WithGroup(string) slog.Handler { return h }

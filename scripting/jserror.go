@@ -7,13 +7,14 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
 
 // scriptError converts an error returned by goja into a *ScriptError positioned at the
 // innermost frame of the script's source.
-func (s *Script) scriptError(err error) *ScriptError {
+func (s *instance) scriptError(err error) *ScriptError {
 	var se *ScriptError
 	if errors.As(err, &se) {
 		return se
@@ -29,7 +30,7 @@ func (s *Script) scriptError(err error) *ScriptError {
 		e.Message = "RangeError: Maximum call stack size exceeded"
 	case *goja.Exception:
 		frames = x.Stack()
-		e.Message = s.describe(x.Value())
+		e.Message = truncate(s.describe(x.Value()), maxMessage)
 		e.Err = s.goErrorOf(x)
 	default:
 		e.Message = err.Error()
@@ -38,7 +39,7 @@ func (s *Script) scriptError(err error) *ScriptError {
 	return e
 }
 
-func (s *Script) interruptCause(v any) (string, error) {
+func (s *instance) interruptCause(v any) (string, error) {
 	if _, ok := v.(timeoutMark); ok {
 		return fmt.Sprintf("%s timed out after %s", s.callName, s.timeout), ErrTimeout
 	}
@@ -46,7 +47,7 @@ func (s *Script) interruptCause(v any) (string, error) {
 }
 
 // goErrorOf returns the Go error behind an exception thrown by a binding, if any.
-func (s *Script) goErrorOf(x *goja.Exception) error {
+func (s *instance) goErrorOf(x *goja.Exception) error {
 	if obj, ok := x.Value().(*goja.Object); ok {
 		if err, ok := s.goErrs[obj]; ok {
 			return err
@@ -55,9 +56,24 @@ func (s *Script) goErrorOf(x *goja.Exception) error {
 	return x.Unwrap()
 }
 
+// maxMessage bounds the message of a thrown value, which is logged on one line.
+const maxMessage = 16 << 10
+
+// truncate cuts msg to at most n bytes (on a rune boundary), saying how much was left out.
+func truncate(msg string, n int) string {
+	if len(msg) <= n {
+		return msg
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", msg[:cut], len(msg)-cut)
+}
+
 // describe renders a thrown value as "Name: message" without running script code where it
 // can be avoided; a throwing toString falls back to a placeholder.
-func (s *Script) describe(v goja.Value) (msg string) {
+func (s *instance) describe(v goja.Value) (msg string) {
 	if v == nil {
 		return "undefined"
 	}
@@ -73,43 +89,74 @@ func (s *Script) describe(v goja.Value) (msg string) {
 	if obj.ClassName() == "Error" {
 		return obj.Get("name").String() + ": " + obj.Get("message").String()
 	}
-	if j, err := s.internals.stringify(goja.Undefined(), obj); err == nil && !isMissing(j) {
-		return j.String() // a thrown plain object reads better as JSON than as [object Object]
+	if j := s.describeJSON(obj); j != "" {
+		return j // a thrown plain object reads better as JSON than as [object Object]
 	}
 	return v.String()
 }
 
+// describeJSON is obj as JSON within the limits of one value, or "" when it has no JSON form,
+// cannot be serialized, or is too large.
+func (s *instance) describeJSON(obj *goja.Object) (j string) {
+	defer func() {
+		if recover() != nil {
+			j = ""
+		}
+	}()
+	if v := s.stringify("describe", obj, goja.Undefined(), goja.Undefined()); !isMissing(v) {
+		return v.String()
+	}
+	return ""
+}
+
 // locate fills position and stack from frames. The position is the innermost frame in the
-// original source; the stack leaves out the runtime's internal helpers.
-func (s *Script) locate(e *ScriptError, frames []goja.StackFrame) {
-	var b strings.Builder
+// original source; the stack leaves out the runtime's internal helpers and is capped.
+func (s *instance) locate(e *ScriptError, frames []goja.StackFrame) {
+	lines := make([]string, 0, min(len(frames), 2*stackHead))
 	for i := range frames {
 		f := &frames[i]
 		if f.SrcName() == internalName || strings.HasPrefix(f.FuncName(), bindingPrefix) {
 			continue // our helpers and Go bindings: the calling JS frame says where
 		}
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("at " + f.FuncName())
-		line, col, ok := sourcePosition(s.name, f.Position())
-		switch {
-		case ok:
-			b.WriteString(" (" + s.name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")")
-			if e.Line == 0 {
-				e.Line, e.Column = line, col
-			}
-		case f.SrcName() == "<native>":
-			b.WriteString(" (native)")
-		default:
-			b.WriteString(" (" + s.name + ", generated code)")
-		}
+		lines = append(lines, s.frameLine(e, f))
 	}
-	e.Stack = b.String()
+	e.Stack = strings.Join(capFrames(lines), "\n")
+}
+
+func (s *instance) frameLine(e *ScriptError, f *goja.StackFrame) string {
+	line, col, ok := sourcePosition(s.name, f.Position())
+	switch {
+	case ok:
+		if e.Line == 0 {
+			e.Line, e.Column = line, col
+		}
+		return "at " + f.FuncName() + " (" + s.name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")"
+	case f.SrcName() == "<native>":
+		return "at " + f.FuncName() + " (native)"
+	}
+	return "at " + f.FuncName() + " (" + s.name + ", generated code)"
+}
+
+// A stack keeps its first stackHead and last stackTail frames: runaway recursion would
+// otherwise log thousands of identical lines.
+const (
+	stackHead = 20
+	stackTail = 5
+)
+
+func capFrames(lines []string) []string {
+	if len(lines) <= stackHead+stackTail+1 {
+		return lines
+	}
+	omitted := len(lines) - stackHead - stackTail
+	out := make([]string, 0, stackHead+1+stackTail)
+	out = append(out, lines[:stackHead]...)
+	out = append(out, fmt.Sprintf("... %d frames omitted ...", omitted))
+	return append(out, lines[len(lines)-stackTail:]...)
 }
 
 // bindingPrefix starts the names goja gives this package's Go functions.
-var bindingPrefix = reflect.TypeFor[Script]().PkgPath() + "."
+var bindingPrefix = reflect.TypeFor[instance]().PkgPath() + "."
 
 // unescape undoes the URL escaping goja applies when it resolves source-map file names.
 func unescape(name string) string {
@@ -120,7 +167,7 @@ func unescape(name string) string {
 }
 
 // recovered converts a panic caught at the call boundary.
-func (s *Script) recovered(r any) *ScriptError {
+func (s *instance) recovered(r any) *ScriptError {
 	switch x := r.(type) {
 	case *goja.Exception:
 		return s.scriptError(x)
@@ -129,7 +176,7 @@ func (s *Script) recovered(r any) *ScriptError {
 	case *goja.StackOverflowError:
 		return s.scriptError(x)
 	case goja.Value:
-		return &ScriptError{File: s.name, Message: s.describe(x)}
+		return &ScriptError{File: s.name, Message: truncate(s.describe(x), maxMessage)}
 	}
 	err := fmt.Errorf("%w in %s: %v", ErrPanic, s.callName, r)
 	return &ScriptError{File: s.name, Message: err.Error(), Err: err}
@@ -138,7 +185,7 @@ func (s *Script) recovered(r any) *ScriptError {
 // settle unwraps a promise returned by an async handler. Jobs run before goja returns to Go,
 // and k8s calls are synchronous, so a promise is settled unless it waits for something that
 // can never happen within the call.
-func (s *Script) settle(v goja.Value) (goja.Value, error) {
+func (s *instance) settle(v goja.Value) (goja.Value, error) {
 	obj, ok := v.(*goja.Object)
 	if !ok || obj.ExportType() != promiseType {
 		return v, nil
@@ -161,7 +208,7 @@ var promiseType = reflect.TypeFor[*goja.Promise]()
 
 // newError creates the JS Error a binding throws for err, remembering err so that an uncaught
 // throw surfaces as a *ScriptError wrapping it.
-func (s *Script) newError(err error) *goja.Object {
+func (s *instance) newError(err error) *goja.Object {
 	obj, cerr := s.rt.New(s.internals.errorCtor, s.rt.ToValue(err.Error()))
 	if cerr != nil {
 		obj = s.rt.NewGoError(err)
@@ -176,7 +223,7 @@ func (s *Script) newError(err error) *goja.Object {
 // guard, deferred by every Go function exposed to JS, turns a Go panic into a JS exception
 // that unwinds through goja like any throw. goja's own panics (throws, interrupts) pass
 // through untouched.
-func (s *Script) guard(what string) {
+func (s *instance) guard(what string) {
 	r := recover()
 	if r == nil {
 		return
@@ -196,6 +243,6 @@ func isGojaPanic(r any) bool {
 }
 
 // throwf throws a JS Error from a binding.
-func (s *Script) throwf(format string, args ...any) {
+func (s *instance) throwf(format string, args ...any) {
 	panic(s.newError(fmt.Errorf(format, args...)))
 }

@@ -12,7 +12,7 @@ import (
 // The k8s global: synchronous server calls through Options.Client. Results are read-only
 // views; failures throw an Error carrying `code` and `reason` when the server said why.
 
-func (s *Script) newK8s() (*goja.Object, error) {
+func (s *instance) newK8s() (*goja.Object, error) {
 	k := s.rt.NewObject()
 	for name, fn := range map[string]func(goja.FunctionCall) goja.Value{
 		"get": s.k8sGet, "list": s.k8sList, "create": s.k8sCreate, "update": s.k8sUpdate,
@@ -26,7 +26,7 @@ func (s *Script) newK8s() (*goja.Object, error) {
 	return k, nil
 }
 
-func (s *Script) clientFor(fn string) Client {
+func (s *instance) clientFor(fn string) Client {
 	if s.client == nil {
 		s.throwf("%s: k8s client not available", fn)
 	}
@@ -34,7 +34,7 @@ func (s *Script) clientFor(fn string) Client {
 }
 
 // throwK8s throws err as a JS Error with the server's HTTP code and reason when it has them.
-func (s *Script) throwK8s(verb, resource, target string, err error) {
+func (s *instance) throwK8s(verb, resource, target string, err error) {
 	jsErr := s.newError(fmt.Errorf("%s %s %s: %w", verb, resource, target, err))
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
@@ -46,7 +46,7 @@ func (s *Script) throwK8s(verb, resource, target string, err error) {
 }
 
 // resourceArg reads the resource argument every k8s call starts with.
-func (s *Script) resourceArg(fn string, call goja.FunctionCall) string {
+func (s *instance) resourceArg(fn string, call goja.FunctionCall) string {
 	r := s.stringArg(fn, call, 0, "resource")
 	if r == "" {
 		panic(s.rt.NewTypeError(fn + ": resource is required, e.g. \"apps/v1/deployments\""))
@@ -54,7 +54,7 @@ func (s *Script) resourceArg(fn string, call goja.FunctionCall) string {
 	return r
 }
 
-func (s *Script) nameArg(fn string, call goja.FunctionCall, i int) string {
+func (s *instance) nameArg(fn string, call goja.FunctionCall, i int) string {
 	n := s.stringArg(fn, call, i, "name")
 	if n == "" {
 		panic(s.rt.NewTypeError(fn + ": name is required"))
@@ -63,7 +63,7 @@ func (s *Script) nameArg(fn string, call goja.FunctionCall, i int) string {
 }
 
 // k8sGet is k8s.get(resource, namespace, name).
-func (s *Script) k8sGet(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sGet(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.get"
 	defer s.guard(fn)
 	res := s.resourceArg(fn, call)
@@ -76,7 +76,7 @@ func (s *Script) k8sGet(call goja.FunctionCall) goja.Value {
 }
 
 // k8sList is k8s.list(resource, {namespace, labelSelector, fieldSelector}).
-func (s *Script) k8sList(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sList(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.list"
 	defer s.guard(fn)
 	res := s.resourceArg(fn, call)
@@ -90,23 +90,23 @@ func (s *Script) k8sList(call goja.FunctionCall) goja.Value {
 }
 
 // k8sCreate is k8s.create(resource, obj).
-func (s *Script) k8sCreate(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sCreate(call goja.FunctionCall) goja.Value {
 	return s.k8sWrite(call, "k8s.create", "create", Client.Create)
 }
 
 // k8sUpdate is k8s.update(resource, obj).
-func (s *Script) k8sUpdate(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sUpdate(call goja.FunctionCall) goja.Value {
 	return s.k8sWrite(call, "k8s.update", "update", Client.Update)
 }
 
 // k8sUpdateStatus is k8s.updateStatus(resource, obj).
-func (s *Script) k8sUpdateStatus(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sUpdateStatus(call goja.FunctionCall) goja.Value {
 	return s.k8sWrite(call, "k8s.updateStatus", "update status of", Client.UpdateStatus)
 }
 
 type writeFunc func(Client, context.Context, string, Object) (Object, error)
 
-func (s *Script) k8sWrite(call goja.FunctionCall, fn, verb string, write writeFunc) goja.Value {
+func (s *instance) k8sWrite(call goja.FunctionCall, fn, verb string, write writeFunc) goja.Value {
 	defer s.guard(fn)
 	res := s.resourceArg(fn, call)
 	obj := s.exportObject(fn, call.Argument(1))
@@ -119,18 +119,18 @@ func (s *Script) k8sWrite(call goja.FunctionCall, fn, verb string, write writeFu
 }
 
 // k8sPatch is k8s.patch(resource, namespace, name, patch, {type, force, fieldManager}).
-func (s *Script) k8sPatch(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sPatch(call goja.FunctionCall) goja.Value {
 	return s.k8sPatchWith(call, "k8s.patch", "patch", Client.Patch)
 }
 
 // k8sPatchStatus is k8s.patchStatus(resource, namespace, name, patch, opts).
-func (s *Script) k8sPatchStatus(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sPatchStatus(call goja.FunctionCall) goja.Value {
 	return s.k8sPatchWith(call, "k8s.patchStatus", "patch status of", Client.PatchStatus)
 }
 
 type patchFunc func(Client, context.Context, string, string, string, []byte, PatchOptions) (Object, error)
 
-func (s *Script) k8sPatchWith(call goja.FunctionCall, fn, verb string, patch patchFunc) goja.Value {
+func (s *instance) k8sPatchWith(call goja.FunctionCall, fn, verb string, patch patchFunc) goja.Value {
 	defer s.guard(fn)
 	res := s.resourceArg(fn, call)
 	ns, name := s.stringArg(fn, call, 1, "namespace"), s.nameArg(fn, call, 2)
@@ -144,7 +144,7 @@ func (s *Script) k8sPatchWith(call goja.FunctionCall, fn, verb string, patch pat
 }
 
 // k8sDelete is k8s.delete(resource, namespace, name, {propagationPolicy}).
-func (s *Script) k8sDelete(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sDelete(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.delete"
 	defer s.guard(fn)
 	res := s.resourceArg(fn, call)
@@ -163,7 +163,7 @@ func (s *Script) k8sDelete(call goja.FunctionCall) goja.Value {
 }
 
 // k8sEvent is k8s.event(obj, type, reason, message): records a Kubernetes Event about obj.
-func (s *Script) k8sEvent(call goja.FunctionCall) goja.Value {
+func (s *instance) k8sEvent(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.event"
 	defer s.guard(fn)
 	obj := s.exportObject(fn, call.Argument(0))

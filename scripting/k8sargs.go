@@ -9,11 +9,8 @@ import (
 // Objects and patches leave JS as JSON, produced by the runtime's own JSON.stringify so they
 // mean exactly what the script would see printed (views serialize like plain objects).
 
-func (s *Script) toJSON(fn string, v goja.Value) []byte {
-	j, err := s.internals.stringify(goja.Undefined(), v)
-	if err != nil {
-		panic(err) // a goja exception or interrupt: let it unwind as it is
-	}
+func (s *instance) toJSON(fn string, v goja.Value) []byte {
+	j := s.stringify(fn, v, goja.Undefined(), goja.Undefined())
 	if isMissing(j) {
 		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s has no JSON form", fn, typeName(v))))
 	}
@@ -22,7 +19,7 @@ func (s *Script) toJSON(fn string, v goja.Value) []byte {
 
 // exportObject converts a JS object (a view or a plain object) into a new unstructured
 // Object. A view is copied too: the client may modify what it is given, the cache must not be.
-func (s *Script) exportObject(fn string, v goja.Value) Object {
+func (s *instance) exportObject(fn string, v goja.Value) Object {
 	if obj, ok := v.(*goja.Object); !ok || obj.ClassName() == "Array" || isFunction(obj) {
 		panic(s.rt.NewTypeError(fmt.Sprintf("%s: object must be a Kubernetes object, got %s", fn, typeName(v))))
 	}
@@ -35,9 +32,10 @@ func (s *Script) exportObject(fn string, v goja.Value) Object {
 }
 
 // patchBody accepts a patch object, a JSON patch array, or a string sent as it is.
-func (s *Script) patchBody(fn string, v goja.Value) []byte {
-	if str, ok := v.Export().(string); ok {
-		return []byte(str)
+func (s *instance) patchBody(fn string, v goja.Value) []byte {
+	if isString(v) {
+		s.budget(fn).addString(v)
+		return []byte(v.String())
 	}
 	if _, ok := v.(*goja.Object); !ok {
 		panic(s.rt.NewTypeError(fmt.Sprintf("%s: patch must be an object, an array or a string, got %s", fn, typeName(v))))
@@ -45,7 +43,7 @@ func (s *Script) patchBody(fn string, v goja.Value) []byte {
 	return s.toJSON(fn, v)
 }
 
-func (s *Script) patchOptions(fn string, v goja.Value) PatchOptions {
+func (s *instance) patchOptions(fn string, v goja.Value) PatchOptions {
 	o := s.options(fn, v, "type", "force", "fieldManager")
 	var opts PatchOptions
 	if t, ok := o["type"]; ok {

@@ -13,12 +13,14 @@ var rethrowProgram = goja.MustCompile(internalName, `(function (e) { throw e; })
 
 // internals are runtime built-ins captured before the script could replace them.
 type internals struct {
-	rethrow   goja.Callable
-	stringify goja.Callable
-	errorCtor *goja.Object
+	rethrow        goja.Callable
+	stringify      goja.Callable // the original JSON.stringify; scripts get stringify.go's
+	isArray        goja.Callable
+	errorCtor      *goja.Object
+	rangeErrorCtor *goja.Object
 }
 
-func (s *Script) captureInternals() error {
+func (s *instance) captureInternals() error {
 	v, err := s.rt.RunProgram(rethrowProgram)
 	if err != nil {
 		return s.scriptError(err)
@@ -27,12 +29,14 @@ func (s *Script) captureInternals() error {
 	json := s.rt.Get("JSON").ToObject(s.rt)
 	s.internals.stringify, _ = goja.AssertFunction(json.Get("stringify"))
 	s.internals.errorCtor = s.rt.Get("Error").ToObject(s.rt)
-	return nil
+	s.internals.rangeErrorCtor = s.rt.Get("RangeError").ToObject(s.rt)
+	s.internals.isArray, _ = goja.AssertFunction(s.rt.Get("Array").ToObject(s.rt).Get("isArray"))
+	return s.installGuards()
 }
 
 // runModule evaluates the CommonJS wrapper under the call deadline and returns
 // module.exports.
-func (s *Script) runModule(prg *goja.Program) (exports goja.Value, err error) {
+func (s *instance) runModule(prg *goja.Program) (exports goja.Value, err error) {
 	wrapper, err := s.rt.RunProgram(prg)
 	if err != nil {
 		return nil, s.scriptError(err)
@@ -58,9 +62,9 @@ func (s *Script) runModule(prg *goja.Program) (exports goja.Value, err error) {
 
 // require exists so that a stray require() fails with a clear message rather than a
 // ReferenceError: a script is a single file.
-func (s *Script) require(call goja.FunctionCall) goja.Value {
+func (s *instance) require(call goja.FunctionCall) goja.Value {
 	defer s.guard("require")
 	s.throwf("require(%q) is not supported: a script is a single file and cannot import modules",
-		call.Argument(0).String())
+		shorten(call.Argument(0)))
 	return nil
 }

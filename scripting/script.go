@@ -1,20 +1,17 @@
 package scripting
 
 import (
-	"context"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/dop251/goja"
 )
 
 // DefaultTimeout is the per-call deadline when Options.Timeout is zero.
 const DefaultTimeout = 5 * time.Second
-
-// maxCallStackSize turns runaway recursion into a RangeError long before it costs real memory.
-const maxCallStackSize = 4096
 
 // Options configure one instance of a Program.
 type Options struct {
@@ -23,88 +20,127 @@ type Options struct {
 	// Timeout bounds every call, including the module's top-level evaluation. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// Grace is how long past its Timeout (or past Interrupt) a call may take to stop before
+	// it is declared stuck and its runtime abandoned. Zero means DefaultGrace.
+	Grace time.Duration
 	// Client backs the k8s global. Nil makes every k8s.* call throw.
 	Client Client
 }
 
-// Script is one instance of a Program: one goja runtime and the definition it exported. All
-// methods except Interrupt must be called from a single goroutine at a time (the owner).
+// Script is one instance of a Program as its owner sees it: the definition it exported and
+// the runtime its calls run on. All methods except Interrupt must be called from a single
+// goroutine at a time (the owner). The runtime itself lives on a goroutine of the Script's
+// (executor.go), replaced by a fresh one when a call gets stuck.
 type Script struct {
 	name    string
-	rt      *goja.Runtime
-	log     *slog.Logger
-	client  Client
+	prog    *Program
+	opts    Options
 	timeout time.Duration
-	dog     *watchdog
-	// interrupted mirrors the watchdog's kill for calls that run no JS.
-	interrupted atomic.Bool
+	grace   time.Duration
+	log     *slog.Logger
+	def     Definition
+	stuck   atomic.Int32 // abandoned runtimes whose call is still running
 
-	// base is cancelled by Interrupt; callCtx is derived per call, lazily, for Go callbacks.
-	base       context.Context
-	cancelBase context.CancelFunc
-	callCtx    context.Context
-	cancelCall context.CancelFunc
-
-	def         Definition
-	defObj      *goja.Object
-	onAdd       goja.Callable
-	onUpdate    goja.Callable
-	onDelete    goja.Callable
-	reconcileFn goja.Callable
-	indexers    map[string]indexer
-	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
-	indexersObj *goja.Object
-
-	// Per-call state, reset when the call ends.
-	callName string
-	ev       Event
-	goErrs   map[*goja.Object]error // Go errors behind the JS errors thrown during this call
-
-	ctxObj    *goja.Object // the handlers' ctx argument, one object reading s.ev
-	internals internals
-}
-
-type indexer struct {
-	fn    goja.Callable
-	label string // "indexers.<name>", for messages
+	mu       sync.Mutex
+	cur      *instance // nil after an abandonment, until the next call starts a fresh one
+	isKilled bool
+	killed   chan struct{} // closed by Interrupt
 }
 
 // Instantiate creates a runtime, evaluates the module and validates its definition. The
-// returned Script belongs to the calling goroutine from now on.
+// returned Script belongs to the calling goroutine from now on; Close releases it.
 func (p *Program) Instantiate(opts Options) (*Script, error) {
-	s := newScript(p.name, opts)
-	if err := s.init(p); err != nil {
+	s := newScript(p, opts)
+	in, err := s.start()
+	if err != nil {
 		s.Interrupt()
 		return nil, err
 	}
+	s.def = in.def
 	return s, nil
 }
 
-func newScript(name string, opts Options) *Script {
-	s := &Script{name: name, rt: goja.New(), client: opts.Client, timeout: opts.Timeout}
-	if s.timeout <= 0 {
-		s.timeout = DefaultTimeout
+func newScript(p *Program, opts Options) *Script {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
 	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s.log = logger.With("script", name)
-	s.rt.SetMaxCallStackSize(maxCallStackSize)
-	s.dog = newWatchdog(s.rt)
-	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s := &Script{name: p.name, prog: p, opts: opts, timeout: opts.Timeout, grace: opts.Grace,
+		log: logger.With("script", p.name), killed: make(chan struct{})}
 	return s
 }
 
-func (s *Script) init(p *Program) error {
-	if err := s.installGlobals(); err != nil {
-		return &ScriptError{File: s.name, Message: "install globals: " + err.Error(), Err: err}
+// start makes a new instance current and runs the module in it. The module and the
+// definition are two calls, each with its own deadline.
+func (s *Script) start() (*instance, error) {
+	in := newInstance(s.name, s.opts, s.log, &s.stuck)
+	s.mu.Lock()
+	if s.isKilled {
+		s.mu.Unlock()
+		return nil, interruptedError(s.name, "module")
 	}
-	exports, err := s.runModule(p.prg)
+	s.cur = in // so that Interrupt reaches it
+	s.mu.Unlock()
+	go in.serve()
+	err := s.exec(in, "module", func(in *instance) error { return in.init(s.prog) })
+	if err != nil {
+		s.drop(in)
+		return nil, err
+	}
+	return in, nil
+}
+
+// drop stops in and forgets it, unless it was abandoned already.
+func (s *Script) drop(in *instance) {
+	s.mu.Lock()
+	if s.cur == in {
+		s.cur = nil
+	}
+	s.mu.Unlock()
+	in.stop()
+}
+
+// instance returns the current instance, starting a fresh one after an abandonment.
+func (s *Script) instance(name string) (*instance, error) {
+	s.mu.Lock()
+	in, killed := s.cur, s.isKilled
+	s.mu.Unlock()
+	switch {
+	case killed:
+		return nil, interruptedError(s.name, name)
+	case in != nil:
+		return in, nil
+	}
+	if n := s.stuck.Load(); n >= maxStuck {
+		return nil, &ScriptError{File: s.name, Err: ErrStuck, Message: fmt.Sprintf(
+			"%s not run: %d abandoned runtimes of this script are still stuck", name, n)}
+	}
+	in, err := s.start()
+	if err != nil {
+		return nil, err
+	}
+	if !reflect.DeepEqual(in.def, s.def) {
+		s.drop(in)
+		return nil, &ScriptError{File: s.name, Err: ErrInvalidDefinition, Message: name +
+			" not run: the fresh runtime's definition differs from the one loaded"}
+	}
+	s.log.Warn("script runtime replaced after a stuck call; module-level state starts afresh")
+	return in, nil
+}
+
+// run runs call on the current instance; it returns within Timeout+Grace.
+func (s *Script) run(name string, call func(*instance) error) error {
+	in, err := s.instance(name)
 	if err != nil {
 		return err
 	}
-	return s.loadDefinition(exports, p.src)
+	return s.exec(in, name, call)
 }
 
 // Name is the script's file name.
@@ -119,66 +155,40 @@ func (s *Script) Definition() Definition {
 }
 
 // Interrupt stops the current call, if any, and makes every later call fail with
-// ErrInterrupted. It cancels the context of a Go callback in progress. Safe from any goroutine.
+// ErrInterrupted. It cancels the context of a Go callback in progress; a call that does not
+// stop within Grace is abandoned. Safe from any goroutine; it does not wait.
 func (s *Script) Interrupt() {
-	s.interrupted.Store(true)
-	s.dog.kill()
-	s.cancelBase()
+	s.mu.Lock()
+	if !s.isKilled {
+		s.isKilled = true
+		close(s.killed)
+	}
+	in := s.cur
+	s.mu.Unlock()
+	if in != nil {
+		in.stop()
+	}
 }
 
-// begin arms the deadline for a call named name; every successful begin is paired with a
-// deferred end.
-func (s *Script) begin(name string) error {
-	if !s.dog.arm(s.timeout) {
-		return s.interruptedError(name)
+// Close interrupts the Script and waits for its runtime's goroutine to end (an abandoned one
+// is not waited for). Only the owner may call it, with no call in progress; idempotent.
+func (s *Script) Close() {
+	s.Interrupt()
+	s.mu.Lock()
+	in := s.cur
+	s.mu.Unlock()
+	if in != nil {
+		<-in.exec.exited
 	}
-	s.callName = name
-	return nil
 }
 
 // noop is the result of calling a handler the script does not define: nothing, unless the
 // script was interrupted, after which every call fails alike.
 func (s *Script) noop(name string) error {
-	if s.interrupted.Load() {
-		return s.interruptedError(name)
+	select {
+	case <-s.killed:
+		return interruptedError(s.name, name)
+	default:
+		return nil
 	}
-	return nil
-}
-
-func (s *Script) interruptedError(name string) error {
-	return &ScriptError{File: s.name, Message: name + ": " + ErrInterrupted.Error(), Err: ErrInterrupted}
-}
-
-// end disarms the deadline and releases per-call state. A panic that escaped goja (a bug, as
-// bindings convert theirs into exceptions) becomes the call's error instead of crashing.
-func (s *Script) end(err *error) {
-	if r := recover(); r != nil {
-		*err = s.recovered(r)
-	}
-	s.dog.disarm()
-	if s.cancelCall != nil {
-		s.cancelCall()
-		s.callCtx, s.cancelCall = nil, nil
-	}
-	if len(s.goErrs) > 0 {
-		clear(s.goErrs)
-	}
-	s.ev = Event{}
-}
-
-// context is the context Go callbacks receive: cancelled at the call's deadline or on Interrupt.
-func (s *Script) context() context.Context {
-	if s.callCtx == nil {
-		s.callCtx, s.cancelCall = context.WithDeadline(s.base, s.dog.callDeadline())
-	}
-	return s.callCtx
-}
-
-// call runs fn with this and settles a returned promise.
-func (s *Script) call(this goja.Value, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
-	v, err := fn(this, args...)
-	if err != nil {
-		return nil, s.scriptError(err)
-	}
-	return s.settle(v)
 }

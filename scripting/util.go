@@ -10,7 +10,7 @@ import (
 // The util global: clone gives scripts a mutable copy of a read-only view; diff compares two
 // states of an object; base64Encode/base64Decode (base64.go) read and write Secret data.
 
-func (s *Script) newUtil() (*goja.Object, error) {
+func (s *instance) newUtil() (*goja.Object, error) {
 	util := s.rt.NewObject()
 	if err := util.Set("clone", s.utilClone); err != nil {
 		return nil, err
@@ -29,12 +29,15 @@ func (s *Script) newUtil() (*goja.Object, error) {
 
 // utilClone is util.clone(value): a deep, mutable, plain-JS copy. Views, plain objects and
 // arrays are copied; functions and other objects (Date, Map, ...) are shared.
-func (s *Script) utilClone(call goja.FunctionCall) goja.Value {
+func (s *instance) utilClone(call goja.FunctionCall) goja.Value {
 	defer s.guard("util.clone")
-	return s.cloneDepth(call.Argument(0), 0)
+	return s.budget("util.clone").clone(call.Argument(0), 0)
 }
 
-func (s *Script) cloneDepth(v goja.Value, depth int) goja.Value {
+// clone copies v within the limits of one value. Strings are immutable and shared, so only
+// elements and properties are charged.
+func (b *budget) clone(v goja.Value, depth int) goja.Value {
+	s := b.s
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		return v
@@ -49,16 +52,19 @@ func (s *Script) cloneDepth(v goja.Value, depth int) goja.Value {
 	case isFunction(obj):
 		return v
 	case obj.ClassName() == "Array":
-		n := int(obj.Get("length").ToInteger())
+		n := obj.Get("length").ToInteger()
+		b.addItems(n, "an array of length")
 		items := make([]any, n)
-		for i := range n {
-			items[i] = s.cloneDepth(obj.Get(strconv.Itoa(i)), depth+1)
+		for i := range items {
+			items[i] = b.clone(obj.Get(strconv.Itoa(i)), depth+1)
 		}
 		return s.rt.NewArray(items...)
 	case obj.ClassName() == "Object":
 		out := s.rt.NewObject()
-		for _, k := range obj.Keys() {
-			_ = out.Set(k, s.cloneDepth(obj.Get(k), depth+1))
+		keys := obj.Keys()
+		b.addItems(int64(len(keys)), "an object with properties")
+		for _, k := range keys {
+			_ = out.Set(k, b.clone(obj.Get(k), depth+1))
 		}
 		return out
 	}
@@ -66,7 +72,7 @@ func (s *Script) cloneDepth(v goja.Value, depth int) goja.Value {
 }
 
 // plain builds ordinary, mutable JS values from unstructured Go data.
-func (s *Script) plain(x any) goja.Value {
+func (s *instance) plain(x any) goja.Value {
 	switch x := x.(type) {
 	case map[string]any:
 		out := s.rt.NewObject()
@@ -88,7 +94,7 @@ func (s *Script) plain(x any) goja.Value {
 	}
 	v, composite := s.toJS(x)
 	if composite { // a hand-built Go value; toJS normalized it into a view
-		return s.plain(exportValue(v))
+		return s.plain(s.exportValue("util.clone", v))
 	}
 	return v
 }
@@ -96,9 +102,10 @@ func (s *Script) plain(x any) goja.Value {
 // utilDiff is util.diff(a, b): [{path, old, new}] for every leaf that differs, ignoring
 // metadata.resourceVersion, metadata.managedFields and metadata.generation. Arrays are
 // compared by index; a missing side is undefined.
-func (s *Script) utilDiff(call goja.FunctionCall) goja.Value {
+func (s *instance) utilDiff(call goja.FunctionCall) goja.Value {
 	defer s.guard("util.diff")
-	changes := diff(exportValue(call.Argument(0)), exportValue(call.Argument(1)))
+	b := s.budget("util.diff")
+	changes := diff(b.export(call.Argument(0), 0), b.export(call.Argument(1), 0))
 	items := make([]any, len(changes))
 	for i, c := range changes {
 		entry := s.rt.NewObject()
@@ -110,7 +117,7 @@ func (s *Script) utilDiff(call goja.FunctionCall) goja.Value {
 	return s.rt.NewArray(items...)
 }
 
-func (s *Script) diffSide(x any, present bool) goja.Value {
+func (s *instance) diffSide(x any, present bool) goja.Value {
 	if !present {
 		return goja.Undefined()
 	}

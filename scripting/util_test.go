@@ -126,10 +126,11 @@ func TestLogging(t *testing.T) {
 		{slog.LevelError, "Error: bad", map[string]any{"script": "l.js"}},
 		{slog.LevelDebug, "dbg", map[string]any{"script": "l.js"}},
 		{slog.LevelInfo, `{"app":"web","app.kubernetes.io/name":"web"}`, map[string]any{"script": "l.js"}},
-		{slog.LevelInfo, "scaled", map[string]any{"script": "l.js", "replicas": int64(3), "name": "web", "labels": labels, "ok": true}},
+		{slog.LevelInfo, "scaled", map[string]any{"script": "l.js",
+			"attrs": map[string]any{"replicas": int64(3), "name": "web", "labels": labels, "ok": true}}},
 		{slog.LevelError, "failed", map[string]any{"script": "l.js"}},
-		{slog.LevelWarn, "w", map[string]any{"script": "l.js", "fields": int64(5)}},
-		{slog.LevelDebug, "d", map[string]any{"script": "l.js", "nested": map[string]any{"x": []any{int64(1)}}}},
+		{slog.LevelWarn, "w", map[string]any{"script": "l.js", "attrs": map[string]any{"fields": int64(5)}}},
+		{slog.LevelDebug, "d", map[string]any{"script": "l.js", "attrs": map[string]any{"nested": map[string]any{"x": []any{int64(1)}}}}},
 	}
 	if got := rec.all(); !reflect.DeepEqual(got, want) {
 		t.Errorf("records:\n%#v\nwant\n%#v", got, want)

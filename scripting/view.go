@@ -15,7 +15,7 @@ import (
 const readOnlyMessage = "object is read-only; use util.clone(obj) for a mutable copy"
 
 type objectView struct {
-	s *Script
+	s *instance
 	m map[string]any
 	// first is the first wrapped child handed out, kept in the view itself: most objects on
 	// a handler's path (obj.spec.template.spec...) have exactly one child accessed, and a
@@ -40,14 +40,14 @@ type kidSet struct {
 const maxLinearKids = 16
 
 type arrayView struct {
-	s    *Script
+	s    *instance
 	a    []any
 	kids []*goja.Object // wrapped elements handed out, by index; nil until the first
 }
 
 // toJS converts a value of an unstructured object. Maps and slices become views; the second
 // result says so, telling the caller the value is worth remembering.
-func (s *Script) toJS(x any) (goja.Value, bool) {
+func (s *instance) toJS(x any) (goja.Value, bool) {
 	switch x := x.(type) {
 	case nil:
 		return goja.Null(), false
@@ -68,13 +68,13 @@ func (s *Script) toJS(x any) (goja.Value, bool) {
 }
 
 // normalize runs arbitrary MarshalJSON methods, so a panic there must become a JS exception.
-func (s *Script) normalize(x any) any {
+func (s *instance) normalize(x any) any {
 	defer s.guard("converting a Go value for the script")
 	return normalize(x)
 }
 
 // view returns the read-only view of obj, or null for a nil object (a tombstone without Obj).
-func (s *Script) view(obj Object) goja.Value {
+func (s *instance) view(obj Object) goja.Value {
 	if obj == nil {
 		return goja.Null()
 	}
@@ -82,7 +82,7 @@ func (s *Script) view(obj Object) goja.Value {
 }
 
 // viewList returns a read-only array of object views.
-func (s *Script) viewList(objs []Object) goja.Value {
+func (s *instance) viewList(objs []Object) goja.Value {
 	a := make([]any, len(objs))
 	for i, o := range objs {
 		a[i] = o
@@ -90,7 +90,7 @@ func (s *Script) viewList(objs []Object) goja.Value {
 	return s.rt.NewDynamicArray(&arrayView{s: s, a: a})
 }
 
-func (s *Script) readOnly() *goja.Object { return s.rt.NewTypeError(readOnlyMessage) }
+func (s *instance) readOnly() *goja.Object { return s.rt.NewTypeError(readOnlyMessage) }
 
 func (v *objectView) Get(key string) goja.Value {
 	if val := v.kid(key); val != nil {
@@ -206,7 +206,19 @@ func (v *arrayView) MarshalJSON() ([]byte, error) { return json.Marshal(v.a) }
 var (
 	objectViewType = reflect.TypeFor[*objectView]()
 	arrayViewType  = reflect.TypeFor[*arrayView]()
+	// readOnlyTypes are the export types of the read-only objects scripts are given: views,
+	// ctx and ctx.cache. Their prototype cannot be replaced either (guard.go).
+	readOnlyTypes = map[reflect.Type]bool{
+		objectViewType: true, arrayViewType: true,
+		reflect.TypeFor[*ctxObject](): true, reflect.TypeFor[*frozen](): true,
+	}
 )
+
+// isReadOnly reports whether v is one of the read-only objects scripts are given.
+func isReadOnly(v goja.Value) bool {
+	obj, ok := v.(*goja.Object)
+	return ok && readOnlyTypes[obj.ExportType()]
+}
 
 // viewData returns the Go data behind a view, or false when obj is not one of ours. It checks
 // the export type first because exporting an ordinary object copies it deeply.

@@ -26,6 +26,12 @@ func TestViewsAreReadOnly(t *testing.T) {
 		`obj.spec.template.spec.containers.pop()`,
 		`ctx.resource = "x"`,
 		`ctx.cache.get = null`,
+		`Object.setPrototypeOf(obj, { kind: "Pod" })`,
+		`obj.__proto__ = { kind: "Pod" }`,
+		`obj.spec.__proto__ = null`,
+		`Reflect.setPrototypeOf(obj.spec.template.spec.containers, null)`,
+		`Object.setPrototypeOf(ctx, null)`,
+		`ctx.cache.__proto__ = {}`,
 	}
 	for _, mode := range []struct{ name, file, prefix string }{
 		{"strict", "m.js", "export default "},

@@ -5,7 +5,12 @@ import (
 	"strconv"
 
 	"github.com/dop251/goja"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 )
+
+// maxWatches bounds the watch list, which a script could give any length.
+const maxWatches = 1000
 
 var watchKeys = []string{"resource", "namespace", "labelSelector", "fieldSelector"}
 
@@ -23,9 +28,12 @@ func readWatch(v goja.Value, l locator) ([]WatchSpec, error) {
 		}
 		return []WatchSpec{spec}, nil
 	}
-	n := int(obj.Get("length").ToInteger())
-	if n == 0 {
+	n := int(min(obj.Get("length").ToInteger(), maxWatches+1))
+	switch {
+	case n == 0:
 		return nil, invalidf(l.file, l.line("watch"), "'watch' must name at least one resource")
+	case n > maxWatches:
+		return nil, invalidf(l.file, l.line("watch"), fmt.Sprintf("'watch' names more than %d resources", maxWatches))
 	}
 	specs := make([]WatchSpec, 0, n)
 	for i := range n {
@@ -70,5 +78,20 @@ func readWatchEntry(v goja.Value, where string, l locator) (WatchSpec, error) {
 	if spec.Resource == "" {
 		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s.resource' must name a resource", where))
 	}
+	if err := checkSelectors(spec.LabelSelector, spec.FieldSelector); err != nil {
+		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s': %v", where, err))
+	}
 	return spec, nil
+}
+
+// checkSelectors validates selectors the way the API server will, so that a malformed one is
+// a load error rather than a watch that never syncs.
+func checkSelectors(label, field string) error {
+	if _, err := labels.Parse(label); err != nil {
+		return fmt.Errorf("labelSelector %q is not a valid label selector: %w", label, err)
+	}
+	if _, err := fields.ParseSelector(field); err != nil {
+		return fmt.Errorf("fieldSelector %q is not a valid field selector: %w", field, err)
+	}
+	return nil
 }

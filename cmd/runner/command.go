@@ -3,14 +3,20 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/jsinformer/jsinformer/engine"
@@ -55,7 +61,7 @@ type options struct {
 func newCommand() *cobra.Command {
 	o := &options{kube: genericclioptions.NewConfigFlags(true)}
 	cmd := &cobra.Command{
-		Use:   "runner --gvr RESOURCE --scripts DIR [flags]",
+		Use:   "runner [--gvr RESOURCE]... --scripts DIR [flags]",
 		Short: "Run JavaScript plugins as event handlers for any Kubernetes resource",
 		Long: `runner watches Kubernetes resources with shared informers and calls the JavaScript (or
 TypeScript) plugins in a folder for every add, update and delete. Each .js/.ts file exports one
@@ -115,6 +121,29 @@ func (o *options) validate(cmd *cobra.Command) error {
 	if o.unhealthyAfter <= 0 {
 		return errors.New("--unhealthy-after must be positive")
 	}
+	if o.debounce <= 0 {
+		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
+	}
+	if _, err := labels.Parse(o.labelSelector); err != nil {
+		return fmt.Errorf("-l/--selector %q is not a valid label selector: %w", o.labelSelector, err)
+	}
+	if _, err := fields.ParseSelector(o.fieldSelector); err != nil {
+		return fmt.Errorf("--field-selector %q is not a valid field selector: %w", o.fieldSelector, err)
+	}
+	return checkScriptsDir(o.scripts)
+}
+
+// checkScriptsDir fails before anything connects when the scripts folder is missing.
+func checkScriptsDir(dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--scripts %s: the folder does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("--scripts %s: %w", dir, err)
+	case !info.IsDir():
+		return fmt.Errorf("--scripts %s: not a folder", dir)
+	}
 	return nil
 }
 
@@ -124,9 +153,9 @@ func (o *options) run(cmd *cobra.Command) error {
 	}
 	logger := newLogger(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
 	klog.SetSlogLogger(logger.With("component", "client-go"))
-	restConfig, err := o.kube.ToRESTConfig()
+	restConfig, err := o.restConfig()
 	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
+		return err
 	}
 	restConfig.QPS, restConfig.Burst = o.qps, o.burst
 	namespace := ""
@@ -169,6 +198,29 @@ func (o *options) run(cmd *cobra.Command) error {
 	err = e.Run(cmd.Context())
 	logger.Info("stopped")
 	return err
+}
+
+// restConfig finds the cluster as kubectl does; with no kubeconfig anywhere, and not in a pod,
+// it says where it looked rather than letting client-go fall back to localhost:8080.
+func (o *options) restConfig() (*rest.Config, error) {
+	loader := o.kube.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	server := o.kube.APIServer != nil && *o.kube.APIServer != ""
+	if len(raw.Clusters) == 0 && !server {
+		if _, err := rest.InClusterConfig(); err != nil {
+			where := loader.ConfigAccess().GetLoadingPrecedence()
+			return nil, fmt.Errorf("load kubeconfig: no kubeconfig found (looked in %s, and for an in-cluster "+
+				"service account: %w); pass --kubeconfig, set $KUBECONFIG, or run in a pod", strings.Join(where, ", "), err)
+		}
+	}
+	cfg, err := o.kube.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	return cfg, nil
 }
 
 func serve(srv *http.Server, l net.Listener, logger *slog.Logger) {

@@ -58,6 +58,11 @@ func TestClearErrors(t *testing.T) {
 		{"unknown resource", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--gvr", "deploymnets"}, "did you mean apps/v1/deployments"},
 		{"-A with -n", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "-A", "-n", "x"}, "cannot be used together"},
 		{"bad log format", []string{"--scripts", scripts, "--log-format", "xml"}, "--log-format must be text or json"},
+		{"negative debounce", []string{"--scripts", scripts, "--debounce", "-1s"}, "--debounce must be positive, not -1s"},
+		{"bad label selector", []string{"--scripts", scripts, "-l", "app in (a,b"}, `-l/--selector "app in (a,b" is not a valid label selector`},
+		{"bad field selector", []string{"--scripts", scripts, "--field-selector", "name"}, `--field-selector "name" is not a valid field selector`},
+		{"scripts folder missing, checked before connecting", []string{"--kubeconfig", kubeconfigWith(t, "https://127.0.0.1:1", "x"),
+			"--scripts", filepath.Join(scripts, "nope")}, "the folder does not exist"},
 		{"positional args", []string{"deploy"}, "unknown command"},
 		{"renew deadline not below lease", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--leader-elect", "--leader-elect-renew-deadline", "20s"}, "renew deadline (20s) < lease duration (15s)"},
 		{"bad unhealthy-after", []string{"--scripts", scripts, "--unhealthy-after", "0s"}, "--unhealthy-after must be positive"},
@@ -75,6 +80,38 @@ func TestClearErrors(t *testing.T) {
 				t.Fatalf("error %q: want one line containing %q", msg, tt.want)
 			}
 		})
+	}
+}
+
+// With no kubeconfig anywhere, the error says so and where it looked, not localhost:8080.
+func TestNoKubeconfigFound(t *testing.T) {
+	// Files listed in $KUBECONFIG that do not exist are skipped, as a missing ~/.kube/config
+	// is; $HOME cannot stand in, client-go reads it once at start-up.
+	missing := filepath.Join(t.TempDir(), "config")
+	t.Setenv("KUBECONFIG", missing)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	_, err := execute(t, t.Context(), "--scripts", t.TempDir())
+	if err == nil {
+		t.Fatal("runner succeeded without a kubeconfig")
+	}
+	msg := err.Error()
+	for _, want := range []string{"no kubeconfig found", missing, "in-cluster"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "localhost:8080") {
+		t.Errorf("error %q mentions client-go's fallback server", msg)
+	}
+}
+
+func TestUsageLine(t *testing.T) {
+	out, err := execute(t, t.Context(), "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "runner [--gvr RESOURCE]... --scripts DIR [flags]") {
+		t.Errorf("usage does not show --gvr as optional:\n%s", out)
 	}
 }
 

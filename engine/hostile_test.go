@@ -1,0 +1,127 @@
+package engine_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// stuckExpr returns a JS expression that runs for about d inside one Go built-in the timeout
+// cannot interrupt: a backreference sends goja to regexp2, whose backtracking on (a+)+
+// doubles with every "a". Calibrated here, where -race slows goja too.
+func stuckExpr(t *testing.T, d time.Duration) string {
+	t.Helper()
+	const expr = `/^(a+)+\1$/.test("a".repeat(%d) + "b")`
+	n, took := 14, time.Duration(0)
+	for took < 20*time.Millisecond {
+		n++
+		start := time.Now()
+		if _, err := goja.New().RunString(fmt.Sprintf(expr, n)); err != nil {
+			t.Fatal(err)
+		}
+		took = time.Since(start)
+	}
+	n += int(math.Ceil(math.Log2(float64(d) / float64(took))))
+	return fmt.Sprintf(expr, n)
+}
+
+// A handler stuck in a built-in is reported and abandoned: later events are handled by a fresh
+// runtime without waiting for it, and Run still returns promptly while another call is stuck.
+func TestStuckHandlerIsAbandoned(t *testing.T) {
+	t.Parallel()
+	const stuckFor = 8 * time.Second
+	const timeout = 200 * time.Millisecond
+	ns := uniqueName("stuck")
+	reg := prometheus.NewPedanticRegistry()
+	r := startEngine(t, map[string]string{"stuck.js": watchScript(ns, `  onAdd(cm) {
+    log.info("begin", { name: cm.metadata.name });
+    if (cm.metadata.name.startsWith("stuck")) `+stuckExpr(t, stuckFor)+`;
+    log.info("handled", { name: cm.metadata.name });
+  },`)}, func(c *engine.Config) { c.Registerer = reg; c.HandlerTimeout = timeout })
+	r.namespace(t, ns)
+
+	start := time.Now()
+	r.create(t, configmapsGVR, configmap(ns, "stuck-1", nil, nil))
+	r.create(t, configmapsGVR, configmap(ns, "after", nil, nil))
+	r.log.waitFor(t, "the event after the stuck one", 1, msg("handled", "name", "after"))
+	if took := time.Since(start); took > stuckFor/2 {
+		t.Errorf("the next event waited %v behind the stuck call, want about %v", took, timeout+scripting.DefaultGrace)
+	}
+	r.log.waitFor(t, "the stuck call's report", 1, msg("script handler failed", "handler", "onAdd", "object", ns+"/stuck-1", "stuck", "true"))
+	r.log.waitFor(t, "the abandonment", 1, msg("script call stuck; abandoned its runtime", "script", "stuck.js"))
+	stuck := counterValue(t, reg, "jsinformer_handler_calls_total", map[string]string{"script": "stuck.js", "handler": "onAdd", "result": "stuck"})
+	if stuck != 1 {
+		t.Errorf("jsinformer_handler_calls_total{result=stuck} = %v, want 1", stuck)
+	}
+
+	// Shut down while a second call is stuck.
+	r.create(t, configmapsGVR, configmap(ns, "stuck-2", nil, nil))
+	r.log.waitFor(t, "the second stuck call", 1, msg("begin", "name", "stuck-2"))
+	start = time.Now()
+	if stopped, err := r.stop(stuckFor / 2); !stopped || err != nil {
+		t.Fatalf("Run did not return within %v of cancel while a call was stuck (err %v)", stuckFor/2, err)
+	}
+	t.Logf("Run returned %v after cancel", time.Since(start).Round(time.Millisecond))
+}
+
+// Saving back the running content after a broken save changes nothing: no replay.
+func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("save-back")
+	good := watchScript(ns, `  onAdd(cm, ctx) { log.info("add", { name: cm.metadata.name, initial: ctx.isInInitialList }); },`)
+	r := startEngine(t, map[string]string{"a.js": good}, nil)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
+	r.log.waitFor(t, "the add", 1, msg("add", "name", "one"))
+	r.write(t, "a.js", "export default {")
+	r.log.waitFor(t, "the broken save", 1, msg("script not loaded", "script", "a.js"))
+	r.write(t, "a.js", good)
+	r.log.waitFor(t, "the save back", 1, msg("script content is the running version again; nothing to reload", "script", "a.js"))
+	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
+	r.log.waitFor(t, "a later add", 1, msg("add", "name", "two"))
+	if got := r.log.find(msg("add", "name", "one")); len(got) != 1 {
+		t.Errorf("%q was handled %d times, want once: the save back replayed the cache", "one", len(got))
+	}
+	if got := r.log.find(msg("script loaded", "script", "a.js")); len(got) != 1 {
+		t.Errorf("script loaded %d times, want once", len(got))
+	}
+	if got := r.log.find(msg("script reloaded", "script", "a.js")); len(got) != 0 {
+		t.Errorf("script reloaded %d times, want never", len(got))
+	}
+}
+
+// counterValue is the value of the counter name whose labels include want.
+func counterValue(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if got[k] != v {
+					continue metrics
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no %s%v", name, want)
+	return 0
+}

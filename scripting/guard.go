@@ -1,0 +1,210 @@
+package scripting
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dop251/goja"
+)
+
+// The deadline interrupts JavaScript between instructions, but a Go built-in runs to its end:
+// `a.length = 2**32 - 1; a.lastIndexOf(1)` walks four billion empty slots, and
+// `JSON.stringify(a)` or `a.join()` also allocates for each. installGuards wraps the built-ins
+// that walk a length (Array.prototype methods, Array.from, apply) or size a result from a
+// number (String.prototype.repeat and padding), and the array iterators that spreading, Set and
+// Array.from drain in Go, in Go functions that throw a RangeError past
+// maxLength elements or maxChars characters, before calling the original; typed arrays and
+// ArrayBuffer get subclasses that check their size (guardProgram). JSON.stringify is replaced
+// by the bounded one of stringify.go. What is left (a built-in on an array within the limits,
+// a catastrophic regular expression) is bounded by the executor: the call is abandoned Grace
+// after its deadline.
+
+// guard is one wrapped built-in: where it lives, its name, and the check run before it.
+type guard struct {
+	owner, name string
+	check       func(s *instance, call goja.FunctionCall)
+}
+
+// walksReceiver checks the length of `this`, which the built-in walks.
+func walksReceiver(what string) func(*instance, goja.FunctionCall) {
+	return func(s *instance, call goja.FunctionCall) { s.checkLength(what, lengthOf(call.This), maxLength) }
+}
+
+// walksArgument checks the length of argument i.
+func walksArgument(what string, i int) func(*instance, goja.FunctionCall) {
+	return func(s *instance, call goja.FunctionCall) {
+		s.checkLength(what, lengthOf(call.Argument(i)), maxLength)
+	}
+}
+
+var arrayWalkers = []string{
+	"copyWithin", "every", "fill", "filter", "find", "findIndex", "findLast", "findLastIndex",
+	"flat", "flatMap", "forEach", "includes", "indexOf", "lastIndexOf", "map", "reduce",
+	"reduceRight", "reverse", "shift", "slice", "some", "sort", "splice", "toLocaleString",
+	"toReversed", "toSorted", "toSpliced", "toString", "unshift", "with",
+	// Iterators: spreading, new Set(a), Array.from(a) and Math.max(...a) drain them in Go.
+	"values", "keys", "entries",
+}
+
+func guards() []guard {
+	gs := make([]guard, 0, len(arrayWalkers)+10)
+	for _, name := range arrayWalkers {
+		gs = append(gs, guard{"Array.prototype", name, walksReceiver("Array.prototype." + name)})
+	}
+	return append(gs,
+		guard{"Array.prototype", "concat", checkConcat},
+		guard{"Array.prototype", "join", checkJoin},
+		guard{"Array", "from", walksArgument("Array.from", 0)},
+		guard{"Function.prototype", "apply", walksArgument("Function.prototype.apply", 1)},
+		guard{"Reflect", "apply", walksArgument("Reflect.apply", 2)},
+		guard{"Reflect", "construct", walksArgument("Reflect.construct", 1)},
+		guard{"String.prototype", "repeat", checkRepeat},
+		guard{"String.prototype", "padStart", checkPad("String.prototype.padStart")},
+		guard{"String.prototype", "padEnd", checkPad("String.prototype.padEnd")},
+		guard{"Object", "setPrototypeOf", checkProto},
+		guard{"Reflect", "setPrototypeOf", checkProto},
+	)
+}
+
+func checkConcat(s *instance, call goja.FunctionCall) {
+	n := lengthOf(call.This)
+	for _, a := range call.Arguments {
+		n += lengthOf(a)
+	}
+	s.checkLength("Array.prototype.concat", n, maxLength)
+}
+
+func checkJoin(s *instance, call goja.FunctionCall) {
+	n := lengthOf(call.This)
+	s.checkLength("Array.prototype.join", n, maxLength)
+	if sep := call.Argument(0); isString(sep) {
+		s.checkLength("Array.prototype.join", n*float64(jsLength(sep)), maxChars)
+	}
+}
+
+func checkRepeat(s *instance, call goja.FunctionCall) {
+	if isString(call.This) {
+		s.checkLength("String.prototype.repeat", float64(jsLength(call.This))*call.Argument(0).ToFloat(), maxChars)
+	}
+}
+
+func checkPad(what string) func(*instance, goja.FunctionCall) {
+	return func(s *instance, call goja.FunctionCall) { s.checkLength(what, call.Argument(0).ToFloat(), maxChars) }
+}
+
+// checkProto refuses to replace the prototype of a view or ctx: they are read-only.
+func checkProto(s *instance, call goja.FunctionCall) {
+	if isReadOnly(call.Argument(0)) {
+		panic(s.readOnly())
+	}
+}
+
+// lengthOf is an object's length property as a number (0 for primitives and non-numbers).
+func lengthOf(v goja.Value) float64 {
+	obj, ok := v.(*goja.Object)
+	if !ok {
+		return 0
+	}
+	n := obj.Get("length")
+	if n == nil {
+		return 0
+	}
+	if f := n.ToFloat(); !math.IsNaN(f) {
+		return f
+	}
+	return 0
+}
+
+func (s *instance) checkLength(what string, n, limit float64) {
+	if n > limit {
+		s.throwRange("%s: length %.0f is too large (the limit is %.0f)", what, n, limit)
+	}
+}
+
+// guardProgram subclasses the typed arrays and ArrayBuffer to check their size, and guards the
+// __proto__ setter of read-only objects. (A subclass, not a Proxy: goja's instanceof does not
+// accept a Proxy.)
+var guardProgram = goja.MustCompile(internalName, `(function (maxLength, isReadOnly, readOnly) {
+  "use strict";
+  const defineProperty = Object.defineProperty, Num = Number, RangeErr = RangeError;
+  const sized = (what, x) => {
+    const n = (x !== null && typeof x === "object") ? Num(x.length) : Num(x);
+    if (n > maxLength) throw new RangeErr(what + ": length " + n + " is too large (the limit is " + maxLength + ")");
+  };
+  for (const name of ["ArrayBuffer", "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array",
+      "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array"]) {
+    const guarded = class extends globalThis[name] {
+      constructor(...args) { sized(name, args[0]); super(...args); }
+    };
+    defineProperty(guarded, "name", { value: name });
+    defineProperty(globalThis, name, { value: guarded, writable: true, enumerable: false, configurable: true });
+  }
+  const proto = Object.getOwnPropertyDescriptor(Object.prototype, "__proto__");
+  const getProto = proto.get, setProto = proto.set, call = Function.prototype.call.bind(Function.prototype.call);
+  defineProperty(Object.prototype, "__proto__", { get: getProto, enumerable: false, configurable: true,
+    set: function __proto__(v) { if (isReadOnly(this)) throw readOnly(); return call(setProto, this, v); } });
+})`, true)
+
+// installGuards wraps the built-ins and replaces JSON.stringify; it runs before the module.
+func (s *instance) installGuards() error {
+	for _, g := range guards() {
+		if err := s.wrapBuiltin(g); err != nil {
+			return fmt.Errorf("guard %s.%s: %w", g.owner, g.name, err)
+		}
+	}
+	v, err := s.rt.RunProgram(guardProgram)
+	if err != nil {
+		return fmt.Errorf("guard built-ins: %w", err)
+	}
+	install, _ := goja.AssertFunction(v)
+	isRO := func(call goja.FunctionCall) goja.Value { return s.rt.ToValue(isReadOnly(call.Argument(0))) }
+	readOnly := func(goja.FunctionCall) goja.Value { return s.readOnly() }
+	if _, err := install(goja.Undefined(), s.rt.ToValue(maxLength), s.rt.ToValue(isRO), s.rt.ToValue(readOnly)); err != nil {
+		return fmt.Errorf("guard built-ins: %w", err)
+	}
+	// Array.prototype[Symbol.iterator] is values: make it the guarded one too.
+	proto := s.rt.Get("Array").ToObject(s.rt).Get("prototype").ToObject(s.rt)
+	if err := proto.DefineDataPropertySymbol(goja.SymIterator, proto.Get("values"),
+		goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return fmt.Errorf("guard Array.prototype[Symbol.iterator]: %w", err)
+	}
+	json := s.rt.Get("JSON").ToObject(s.rt)
+	return s.defineFunc(json, "stringify", s.jsonStringify, 3)
+}
+
+// wrapBuiltin replaces owner.name with a Go function that runs the check, then the original.
+// The wrapper takes the built-in's name and length, so stacks and introspection read as before.
+func (s *instance) wrapBuiltin(g guard) error {
+	owner, err := s.rt.RunString(g.owner)
+	if err != nil {
+		return err
+	}
+	obj := owner.ToObject(s.rt)
+	origVal := obj.Get(g.name)
+	orig, ok := goja.AssertFunction(origVal)
+	if !ok {
+		return fmt.Errorf("%s.%s is not a function", g.owner, g.name)
+	}
+	wrapper := func(call goja.FunctionCall) goja.Value {
+		g.check(s, call)
+		v, err := orig(call.This, call.Arguments...)
+		if err != nil {
+			panic(err) // an exception or interrupt from the built-in: let it unwind as it is
+		}
+		return v
+	}
+	length := int(origVal.ToObject(s.rt).Get("length").ToInteger())
+	return s.defineFunc(obj, g.name, wrapper, length)
+}
+
+// defineFunc defines obj.name as fn, a non-enumerable method named name of the given length.
+func (s *instance) defineFunc(obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value, length int) error {
+	f := s.rt.ToValue(fn).ToObject(s.rt)
+	if err := f.DefineDataProperty("name", s.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+	if err := f.DefineDataProperty("length", s.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+		return err
+	}
+	return obj.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+}

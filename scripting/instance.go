@@ -1,0 +1,137 @@
+package scripting
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+// maxCallStackSize turns runaway recursion into a RangeError long before it costs real memory.
+const maxCallStackSize = 4096
+
+// instance is one goja runtime of a Script and the definition it exported. It is driven by
+// its executor goroutine (executor.go): every field below the executor's is touched only there,
+// except through stop, which is safe from any goroutine.
+type instance struct {
+	name    string
+	rt      *goja.Runtime
+	log     *slog.Logger
+	client  Client
+	timeout time.Duration
+	dog     *watchdog
+
+	// base is cancelled by stop; callCtx is derived per call, lazily, for Go callbacks.
+	base       context.Context
+	cancelBase context.CancelFunc
+	callCtx    context.Context
+	cancelCall context.CancelFunc
+
+	exec executor
+
+	def         Definition
+	defObj      *goja.Object
+	onAdd       goja.Callable
+	onUpdate    goja.Callable
+	onDelete    goja.Callable
+	reconcileFn goja.Callable
+	indexers    map[string]indexer
+	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
+	indexersObj *goja.Object
+
+	// Per-call state, reset when the call ends.
+	callName string
+	ev       Event
+	goErrs   map[*goja.Object]error // Go errors behind the JS errors thrown during this call
+
+	ctxObj    *goja.Object // the handlers' ctx argument, one object reading s.ev
+	internals internals
+}
+
+type indexer struct {
+	fn    goja.Callable
+	label string // "indexers.<name>", for messages
+}
+
+// newInstance creates a runtime without running anything in it; init, on the executor, does.
+func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
+	s := &instance{name: name, rt: goja.New(), client: opts.Client, timeout: opts.Timeout, log: log}
+	s.rt.SetMaxCallStackSize(maxCallStackSize)
+	s.exec = newExecutor(stuck)
+	s.dog = newWatchdog(s.rt, opts.Grace, s.exec.done)
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	return s
+}
+
+func (s *instance) init(p *Program) error {
+	if err := s.installGlobals(); err != nil {
+		return &ScriptError{File: s.name, Message: "install globals: " + err.Error(), Err: err}
+	}
+	exports, err := s.runModule(p.prg)
+	if err != nil {
+		return err
+	}
+	return s.loadDefinition(exports, p.src)
+}
+
+// stop interrupts the running call, fails every later one and ends the executor once it is
+// idle. Safe from any goroutine; idempotent.
+func (s *instance) stop() {
+	s.dog.kill()
+	s.cancelBase()
+	s.exec.quit()
+}
+
+// begin arms the deadline for a call named name; every successful begin is paired with a
+// deferred end.
+func (s *instance) begin(name string) error {
+	if !s.dog.arm(s.timeout) {
+		return s.interruptedError(name)
+	}
+	s.callName = name
+	return nil
+}
+
+func (s *instance) interruptedError(name string) error {
+	return interruptedError(s.name, name)
+}
+
+func interruptedError(file, call string) error {
+	return &ScriptError{File: file, Message: call + ": " + ErrInterrupted.Error(), Err: ErrInterrupted}
+}
+
+// end disarms the deadline and releases per-call state. A panic that escaped goja (a bug, as
+// bindings convert theirs into exceptions) becomes the call's error instead of crashing.
+func (s *instance) end(err *error) {
+	if r := recover(); r != nil {
+		*err = s.recovered(r)
+	}
+	s.dog.disarm()
+	if s.cancelCall != nil {
+		s.cancelCall()
+		s.callCtx, s.cancelCall = nil, nil
+	}
+	if len(s.goErrs) > 0 {
+		clear(s.goErrs)
+	}
+	s.ev = Event{}
+}
+
+// context is the context Go callbacks receive: cancelled at the call's deadline or on stop.
+func (s *instance) context() context.Context {
+	if s.callCtx == nil {
+		s.callCtx, s.cancelCall = context.WithDeadline(s.base, s.dog.callDeadline())
+	}
+	return s.callCtx
+}
+
+// call runs fn with this and settles a returned promise.
+func (s *instance) call(this goja.Value, fn goja.Callable, args ...goja.Value) (goja.Value, error) {
+	v, err := fn(this, args...)
+	if err != nil {
+		return nil, s.scriptError(err)
+	}
+	return s.settle(v)
+}

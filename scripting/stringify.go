@@ -1,0 +1,81 @@
+package scripting
+
+import (
+	"github.com/dop251/goja"
+)
+
+// stringify is JSON.stringify within the limits of one value. A replacer of ours sees every
+// value the built-in is about to write, after toJSON and before the built-in walks an array,
+// and throws a RangeError once the value's budget is spent; a script's replacer function runs
+// first. A replacer list (an allowlist of keys) cannot be combined with a function, so the
+// value is first measured whole, then serialized with the list: the limits apply to the value
+// before the list narrows it. Exceptions and interrupts propagate as panics, as in a binding.
+func (s *instance) stringify(what string, v, replacer, space goja.Value) goja.Value {
+	b := s.budget(what)
+	var user goja.Callable
+	if obj, ok := replacer.(*goja.Object); ok {
+		if fn, ok := goja.AssertFunction(obj); ok {
+			user = fn
+		} else if s.isArray(obj) {
+			b.addItems(obj.Get("length").ToInteger(), "a replacer list of length")
+			s.rawStringify(v, s.rt.ToValue(b.replacer(nil)), goja.Undefined())
+			return s.rawStringify(v, replacer, space)
+		}
+	}
+	return s.rawStringify(v, s.rt.ToValue(b.replacer(user)), space)
+}
+
+func (s *instance) rawStringify(v, replacer, space goja.Value) goja.Value {
+	out, err := s.internals.stringify(goja.Undefined(), v, replacer, space)
+	if err != nil {
+		panic(err) // a goja exception or interrupt: let it unwind as it is
+	}
+	return out
+}
+
+// replacer counts each value JSON.stringify is about to write, after user's replacer.
+func (b *budget) replacer(user goja.Callable) func(goja.FunctionCall) goja.Value {
+	return func(call goja.FunctionCall) goja.Value {
+		key, v := call.Argument(0), call.Argument(1)
+		if user != nil {
+			var err error
+			if v, err = user(call.This, key, v); err != nil {
+				panic(err)
+			}
+		}
+		b.addItems(1, "values")
+		b.addString(key)
+		b.charge(v)
+		return v
+	}
+}
+
+// charge counts a value JSON.stringify will write: a string's characters, an array's length
+// (before the built-in walks it), an object's properties.
+func (b *budget) charge(v goja.Value) {
+	if isString(v) {
+		b.addString(v)
+		return
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || isFunction(obj) {
+		return
+	}
+	if b.s.isArray(obj) {
+		b.room(obj.Get("length").ToInteger(), "an array of length") // elements count as visited
+	}
+}
+
+// jsonStringify is the script's JSON.stringify(value, replacer, space).
+func (s *instance) jsonStringify(call goja.FunctionCall) goja.Value {
+	defer s.guard("JSON.stringify")
+	return s.stringify("JSON.stringify", call.Argument(0), call.Argument(1), call.Argument(2))
+}
+
+func (s *instance) isArray(obj *goja.Object) bool {
+	if obj.ClassName() == "Array" {
+		return true
+	}
+	v, err := s.internals.isArray(goja.Undefined(), obj)
+	return err == nil && v.ToBoolean()
+}
