@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -201,7 +203,8 @@ func loaderEngine(t *testing.T, source *fakeSource) *Engine {
 }
 
 func (e *Engine) loadContent(name, content string) {
-	e.onPluginEvent(plugins.Event{Kind: plugins.Loaded, Source: plugins.Source{Name: name, Content: []byte(content), Hash: fmt.Sprintf("%x", len(content)) + content[len(content)-4:]}})
+	sum := sha256.Sum256([]byte(content))
+	e.onPluginEvent(plugins.Event{Kind: plugins.Loaded, Source: plugins.Source{Name: name, Content: []byte(content), Hash: hex.EncodeToString(sum[:6])}})
 }
 
 // syncUntil applies version syncs, as the loop does, until want has synced.

@@ -44,9 +44,11 @@ type replica struct {
 }
 
 type logLine struct {
-	Time time.Time `json:"time"`
-	Msg  string    `json:"msg"`
-	Name string    `json:"name"`
+	Time  time.Time `json:"time"`
+	Msg   string    `json:"msg"`
+	Attrs struct {
+		Name string `json:"name"` // what the script logged
+	} `json:"attrs"`
 }
 
 func (r *replica) lines(t *testing.T) []logLine {
@@ -72,7 +74,7 @@ func (r *replica) waitLog(t *testing.T, msg, name string, within time.Duration) 
 	deadline := time.Now().Add(within)
 	for {
 		for _, l := range r.lines(t) {
-			if l.Msg == msg && (name == "" || l.Name == name) {
+			if l.Msg == msg && (name == "" || l.Attrs.Name == name) {
 				return l
 			}
 		}
@@ -163,7 +165,7 @@ func handledBefore(t *testing.T, r *replica) []string {
 			return out
 		}
 		if l.Msg == "handled" {
-			out = append(out, l.Name)
+			out = append(out, l.Attrs.Name)
 		}
 	}
 	return out
