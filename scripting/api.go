@@ -18,6 +18,8 @@ type WatchSpec struct {
 	Namespace     string
 	LabelSelector string
 	FieldSelector string
+	// Enqueue is what the entry's events enqueue for reconcile (EnqueueSelf when not given).
+	Enqueue EnqueueMode
 }
 
 // Definition is what a script's exported object declares, read once at instantiation.
@@ -31,6 +33,8 @@ type Definition struct {
 	Reconcile   bool
 	Concurrency int // reconcile workers; 1 when not given
 	MaxRetries  int // reconcile retries before the key is dropped; 5 when not given
+	// Schedules are the `schedule` entries, in order; RunSchedule(i) calls the i-th.
+	Schedules []ScheduleSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

@@ -14,7 +14,7 @@ const (
 )
 
 var definitionKeys = []string{
-	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries",
+	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -45,9 +45,15 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 	if err := s.readLimits(def, l); err != nil {
 		return err
 	}
-	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 {
+	if err := s.readEnqueue(def.Get("watch"), l); err != nil {
+		return err
+	}
+	if err := s.readSchedule(def.Get("schedule"), l); err != nil {
+		return err
+	}
+	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 && len(s.def.Schedules) == 0 {
 		return invalidf(s.name, 0, "the definition has no handlers; "+
-			"define at least one of onAdd, onUpdate, onDelete, reconcile or indexers")
+			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers or schedule")
 	}
 	return nil
 }

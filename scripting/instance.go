@@ -40,6 +40,8 @@ type instance struct {
 	indexers    map[string]indexer
 	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
 	indexersObj *goja.Object
+	scheduleFns []goja.Callable       // schedule[i].run
+	enqueueFns  map[int]goja.Callable // watch[i].enqueue, when a function
 
 	// Per-call state, reset when the call ends.
 	callName string

@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/dop251/goja"
@@ -13,6 +14,10 @@ import (
 const maxWatches = 1000
 
 var watchKeys = []string{"resource", "namespace", "labelSelector", "fieldSelector"}
+
+// watchEntryKeys are what a watch object may have: watchKeys, read here, and enqueue, read by
+// readEnqueue.
+var watchEntryKeys = append(slices.Clone(watchKeys), "enqueue")
 
 // readWatch reads the optional `watch` field: a resource string, an object, or an array of
 // either. Nil means the script did not say.
@@ -58,7 +63,7 @@ func readWatchEntry(v goja.Value, where string, l locator) (WatchSpec, error) {
 		return WatchSpec{}, invalidf(l.file, l.line("watch"), fmt.Sprintf("'%s' must be a resource string "+
 			"or an object {resource, namespace, labelSelector, fieldSelector}, got %s", where, typeName(v)))
 	}
-	if err := l.checkKeys(obj, where, watchKeys); err != nil {
+	if err := l.checkKeys(obj, where, watchEntryKeys); err != nil {
 		return WatchSpec{}, err
 	}
 	var spec WatchSpec
