@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -15,6 +16,8 @@ import (
 type target struct {
 	resource dynamicinformer.Resource
 	key      dynamicinformer.Key
+	watch    int                   // position in the definition's watch list
+	enqueue  scripting.EnqueueMode // what its events enqueue for reconcile
 }
 
 // newVersion compiles, instantiates, validates and subscribes one script content.
@@ -44,7 +47,8 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
-		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
+		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
+		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
 	}
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
 		v.stop()
@@ -121,11 +125,12 @@ func (e *Engine) targets(name string, def scripting.Definition) ([]target, error
 	}
 	seen := map[dynamicinformer.Key]bool{}
 	var out []target
-	for _, spec := range specs {
+	for i, spec := range specs {
 		t, err := e.target(spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s: watch %q: %w", name, spec.Resource, err)
 		}
+		t.watch, t.enqueue = i, spec.Enqueue
 		if !seen[t.key] {
 			seen[t.key] = true
 			out = append(out, t)

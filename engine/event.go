@@ -14,7 +14,8 @@ const (
 	eventAdd eventKind = iota + 1
 	eventUpdate
 	eventDelete
-	eventSynced // marker: every initial-list add before it has been handled
+	eventSynced   // marker: every initial-list add before it has been handled
+	eventSchedule // a schedule entry is due
 )
 
 // event is one informer notification queued for a version's worker.
@@ -27,6 +28,7 @@ type event struct {
 	initial bool
 	unknown bool
 	values  [][]string // index values by position, set by the indexer stage
+	due     int        // eventSchedule: which schedule entry
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and

@@ -19,10 +19,13 @@ func (v *version) handle(ev event) {
 		v.store.set(k, ev.obj, ev.values)
 	case eventDelete:
 		v.store.remove(objectKey{resource: ev.sub.cache.resource, key: ev.key})
+	case eventSchedule:
+		v.callSchedule(ev.due)
+		return
 	}
 	v.call(ev)
 	if v.reconciler != nil {
-		v.reconciler.enqueue(ev.key)
+		v.enqueueFor(ev)
 	}
 }
 
@@ -56,7 +59,7 @@ func (v *version) call(ev event) {
 }
 
 // handlerNames are the JS names of the handlers, indexed by the event kind that calls them.
-var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete"}
+var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete", eventSchedule: "schedule"}
 
 func (v *version) defines(kind eventKind) bool {
 	switch kind {
@@ -66,6 +69,8 @@ func (v *version) defines(kind eventKind) bool {
 		return v.def.OnUpdate
 	case eventDelete:
 		return v.def.OnDelete
+	case eventSchedule:
+		return len(v.def.Schedules) > 0
 	}
 	return false
 }

@@ -17,6 +17,7 @@ import (
 // subscription is one watched resource of a version: its informer handle and registration.
 type subscription struct {
 	key      dynamicinformer.Key
+	target   target
 	informer informerHandle
 	reg      cache.ResourceEventHandlerRegistration
 	cache    *cacheView
@@ -49,14 +50,18 @@ type version struct {
 	reconciler  *reconciler        // nil unless the script exports reconcile
 	enqueue     func(string)       // ctx.enqueue: reconciler.enqueue, nil without reconcile
 
-	abort    chan struct{} // closed to stop the goroutines without draining
-	haltOnce sync.Once
-	synced   chan struct{}   // closed when the worker has handled every initial-list add
-	done     chan struct{}   // closed when the worker and indexer have returned
-	finished chan struct{}   // closed when retired and joined, after its predecessor's
-	state    atomic.Int32    // a versionState
-	after    <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
-	running  sync.WaitGroup  // worker and indexer
+	abort           chan struct{} // closed to stop the goroutines without draining
+	haltOnce        sync.Once
+	retireOnce      sync.Once
+	synced          chan struct{}   // closed when the worker has handled every initial-list add
+	done            chan struct{}   // closed when the worker and indexer have returned
+	finished        chan struct{}   // closed when retired and joined, after its predecessor's
+	state           atomic.Int32    // a versionState
+	retired         chan struct{}   // closed when retired, in either mode: stops the scheduler
+	scheduled       []atomic.Bool   // by schedule entry: a run is queued and not yet started
+	ownerNamespaced bool            // the reconciled resource is namespaced (owner keys are ns/name)
+	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
+	running         sync.WaitGroup  // worker and indexer
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
@@ -68,7 +73,7 @@ func (v *version) subscribe(factory informerSource, targets []target, resolve fu
 			v.unsubscribe()
 			return fmt.Errorf("watch %s: %w", t.key, err)
 		}
-		sub := &subscription{key: t.key, informer: inf}
+		sub := &subscription{key: t.key, target: t, informer: inf}
 		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
 		v.store.reserve(sub.cache.resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
@@ -149,6 +154,7 @@ func (v *version) work() {
 // (each bounded by the handler timeout); without, it takes no further event and the call
 // running finishes (the engine interrupts it if it outlives the handler timeout).
 func (v *version) retire(drain bool) {
+	v.retireOnce.Do(func() { close(v.retired) })
 	v.unsubscribe()
 	if v.reconciler != nil {
 		v.reconciler.shutdown()

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// enqueueFor enqueues for reconcile what ev's watch entry says: the object's own key, its
+// controller owner's key, nothing, or the keys the script's function names. Runs on the worker.
+func (v *version) enqueueFor(ev event) {
+	switch ev.sub.target.enqueue {
+	case scripting.EnqueueSelf:
+		v.reconciler.enqueue(ev.key)
+	case scripting.EnqueueOwner:
+		if key, ok := controllerKey(ev.obj, v.ownerNamespaced); ok {
+			v.reconciler.enqueue(key)
+		}
+	case scripting.EnqueueFunc:
+		v.enqueueMapped(ev)
+	}
+}
+
+// enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
+// last state is unknown enqueues nothing.
+func (v *version) enqueueMapped(ev event) {
+	if ev.obj == nil || v.standby || !v.lead.valid() {
+		return
+	}
+	keys, err := v.script.EnqueueKeys(ev.sub.target.watch, ev.obj)
+	if err != nil {
+		v.logFailure("watch.enqueue", ev.sub.cache.resource, ev.key, err)
+		return
+	}
+	for _, k := range keys {
+		v.reconciler.enqueue(k)
+	}
+}
+
+// controllerKey is the key of obj's controller owner, from the ownerReference with
+// controller: true: "namespace/name" in obj's namespace when the reconciled resource is
+// namespaced (an owner is in its dependent's namespace, or cluster-scoped), else "name".
+func controllerKey(obj scripting.Object, namespaced bool) (string, bool) {
+	meta, _ := obj["metadata"].(map[string]any)
+	refs, _ := meta["ownerReferences"].([]any)
+	for _, r := range refs {
+		ref, _ := r.(map[string]any)
+		if controller, _ := ref["controller"].(bool); !controller {
+			continue
+		}
+		name, _ := ref["name"].(string)
+		if name == "" {
+			return "", false
+		}
+		if ns, _ := meta["namespace"].(string); ns != "" && namespaced {
+			return ns + "/" + name, true
+		}
+		return name, true
+	}
+	return "", false
+}
