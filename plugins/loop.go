@@ -16,12 +16,14 @@ type run struct {
 	deb  *debouncer
 	emit func(Event)
 	sc   scanner
+	gr   *graph
 	st   *state
 }
 
 func (w *Watcher) newRun(fw *fsnotify.Watcher, deb *debouncer, emit func(Event)) *run {
 	r := &run{log: w.log, fw: fw, deb: deb, emit: emit, st: newState()}
 	r.sc = scanner{root: w.dir, exts: w.opts.Extensions, log: w.log, watch: r.addWatch}
+	r.gr = newGraph(w.dir, w.opts.Imports, w.log, r.addWatch)
 	return r
 }
 
@@ -37,14 +39,15 @@ func (r *run) addWatch(dir string) {
 
 // initial emits the first scan, then Synced.
 func (r *run) initial() error {
-	snap, err := r.sc.scan()
+	files, err := r.sc.scan()
 	if err != nil {
 		return fmt.Errorf("scan scripts folder %s: %w", r.sc.root, err)
 	}
+	snap, _ := r.gr.plugins(files) // nothing emitted yet, so nothing is held back
 	if len(snap) == 0 {
 		r.log.Warn("no scripts found", keyDir, r.sc.root)
 	}
-	events, _ := r.st.apply(snap) // nothing emitted yet, so nothing is held back
+	events, _ := r.st.apply(snap)
 	r.send(events)
 	r.emit(Event{Kind: Synced})
 	return nil
@@ -79,14 +82,15 @@ func (r *run) loop(ctx context.Context) error {
 // cannot be read the last emitted state stands: an unreadable root says
 // nothing about which scripts exist.
 func (r *run) rescan() {
-	snap, err := r.sc.scan()
+	files, err := r.sc.scan()
 	if err != nil {
 		r.log.Error("cannot rescan scripts folder; keeping current scripts", keyDir, r.sc.root, keyError, err)
 		return
 	}
+	snap, heldModule := r.gr.plugins(files)
 	events, retry := r.st.apply(snap)
-	if retry {
-		r.log.Debug("script became empty; waiting one more quiet period for its content")
+	if retry || heldModule {
+		r.log.Debug("script or module became empty; waiting one more quiet period for its content")
 		r.deb.kick()
 	}
 	r.send(events)
@@ -104,5 +108,5 @@ func (r *run) logEvent(ev Event) {
 		r.log.Debug("script file removed", keyScript, ev.Source.Name)
 		return
 	}
-	r.log.Debug("script file changed", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash)
+	r.log.Debug("script file changed", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash, keyModules, ev.Source.Modules)
 }

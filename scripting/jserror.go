@@ -80,7 +80,8 @@ func (s *Script) describe(v goja.Value) (msg string) {
 }
 
 // locate fills position and stack from frames. The position is the innermost frame in the
-// original source; the stack leaves out the runtime's internal helpers.
+// original sources, the script's or a module's; the stack leaves out the runtime's internal
+// helpers.
 func (s *Script) locate(e *ScriptError, frames []goja.StackFrame) {
 	var b strings.Builder
 	for i := range frames {
@@ -92,12 +93,12 @@ func (s *Script) locate(e *ScriptError, frames []goja.StackFrame) {
 			b.WriteByte('\n')
 		}
 		b.WriteString("at " + f.FuncName())
-		line, col, ok := sourcePosition(s.name, f.Position())
+		src, line, col, ok := sourcePosition(s.name, f.Position())
 		switch {
 		case ok:
-			b.WriteString(" (" + s.name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")")
+			b.WriteString(" (" + src + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")")
 			if e.Line == 0 {
-				e.Line, e.Column = line, col
+				e.File, e.Line, e.Column = src, line, col
 			}
 		case f.SrcName() == "<native>":
 			b.WriteString(" (native)")
