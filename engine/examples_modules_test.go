@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Tests of the module examples 09-11, each running the example files unchanged.
+
+// examples reads several files of examples/scripts, unchanged.
+func examples(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range names {
+		for k, v := range example(t, name) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func labelled(d map[string]any, labels map[string]any) map[string]any {
+	d["metadata"].(map[string]any)["labels"] = labels
+	return d
+}
+
+func TestExample09And10ShareAModule(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), nil)
+	if ready := r.log.find(msg("ready")); len(ready) != 1 || ready[0].attrs["scripts"] != "2" {
+		t.Fatalf("ready with %v, want the 2 plugins and not lib/labels.js", ready)
+	}
+	ns := r.namespace(t, uniqueName("ex09"))
+	team := ns // a team of this test's own, so counts ignore other tests' Deployments
+	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
+	r.log.waitFor(t, "09 reports the missing labels", 1, msg("missing labels",
+		"script", "09-require-labels.js", "deployment", ns+"/web", "missing", "app.kubernetes.io/name,team"))
+
+	r.patch(t, deploymentsGVR, ns, "web", `{"metadata":{"labels":{"app.kubernetes.io/name":"web","team":"`+team+`"}}}`)
+	r.log.waitFor(t, "09 sees the labels fixed", 1, msg("labels complete", "script", "09-require-labels.js", "deployment", ns+"/web"))
+	r.log.waitFor(t, "10 counts web in its team", 1, msg("team deployments",
+		"script", "10-team-deployments.js", "team", team, "count", "1", "deployments", ns+"/web"))
+
+	r.create(t, deploymentsGVR, labelled(deployment(ns, "api", "nginx:1.27", 1),
+		map[string]any{"app.kubernetes.io/name": "api", "team": team}))
+	r.log.waitFor(t, "10 counts both", 1, msg("team deployments",
+		"script", "10-team-deployments.js", "team", team, "count", "2", "deployments", ns+"/api,"+ns+"/web"))
+	r.delete(t, deploymentsGVR, ns, "web")
+	r.log.waitFor(t, "10 counts api alone", 1, msg("team deployments",
+		"script", "10-team-deployments.js", "team", team, "count", "1", "deployments", ns+"/api"))
+	if got := r.log.find(msg("missing labels", "deployment", ns+"/api")); len(got) > 0 {
+		t.Errorf("09 reported a fully labelled Deployment: %v", got)
+	}
+}
+
+// TestExample11NpmPackage installs the examples' package.json (semver, pinned) with npm from
+// the registry, as a user would, after the plugin has failed to load for want of it: the runner
+// watches node_modules and loads the plugin once the package is there.
+func TestExample11NpmPackage(t *testing.T) {
+	t.Parallel()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
+	}
+	r := startEngine(t, examples(t, "11-outdated-images.js", "package.json"), nil)
+	fails := r.log.waitFor(t, "the load fails without node_modules", 1, msg("script not loaded", "script", "11-outdated-images.js"))
+	if e := fails[0].attrs["error"]; !strings.Contains(e, `Could not resolve "semver"`) {
+		t.Fatalf("error = %q, want it to name the missing package", e)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund")
+	install.Dir = r.dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install in the scripts folder: %v\n%s", err, out)
+	}
+	r.log.waitFor(t, "loaded once semver is installed", 1, msg("script loaded", "script", "11-outdated-images.js"))
+
+	ns := r.namespace(t, uniqueName("ex11"))
+	r.create(t, deploymentsGVR, deployment(ns, "current", "registry.local:5000/library/nginx:1.27.3", 1))
+	r.create(t, deploymentsGVR, deployment(ns, "old", "nginx:1.24-alpine", 1))
+	r.log.waitFor(t, "the old image flagged", 1, msg("outdated image", "deployment", ns+"/old",
+		"image", "nginx:1.24-alpine", "version", "1.24.0", "minimum", "1.25.0"))
+	r.patch(t, deploymentsGVR, ns, "old", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.23"}]}}}}`)
+	r.log.waitFor(t, "the downgrade flagged", 1, msg("outdated image", "deployment", ns+"/old", "version", "1.23.0"))
+	if got := r.log.find(msg("outdated image", "deployment", ns+"/current")); len(got) > 0 {
+		t.Errorf("a current image was flagged: %v", got)
+	}
+}
