@@ -1,0 +1,93 @@
+package scripting
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// declaredMembers returns the member names of interface name in the declarations.
+func declaredMembers(t *testing.T, name string) []string {
+	t.Helper()
+	src := string(Declarations())
+	start := regexp.MustCompile(`(?m)^interface ` + name + `\b[^{]*\{\n`).FindStringIndex(src)
+	if start == nil {
+		t.Fatalf("jsinformer.d.ts declares no interface %s", name)
+	}
+	body := src[start[1]:]
+	body = body[:strings.Index(body, "\n}")]
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)^  (?:readonly )?(\w+)\??[(<:]`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestDeclarationsMatchTheRuntime keeps jsinformer.d.ts in step with what a script really
+// gets: every member of every global and of ctx, ctx.cache, the definition and a watch entry is
+// declared, and nothing is declared that does not exist.
+func TestDeclarationsMatchTheRuntime(t *testing.T) {
+	t.Parallel()
+	s := newTestScript(t, "d.js", `export default { onAdd() {} }`, Options{})
+	keysOf := func(global string) []string { return s.rt.Get(global).ToObject(s.rt).Keys() }
+	cache := s.ctxObj.Get("cache").ToObject(s.rt).Keys()
+	tests := []struct {
+		iface   string
+		runtime []string
+	}{
+		{"Log", keysOf("log")},
+		{"Console", keysOf("console")},
+		{"Util", keysOf("util")},
+		{"K8s", keysOf("k8s")},
+		{"Context", ctxKeys},
+		{"Cache", cache},
+		{"ScriptDefinition", definitionKeys},
+		{"WatchSpec", watchKeys},
+	}
+	for _, tt := range tests {
+		t.Run(tt.iface, func(t *testing.T) {
+			t.Parallel()
+			want := slices.Sorted(slices.Values(tt.runtime))
+			if got := declaredMembers(t, tt.iface); !slices.Equal(got, want) {
+				t.Errorf("interface %s declares %q; the runtime has %q", tt.iface, got, want)
+			}
+		})
+	}
+	for _, global := range []string{"log", "console", "util", "k8s", "defineScript"} {
+		if !regexp.MustCompile(`(?m)^declare (var|function) ` + global + `\b`).Match(Declarations()) {
+			t.Errorf("the global %s is not declared", global)
+		}
+		if v := s.rt.Get(global); v == nil {
+			t.Errorf("the declared global %s does not exist", global)
+		}
+	}
+}
+
+func TestDefineScriptIsTheIdentity(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ file, src string }{
+		{"esm.ts", `const def = { onAdd(o: any) { (globalThis as any).out = defineScript(def) === def } };
+			export default defineScript(def);`},
+		{"cjs.js", `module.exports = defineScript({ onAdd(o) { globalThis.out = o.metadata.name } })`},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			s := newTestScript(t, tt.file, tt.src, Options{})
+			if !s.Definition().OnAdd {
+				t.Fatalf("the definition has no onAdd")
+			}
+			if err := s.OnAdd(sample(), Event{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := outJSON(t, s); got != "true" && got != `"web"` {
+				t.Errorf("out = %s", got)
+			}
+		})
+	}
+	_, err := instantiate("bad.js", "export default defineScript()", Options{})
+	if err == nil || !strings.Contains(err.Error(), "must export a definition object") {
+		t.Errorf("defineScript() with nothing: error %v", err)
+	}
+}
