@@ -15,8 +15,10 @@ func declaredMembers(t *testing.T, name string) []string {
 	if start == nil {
 		t.Fatalf("jsinformer.d.ts declares no interface %s", name)
 	}
-	body := src[start[1]:]
-	body = body[:strings.Index(body, "\n}")]
+	body, _, found := strings.Cut(src[start[1]:], "\n}")
+	if !found {
+		t.Fatalf("interface %s is not closed", name)
+	}
 	var out []string
 	for _, m := range regexp.MustCompile(`(?m)^  (?:readonly )?(\w+)\??[(<:]`).FindAllStringSubmatch(body, -1) {
 		out = append(out, m[1])
