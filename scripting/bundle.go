@@ -51,9 +51,13 @@ func newBundler(dir, name string, src []byte) (*bundler, error) {
 
 func (b *bundler) entryPath() string { return filepath.Join(b.root, filepath.FromSlash(b.name)) }
 
-// build runs esbuild. The output file is never written: it only places the source map's
-// sources relative to the entry's folder.
-func (b *bundler) build() api.BuildResult {
+// build runs esbuild, with a source map when it is for running. The output file is never
+// written: it only places the source map's sources relative to the entry's folder.
+func (b *bundler) build(withMap bool) api.BuildResult {
+	srcMap := api.SourceMapNone
+	if withMap {
+		srcMap = api.SourceMapExternal
+	}
 	return api.Build(api.BuildOptions{
 		EntryPoints:      []string{b.entryPath()},
 		AbsWorkingDir:    b.root,
@@ -70,7 +74,7 @@ func (b *bundler) build() api.BuildResult {
 		// Every statement runs as written, used or not, as it would unbundled.
 		TreeShaking:    api.TreeShakingFalse,
 		Define:         map[string]string{"process.env.NODE_ENV": `"production"`},
-		Sourcemap:      api.SourceMapExternal,
+		Sourcemap:      srcMap,
 		SourcesContent: api.SourcesContentExclude,
 		LogLevel:       api.LogLevelSilent,
 		Plugins:        []api.Plugin{{Name: "jsinformer", Setup: b.setup}},
@@ -183,7 +187,7 @@ func bundleScript(dir, name string, src []byte) (*bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := b.build()
+	res := b.build(true)
 	if len(res.Errors) > 0 {
 		return nil, b.esbuildError(res.Errors)
 	}
@@ -223,7 +227,7 @@ func Imports(dir, name string, src []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := b.build()
+	res := b.build(false)
 	if len(res.Errors) > 0 {
 		return b.modules(), b.esbuildError(res.Errors)
 	}
