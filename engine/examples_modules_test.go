@@ -2,10 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine"
 )
 
 // Tests of the module examples 09-11, each running the example files unchanged.
@@ -90,4 +95,101 @@ func TestExample11NpmPackage(t *testing.T) {
 	if got := r.log.find(msg("outdated image", "deployment", ns+"/current")); len(got) > 0 {
 		t.Errorf("a current image was flagged: %v", got)
 	}
+}
+
+// TestExamplesFolderAsTheDemoRunsIt runs the whole examples/scripts folder with its npm package
+// installed and --gvr apps/v1/deployments, as `make demo` does: every numbered example loads,
+// and lib/labels.js, the declaration files and package.json are not plugins.
+func TestExamplesFolderAsTheDemoRunsIt(t *testing.T) {
+	t.Parallel()
+	files := examplesFolder(t)
+	for name, content := range npmInstall(t, files["package.json"]) {
+		files[name] = content
+	}
+	applyWidgetCRD(t, startEngine(t, nil, nil))
+	r := startEngine(t, files, func(c *engine.Config) { c.Resources = []string{"apps/v1/deployments"} })
+	var want []string
+	for name := range files {
+		if !strings.Contains(name, "/") && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts") && !strings.HasSuffix(name, ".d.ts")) {
+			want = append(want, name)
+		}
+	}
+	if len(want) < 11 {
+		t.Fatalf("only %d examples found: %v", len(want), want)
+	}
+	for _, name := range want {
+		if got := r.log.find(msg("script loaded", "script", name)); len(got) != 1 {
+			t.Errorf("%s: loaded %d times, want once", name, len(got))
+		}
+	}
+	if failed := r.log.find(msg("script not loaded")); len(failed) > 0 {
+		t.Errorf("load failures: %v", failed)
+	}
+	if loaded := r.log.find(msg("script loaded")); len(loaded) != len(want) {
+		t.Errorf("%d scripts loaded, want the %d examples: %v", len(loaded), len(want), loaded)
+	}
+}
+
+// examplesFolder reads examples/scripts, without any node_modules, as name -> content.
+func examplesFolder(t *testing.T) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "examples", "scripts")
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// npmInstall installs a package.json's dependencies with npm into a new folder and returns the
+// node_modules files, as name -> content.
+func npmInstall(t *testing.T, packageJSON string) map[string]string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(packageJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund")
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	files := map[string]string{}
+	err = filepath.WalkDir(filepath.Join(dir, "node_modules"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
