@@ -55,6 +55,9 @@ bench: controlplane ## benchmarks against a real control plane; see docs/benchma
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime 1x -timeout 60m ./bench/...
 
 demo: build controlplane ## start a local control plane with sample objects and run the runner on examples/scripts
+	@# examples/scripts/11-outdated-images.js imports semver, pinned in examples/scripts/package.json.
+	@if command -v npm >/dev/null 2>&1; then npm install --prefix examples/scripts --no-save --ignore-scripts --no-audit --no-fund --silent; \
+	else echo "demo: npm not found; examples/scripts/11-outdated-images.js will not load (it imports the npm package semver)"; fi
 	go build -o $(BIN)/demo ./internal/cmd/demo
 	$(BIN)/demo -runner $(BIN)/runner -scripts examples/scripts
 

@@ -24,7 +24,7 @@ type target struct {
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	started := time.Now()
 	allocs := e.gc.mark()
-	prog, err := scripting.Compile(src.Name, src.Content)
+	prog, err := scripting.CompileIn(e.cfg.ScriptsDir, src.Name, src.Content)
 	if err != nil {
 		return nil, err
 	}

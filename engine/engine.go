@@ -17,6 +17,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // Engine runs the scripts of one folder against one cluster. Create it with New and call Run
@@ -122,7 +123,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.resolveDefaults(); err != nil {
 		return err
 	}
-	watcher, err := plugins.NewWatcher(e.cfg.ScriptsDir, plugins.Options{Logger: e.logger, Debounce: e.cfg.Debounce})
+	watcher, err := plugins.NewWatcher(e.cfg.ScriptsDir, plugins.Options{
+		Logger: e.logger, Debounce: e.cfg.Debounce, Imports: scripting.Imports,
+	})
 	if err != nil {
 		return fmt.Errorf("watch scripts: %w", err)
 	}

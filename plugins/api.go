@@ -5,7 +5,11 @@ type Source struct {
 	Name    string // path relative to the scripts folder, slash-separated: "01-log.js", "team/a.ts"
 	Path    string // absolute path that was read
 	Content []byte
-	Hash    string // first 12 hex digits of the content's SHA-256: the version shown in logs
+	// Hash is the version shown in logs: the first 12 hex digits of the content's SHA-256, or,
+	// for a plugin that imports modules, of that and of every module's name and content.
+	Hash string
+	// Modules are the files the plugin bundles besides itself (see Options.Imports), sorted.
+	Modules []string
 }
 
 // EventKind says what happened to a plugin.

@@ -32,6 +32,19 @@
 // (Kubernetes ConfigMap volumes with nested paths are made of them), each real
 // folder once, so symlink loops end.
 //
+// # Modules
+//
+// Not every script is a plugin. Scripts in a folder named lib (at any depth) are modules,
+// and so is every file a plugin imports, directly or through other modules, as
+// Options.Imports tells (the engine passes scripting.Imports; without it only lib folders
+// hold modules). Modules are never emitted. A plugin's Source.Modules lists the files it
+// bundles, node_modules packages and JSON files included, and its Hash covers them (see
+// Versions), so saving a module emits a Loaded event for exactly the plugins that import it;
+// a file that becomes imported is Removed as a plugin. Imports are asked again only for a
+// script whose content, or one of whose modules, changed, or whose last bundle failed. The
+// folder's node_modules, which is not walked, is watched so that installing a package
+// rescans. A module that becomes empty is held back for one more quiet period, as a plugin is.
+//
 // # Watching and debounce
 //
 // Folders, never files, are watched: the root, every subfolder (including
@@ -56,7 +69,8 @@
 // # Versions
 //
 // Source.Hash, the first 12 hex digits of the content's SHA-256, is the
-// script's version. Loaded is emitted only when a name is new or its hash
-// differs from the last one emitted for it, so rewriting identical content
-// emits nothing.
+// script's version; for a plugin that imports modules it is the first 12 hex
+// digits of the SHA-256 of that and of each module's name and content hash.
+// Loaded is emitted only when a name is new or its hash differs from the last
+// one emitted for it, so rewriting identical content emits nothing.
 package plugins

@@ -18,6 +18,7 @@ type run struct {
 	deb  *debouncer
 	emit func(Event)
 	sc   scanner
+	gr   *graph
 	st   *state
 	// lost ticks while the scripts folder is gone: the kernel dropped its watch
 	// with it, so nothing else would say when it is back. Nil otherwise.
@@ -28,6 +29,7 @@ type run struct {
 func (w *Watcher) newRun(fw *fsnotify.Watcher, deb *debouncer, emit func(Event)) *run {
 	r := &run{log: w.log, fw: fw, deb: deb, emit: emit, st: newState(), lostPeriod: w.rootPoll}
 	r.sc = scanner{root: w.dir, exts: w.opts.Extensions, log: w.log, watch: r.addWatch, readFile: w.readFile}
+	r.gr = newGraph(w.dir, w.opts.Imports, w.log, r.addWatch)
 	return r
 }
 
@@ -43,14 +45,15 @@ func (r *run) addWatch(dir string) {
 
 // initial emits the first scan, then Synced.
 func (r *run) initial() error {
-	snap, kept, err := r.sc.scan()
+	files, kept, err := r.sc.scan()
 	if err != nil {
 		return fmt.Errorf("scan scripts folder %s: %w", r.sc.root, err)
 	}
+	snap, _ := r.gr.plugins(files) // nothing emitted yet, so nothing is held back
 	if len(snap) == 0 {
 		r.log.Warn("no scripts found", keyDir, r.sc.root)
 	}
-	events, _ := r.st.apply(snap, kept) // nothing emitted yet, so nothing is held back
+	events, _ := r.st.apply(snap, kept)
 	r.send(events)
 	r.emit(Event{Kind: Synced})
 	return nil
@@ -93,7 +96,7 @@ func (r *run) loop(ctx context.Context) error {
 // nothing about which scripts exist. If it is gone, it is polled for until it
 // is back.
 func (r *run) rescan() {
-	snap, kept, err := r.sc.scan()
+	files, kept, err := r.sc.scan()
 	if err != nil {
 		if !isDir(r.sc.root) {
 			r.lose()
@@ -102,9 +105,10 @@ func (r *run) rescan() {
 		r.log.Error("cannot rescan scripts folder; keeping current scripts", keyDir, r.sc.root, keyError, err)
 		return
 	}
+	snap, heldModule := r.gr.plugins(files)
 	events, retry := r.st.apply(snap, kept)
-	if retry {
-		r.log.Debug("script became empty; waiting one more quiet period for its content")
+	if retry || heldModule {
+		r.log.Debug("script or module became empty; waiting one more quiet period for its content")
 		r.deb.kick()
 	}
 	r.send(events)
@@ -153,5 +157,5 @@ func (r *run) logEvent(ev Event) {
 		r.log.Debug("script file removed", keyScript, ev.Source.Name)
 		return
 	}
-	r.log.Debug("script file changed", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash)
+	r.log.Debug("script file changed", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash, keyModules, ev.Source.Modules)
 }

@@ -37,6 +37,10 @@ type Options struct {
 	// Extensions are the script file types, with or without the leading dot,
 	// matched case-insensitively; empty means .js .mjs .cjs .ts .mts .cts.
 	Extensions []string
+	// Imports, when set, tells which files each script imports, so that imported files are
+	// modules rather than plugins and saving one reloads its importers (see graph.go). Nil
+	// makes only the files under lib/ folders modules.
+	Imports ImportsFunc
 }
 
 // rootPoll is how often a scripts folder that was removed is looked for.

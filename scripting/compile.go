@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -17,13 +18,18 @@ import (
 // Program is a compiled script. It is immutable: any number of goroutines may instantiate it
 // at the same time.
 type Program struct {
-	name string
-	src  []byte // original source, to point validation messages at a line
-	prg  *goja.Program
+	name    string
+	src     []byte // original source, to point validation messages at a line
+	prg     *goja.Program
+	modules []string
 }
 
 // Name is the file name the program was compiled under, relative to the scripts folder.
 func (p *Program) Name() string { return p.name }
+
+// Modules are the files bundled into the program besides its own, relative to the scripts
+// folder, sorted.
+func (p *Program) Modules() []string { return slices.Clone(p.modules) }
 
 // gojaUnsupported lists what esbuild must lower because goja cannot run it; everything else
 // goja supports is passed through untouched so stacks stay close to the source.
@@ -38,15 +44,23 @@ var gojaUnsupported = map[string]bool{
 // sits on a line of its own so that the source map only needs shifting by one line.
 const wrapperHead = "(function (exports, require, module) {"
 
-// Compile transforms name's source (ESM or CommonJS JavaScript, or TypeScript when name ends
-// in .ts) into a CommonJS function and compiles it once. Errors are *ScriptError wrapping
-// ErrSyntax, positioned in the original source.
+// Compile compiles a script on its own, outside any scripts folder: it may not import
+// anything. See CompileIn.
 func Compile(name string, src []byte) (*Program, error) {
-	code, srcMap, err := transform(name, src)
+	return CompileIn("", name, src)
+}
+
+// CompileIn bundles the script name (a path relative to the scripts folder dir, whose content
+// is src: ESM or CommonJS JavaScript, or TypeScript when name ends in .ts) with the files and
+// node_modules packages it imports from dir, into a CommonJS function, and compiles it once.
+// Errors are *ScriptError wrapping ErrSyntax, positioned in the original file they are about,
+// the script or one of its modules.
+func CompileIn(dir, name string, src []byte) (*Program, error) {
+	b, err := bundleScript(dir, name, src)
 	if err != nil {
 		return nil, err
 	}
-	wrapped, srcMap, err := wrap(code, srcMap)
+	wrapped, srcMap, err := wrap(b.code, b.srcMap, b.strict)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", name, err)
 	}
@@ -54,25 +68,7 @@ func Compile(name string, src []byte) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Program{name: name, src: src, prg: prg}, nil
-}
-
-func transform(name string, src []byte) (string, []byte, error) {
-	res := api.Transform(string(src), api.TransformOptions{
-		Loader:         loaderFor(name),
-		Format:         api.FormatCommonJS,
-		Target:         api.ESNext,
-		Supported:      gojaUnsupported,
-		Sourcemap:      api.SourceMapExternal,
-		SourcesContent: api.SourcesContentExclude,
-		// goja resolves the map's source against the file name, so a base name comes back as name.
-		Sourcefile: path.Base(name),
-		LogLevel:   api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		return "", nil, esbuildError(name, res.Errors)
-	}
-	return string(res.Code), res.Map, nil
+	return &Program{name: name, src: src, prg: prg, modules: b.modules}, nil
 }
 
 func loaderFor(name string) api.Loader {
@@ -97,9 +93,9 @@ func esbuildError(name string, msgs []api.Message) *ScriptError {
 }
 
 // wrap puts code inside the CommonJS function and appends the shifted source map inline.
-// ESM input (recognised by esbuild's interop helper) runs in strict mode as it would natively;
-// plain CommonJS keeps sloppy mode, as in Node.
-func wrap(code string, srcMap []byte) (string, []byte, error) {
+// An ESM entry runs in strict mode as it would natively, and so do the modules bundled with
+// it; a CommonJS entry keeps sloppy mode, as in Node.
+func wrap(code string, srcMap []byte, strict bool) (string, []byte, error) {
 	shifted, err := shiftMap(srcMap)
 	if err != nil {
 		return "", nil, err
@@ -109,7 +105,7 @@ func wrap(code string, srcMap []byte) (string, []byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString(wrapperHead)
-	if strings.Contains(code, "__toCommonJS(") {
+	if strict {
 		b.WriteString(`"use strict";`)
 	}
 	b.WriteString("\n")
@@ -142,7 +138,8 @@ func parseError(name string, err error, srcMap []byte) *ScriptError {
 	e := &ScriptError{File: name, Message: first.Message, Err: ErrSyntax}
 	if sm, err := sourcemap.Parse("", srcMap); err == nil {
 		// Same lookup as goja's, which the shifted map is made for; see shiftMap.
-		if _, _, line, col, ok := sm.Source(first.Position.Line, first.Position.Column); ok {
+		if source, _, line, col, ok := sm.Source(first.Position.Line, first.Position.Column); ok {
+			e.File = file.ResolveSourcemapURL(generatedName(name), source).Path
 			e.Line, e.Column = line, col
 		}
 	}
@@ -155,7 +152,9 @@ func compileError(name string, err error) *ScriptError {
 		return &ScriptError{File: name, Message: err.Error(), Err: ErrSyntax}
 	}
 	e := &ScriptError{File: name, Message: cse.Message, Err: ErrSyntax}
-	e.Line, e.Column, _ = sourcePosition(name, cse.File.Position(cse.Offset))
+	if src, line, col, ok := sourcePosition(name, cse.File.Position(cse.Offset)); ok {
+		e.File, e.Line, e.Column = src, line, col
+	}
 	return e
 }
 
@@ -164,11 +163,17 @@ func compileError(name string, err error) *ScriptError {
 // source map) can be told from positions in generated code (esbuild helpers, the wrapper).
 func generatedName(name string) string { return name + ".compiled" }
 
-// sourcePosition returns the original position of a goja position, or false when it lies in
-// generated code.
-func sourcePosition(name string, p file.Position) (line, col int, ok bool) {
-	if p.Line == 0 || unescape(p.Filename) != name {
-		return 0, 0, false
+// sourcePosition returns the original file (the script name, or a module bundled with it,
+// relative to the scripts folder) and position of a goja position in the program compiled
+// under name, or false when it lies in generated code (esbuild's helpers, the wrapper) or
+// outside the program.
+func sourcePosition(name string, p file.Position) (src string, line, col int, ok bool) {
+	if p.Line == 0 || p.Filename == generatedName(name) || p.Filename == "" {
+		return "", 0, 0, false
 	}
-	return p.Line, p.Column, true
+	src = unescape(p.Filename)
+	if src == internalName || strings.HasPrefix(src, "<") {
+		return "", 0, 0, false
+	}
+	return src, p.Line, p.Column, true
 }

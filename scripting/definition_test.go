@@ -74,8 +74,9 @@ func TestValidationMessages(t *testing.T) {
 			"v.js:3: 'maxRetries' must be a non-negative integer, got a number (-1)"},
 		{"top-level throw", "const x = 1;\nthrow new Error('no config');\nexport default {}",
 			"v.js:2:7: Error: no config"},
-		{"top-level require", "const fs = require('fs');\nmodule.exports = {}",
-			"v.js:1:12: Error: require(\"fs\") is not supported: a script is a single file and cannot import modules"},
+		{"top-level computed require", "const m = 'x';\nconst x = require(m);\nmodule.exports = {}",
+			"v.js:2:11: Error: require(\"x\") is not supported: only imports of a literal path are bundled; " +
+				"write require(\"./lib/x.js\") or import ... from \"./lib/x.js\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

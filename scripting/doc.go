@@ -4,11 +4,16 @@
 //
 // # Lifecycle and ownership
 //
-// Compile transforms a file (ESM `export default`, CommonJS `module.exports`, or TypeScript)
-// into CommonJS with esbuild and compiles it once. A *Program is immutable and may be
-// instantiated concurrently from any number of goroutines.
+// CompileIn bundles a file of a scripts folder (ESM `export default`, CommonJS
+// `module.exports`, or TypeScript) with the files and node_modules packages it imports, into
+// CommonJS, with esbuild, and compiles it once; Compile does the same for a file on its own,
+// which may import nothing. Resolution stays inside the folder and Node.js built-ins are refused
+// with a clear error; Imports lists the files a plugin bundles, for the folder watcher. A
+// *Program is immutable and may be instantiated concurrently from any number of goroutines.
+// esbuild runs on the calling goroutine's behalf and has returned when these functions do.
 //
-// Program.Instantiate creates one goja runtime, installs the globals (console, log, util, k8s),
+// Program.Instantiate creates one goja runtime, installs the globals (console, log, util, k8s,
+// and defineScript, the identity, for typed definitions; Declarations describes them all),
 // evaluates the module under the call deadline and validates the exported definition. The
 // returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index,
 // Reconcile and Close must never run concurrently on one Script. Interrupt is the only method
@@ -54,8 +59,10 @@
 // Every error that originates in a script is a *ScriptError: syntax errors, definition
 // errors, uncaught exceptions and rejections, timeouts, interrupts and recovered panics. Its
 // File:Line:Column point into the original source (TypeScript included) and Stack holds the
-// JS stack. The cause is available to errors.Is/As: ErrSyntax, ErrInvalidDefinition,
-// ErrTimeout, ErrInterrupted, ErrPanic, ErrStuck, or the Go error (such as a Kubernetes API status
+// JS stack. In a bundle, File is the file the position is in: the script or one of its
+// modules (relative to the scripts folder), and each stack frame names its own file. The cause
+// is available to errors.Is/As: ErrSyntax, ErrInvalidDefinition, ErrTimeout, ErrInterrupted,
+// ErrPanic, ErrStuck, or the Go error (such as a Kubernetes API status
 // error) behind an uncaught exception thrown by a binding. A panic in Go code called from JS
 // becomes a JS exception (catchable, wrapping ErrPanic); it never crashes the caller.
 package scripting

@@ -3,7 +3,7 @@ package scripting
 import "github.com/dop251/goja"
 
 // installGlobals captures the built-ins the bindings rely on, then defines console, log,
-// util and k8s and prepares the handlers' ctx object.
+// util, k8s and defineScript and prepares the handlers' ctx object.
 func (s *instance) installGlobals() error {
 	if err := s.captureInternals(); err != nil {
 		return err
@@ -16,6 +16,7 @@ func (s *instance) installGlobals() error {
 		{"log", s.newLog},
 		{"util", s.newUtil},
 		{"k8s", s.newK8s},
+		{"defineScript", s.newDefineScript},
 	} {
 		obj, err := g.make()
 		if err != nil {

@@ -110,7 +110,8 @@ func (s *instance) describeJSON(obj *goja.Object) (j string) {
 }
 
 // locate fills position and stack from frames. The position is the innermost frame in the
-// original source; the stack leaves out the runtime's internal helpers and is capped.
+// original sources, the script's or a module's; the stack leaves out the runtime's internal
+// helpers and is capped.
 func (s *instance) locate(e *ScriptError, frames []goja.StackFrame) {
 	lines := make([]string, 0, min(len(frames), 2*stackHead))
 	for i := range frames {
@@ -124,13 +125,13 @@ func (s *instance) locate(e *ScriptError, frames []goja.StackFrame) {
 }
 
 func (s *instance) frameLine(e *ScriptError, f *goja.StackFrame) string {
-	line, col, ok := sourcePosition(s.name, f.Position())
+	src, line, col, ok := sourcePosition(s.name, f.Position())
 	switch {
 	case ok:
 		if e.Line == 0 {
-			e.Line, e.Column = line, col
+			e.File, e.Line, e.Column = src, line, col
 		}
-		return "at " + f.FuncName() + " (" + s.name + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")"
+		return "at " + f.FuncName() + " (" + src + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ")"
 	case f.SrcName() == "<native>":
 		return "at " + f.FuncName() + " (native)"
 	}

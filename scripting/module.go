@@ -60,11 +60,11 @@ func (s *instance) runModule(prg *goja.Program) (exports goja.Value, err error) 
 	return module.Get("exports"), nil
 }
 
-// require exists so that a stray require() fails with a clear message rather than a
-// ReferenceError: a script is a single file.
+// require is what is left of require() after bundling: a call whose argument esbuild could
+// not read (a computed path). It fails with a clear message rather than a ReferenceError.
 func (s *instance) require(call goja.FunctionCall) goja.Value {
 	defer s.guard("require")
-	s.throwf("require(%q) is not supported: a script is a single file and cannot import modules",
-		shorten(call.Argument(0)))
+	s.throwf("require(%q) is not supported: only imports of a literal path are bundled; "+
+		"write require(\"./lib/x.js\") or import ... from \"./lib/x.js\"", shorten(call.Argument(0)))
 	return nil
 }

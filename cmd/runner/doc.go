@@ -5,4 +5,9 @@
 // cli-runtime), an slog logger (client-go's klog output is routed into it), signal handling,
 // the optional /metrics, /healthz and /readyz server, and engine.Run. Every decision about
 // scripts and informers lives in package engine.
+//
+// `runner types` (types.go) writes TypeScript declarations: scripting.Declarations, and with
+// --gvr the interfaces internal/typegen generates from the cluster's OpenAPI v3, the names
+// resolved by dynamicinformer's resolver as --gvr is for the runner. It runs on the command's
+// goroutine and starts none.
 package main

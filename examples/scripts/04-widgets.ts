@@ -1,21 +1,22 @@
-// 04 — a custom resource, written in TypeScript. The CRD is examples/crds/widgets.yaml.
+// 04 — a custom resource, written in TypeScript and typed from the cluster. The CRD is
+// examples/crds/widgets.yaml.
 //
-// TypeScript is stripped by the runner (no type checking): types are for your editor.
-interface Widget {
-  metadata: { name: string; namespace: string };
-  spec: { size?: number; color?: string };
-}
+// The runner strips the types without checking them; they are for your editor and tsc.
+// `runner types -o . --gvr widgets.example.com` wrote jsinformer.d.ts (the globals and
+// defineScript) and resources.d.ts (Widget, from the CRD's OpenAPI schema) next to this file,
+// and `tsc --noEmit` checks it (a test does, with tsconfig.json).
+import type { Widget } from "./resources";
 
-export default {
+export default defineScript<Widget>({
   watch: { resource: "widgets.example.com" },
 
-  onAdd(w: Widget) {
-    log.info("widget", { name: `${w.metadata.namespace}/${w.metadata.name}`, size: w.spec.size ?? 0, color: w.spec.color ?? "none" });
+  onAdd(w) {
+    log.info("widget", { name: `${w.metadata.namespace}/${w.metadata.name}`, size: w.spec?.size ?? 0, color: w.spec?.color ?? "none" });
   },
 
-  onUpdate(_old: Widget, w: Widget) {
-    if ((w.spec.size ?? 0) > 10) {
-      log.warn("widget too large", { name: w.metadata.name, size: w.spec.size });
+  onUpdate(_old, w) {
+    if ((w.spec?.size ?? 0) > 10) {
+      log.warn("widget too large", { name: w.metadata.name, size: w.spec?.size });
     }
   },
-};
+});

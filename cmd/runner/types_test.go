@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/openapi"
+	"sigs.k8s.io/yaml"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+var updateExamples = flag.Bool("update-examples", false,
+	"write the declarations `runner types` generates into examples/scripts instead of comparing")
+
+// typeScriptVersion is the pinned compiler the tests check the TypeScript examples with.
+const typeScriptVersion = "5.9.3"
+
+var examplesDir = filepath.Join("..", "..", "examples", "scripts")
+
+func TestTypesWithoutACluster(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "folder")
+	out, err := execute(t, t.Context(), "types", "-o", dir, "--kubeconfig", "/nonexistent")
+	if err != nil {
+		t.Fatalf("runner types: %v\n%s", err, out)
+	}
+	if want := "wrote " + filepath.Join(dir, "jsinformer.d.ts") + "\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "jsinformer.d.ts"))
+	if err != nil || !bytes.Equal(got, scripting.Declarations()) {
+		t.Fatalf("jsinformer.d.ts is not scripting's declarations (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "resources.d.ts")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("resources.d.ts written without --gvr (%v)", err)
+	}
+}
+
+func TestTypesErrors(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown resource", []string{"--kubeconfig", cp.Kubeconfig, "--gvr", "deploymnets"}, "did you mean apps/v1/deployments"},
+		{"unreachable cluster", []string{"--kubeconfig", kubeconfigWith(t, "https://127.0.0.1:1", "x"), "--gvr", "deploy"}, "connect to cluster https://127.0.0.1:1"},
+		{"a stray argument", []string{"deploy"}, `unknown command "deploy"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := execute(t, t.Context(), append([]string{"types", "-o", t.TempDir()}, tt.args...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTypeScriptExamplesTypeCheck writes the declarations with `runner types` against the
+// control plane (the widgets CRD installed), keeps examples/scripts' copies of them current,
+// and runs the pinned tsc over the TypeScript examples and over scripts that must not compile.
+func TestTypeScriptExamplesTypeCheck(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	applyWidgetCRD(t, dynamic.NewForConfigOrDie(cp.Config), discovery.NewDiscoveryClientForConfigOrDie(cp.Config))
+	tsc := installTypeScript(t)
+
+	// The examples' copies: exactly what `runner types --gvr widgets.example.com` writes.
+	gen := t.TempDir()
+	runTypes(t, gen, "--kubeconfig", cp.Kubeconfig, "--gvr", "widgets.example.com")
+	for _, name := range []string{"jsinformer.d.ts", "resources.d.ts"} {
+		checkExampleCopy(t, gen, name)
+	}
+
+	good := t.TempDir()
+	copyExamples(t, good, "*.ts", "tsconfig.json")
+	runTypes(t, good, "--kubeconfig", cp.Kubeconfig, "--gvr", "widgets.example.com", "--gvr", "deploy")
+	writeFile(t, filepath.Join(good, "typed-deployments.ts"), typedDeployments)
+	if out, err := runTSC(t, tsc, good); err != nil {
+		t.Fatalf("tsc over the TypeScript examples: %v\n%s", err, out)
+	}
+
+	bad := t.TempDir()
+	copyExamples(t, bad, "tsconfig.json")
+	runTypes(t, bad, "--kubeconfig", cp.Kubeconfig, "--gvr", "widgets.example.com")
+	for name, src := range mistakes {
+		writeFile(t, filepath.Join(bad, name), src.code)
+	}
+	out, err := runTSC(t, tsc, bad)
+	if err == nil {
+		t.Fatalf("tsc accepted scripts with mistakes:\n%s", out)
+	}
+	for name, src := range mistakes {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\(\d+,\d+\): error TS\d+: ` + src.error).MatchString(out) {
+			t.Errorf("tsc did not report %s's mistake (%s):\n%s", name, src.error, out)
+		}
+	}
+}
+
+// typedDeployments uses the generated Deployment the way scripts do.
+const typedDeployments = `import type { Deployment } from "./resources";
+
+export default defineScript<Deployment>({
+  watch: "apps/v1/deployments",
+  onUpdate(oldD, d, ctx) {
+    const replicas: number | undefined = d.spec.replicas;
+    const images: string[] = d.spec.template.spec?.containers.map((c) => c.image ?? "") ?? [];
+    const copy = util.clone(d);
+    copy.spec.replicas = (replicas ?? 1) + 1;
+    const owner = ctx.cache.get<Deployment>(d.metadata.namespace, d.metadata.name);
+    const changes = util.diff(oldD, d).map((c) => c.path);
+    k8s.patch("apps/v1/deployments", d.metadata.namespace, d.metadata.name, { spec: { replicas: copy.spec.replicas } }, { type: "merge" });
+    log.info("scaled", { images, owner: owner?.metadata.name, changes });
+  },
+  reconcile(key) {
+    return { requeueAfter: key.length > 3 ? "30s" : 1000 };
+  },
+});
+`
+
+// mistakes are scripts tsc must reject, with the message it must give.
+var mistakes = map[string]struct{ code, error string }{
+	"misspelt-key.ts": {`export default defineScript({ onadd() {} });`,
+		`Object literal may only specify known properties, .*'onadd'`},
+	"writes-a-view.ts": {"import type { Widget } from \"./resources\";\n" +
+		"export default defineScript<Widget>({ onAdd(w) { w.metadata.name = \"x\"; } });",
+		`Cannot assign to 'name' because it is a read-only property`},
+	"wrong-field-type.ts": {"import type { Widget } from \"./resources\";\n" +
+		"export default defineScript<Widget>({ onAdd(w) { const c: number = w.spec?.color ?? 0; log.info(String(c)); } });",
+		`Type 'string \| 0' is not assignable to type 'number'`},
+	"wrong-k8s-call.ts": {`export default defineScript({ onAdd(o) { k8s.patch("apps/v1/deployments", "ns"); } });`,
+		`Expected 4-5 arguments, but got 2`},
+	"bad-watch.ts": {`export default defineScript({ watch: { resource: "deploy", namespaces: "x" }, onAdd() {} });`,
+		`Object literal may only specify known properties, .*'namespaces'`},
+}
+
+func runTypes(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	if out, err := execute(t, t.Context(), append([]string{"types", "-o", dir}, args...)...); err != nil {
+		t.Fatalf("runner types: %v\n%s", err, out)
+	}
+}
+
+// checkExampleCopy compares examples/scripts/name with the generated one, or updates it.
+func checkExampleCopy(t *testing.T, gen, name string) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(gen, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(examplesDir, name)
+	if *updateExamples {
+		writeFile(t, path, string(want))
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("examples/scripts/%s differs from what `runner types` writes (%v): "+
+			"go test ./cmd/runner -run TestTypeScriptExamplesTypeCheck -update-examples", name, err)
+	}
+}
+
+func copyExamples(t *testing.T, dir string, patterns ...string) {
+	t.Helper()
+	for _, p := range patterns {
+		matches, err := filepath.Glob(filepath.Join(examplesDir, p))
+		if err != nil || len(matches) == 0 {
+			t.Fatalf("no examples match %s (%v)", p, err)
+		}
+		for _, m := range matches {
+			if strings.HasSuffix(m, ".d.ts") {
+				continue // written by runner types
+			}
+			data, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, filepath.Base(m)), string(data))
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runTSC(t *testing.T, tsc, dir string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", tsc, "--noEmit", "--pretty", "false", "-p", dir)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// installTypeScript returns the pinned tsc, installed from the npm registry once into bin/
+// (shared by later runs) through a temporary folder renamed into place, so concurrent runs
+// never see half an install. It fails, never skips, when node or npm is missing.
+func installTypeScript(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("checking the TypeScript examples needs Node.js and npm on PATH: %v", err)
+		}
+	}
+	cache, err := filepath.Abs(filepath.Join("..", "..", "bin", "npm", "typescript-"+typeScriptVersion))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsc := filepath.Join(cache, "node_modules", "typescript", "bin", "tsc")
+	if _, err := os.Stat(tsc); err == nil {
+		return tsc
+	}
+	if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	staging, err := os.MkdirTemp(filepath.Dir(cache), ".install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(staging)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund",
+		"--prefix", staging, "typescript@"+typeScriptVersion)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install typescript@%s: %v\n%s", typeScriptVersion, err, out)
+	}
+	if err := os.Rename(staging, cache); err != nil && !errors.Is(err, os.ErrExist) {
+		if _, statErr := os.Stat(tsc); statErr != nil { // not another run's install either
+			t.Fatalf("install typescript into %s: %v", cache, err)
+		}
+	}
+	return tsc
+}
+
+// applyWidgetCRD creates examples/crds/widgets.yaml and waits until widgets are served and
+// their schema published.
+func applyWidgetCRD(t *testing.T, dyn dynamic.Interface, disc discovery.DiscoveryInterface) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "crds", "widgets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crds).Create(t.Context(), crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create the widgets CRD: %v", err)
+	}
+	// Served, then published in /openapi/v3 a moment later.
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := dyn.Resource(widgets).List(t.Context(), metav1.ListOptions{Limit: 1})
+		if err == nil {
+			var paths map[string]openapi.GroupVersion
+			if paths, err = disc.OpenAPIV3().Paths(); err == nil && paths["apis/example.com/v1"] == nil {
+				err = errors.New("not in /openapi/v3 yet")
+			}
+		}
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Errorf("widgets not served: %w", err))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

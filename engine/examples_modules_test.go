@@ -1,0 +1,195 @@
+package engine_test
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// Tests of the module examples 09-11, each running the example files unchanged.
+
+// examples reads several files of examples/scripts, unchanged.
+func examples(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range names {
+		for k, v := range example(t, name) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func labelled(d map[string]any, labels map[string]any) map[string]any {
+	d["metadata"].(map[string]any)["labels"] = labels
+	return d
+}
+
+func TestExample09And10ShareAModule(t *testing.T) {
+	t.Parallel()
+	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), nil)
+	if ready := r.log.find(msg("ready")); len(ready) != 1 || ready[0].attrs["scripts"] != "2" {
+		t.Fatalf("ready with %v, want the 2 plugins and not lib/labels.js", ready)
+	}
+	ns := r.namespace(t, uniqueName("ex09"))
+	team := ns // a team of this test's own, so counts ignore other tests' Deployments
+	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
+	r.log.waitFor(t, "09 reports the missing labels", 1, msg("missing labels",
+		"script", "09-require-labels.js", "deployment", ns+"/web", "missing", "app.kubernetes.io/name,team"))
+
+	r.patch(t, deploymentsGVR, ns, "web", `{"metadata":{"labels":{"app.kubernetes.io/name":"web","team":"`+team+`"}}}`)
+	r.log.waitFor(t, "09 sees the labels fixed", 1, msg("labels complete", "script", "09-require-labels.js", "deployment", ns+"/web"))
+	r.log.waitFor(t, "10 counts web in its team", 1, msg("team deployments",
+		"script", "10-team-deployments.js", "team", team, "count", "1", "deployments", ns+"/web"))
+
+	r.create(t, deploymentsGVR, labelled(deployment(ns, "api", "nginx:1.27", 1),
+		map[string]any{"app.kubernetes.io/name": "api", "team": team}))
+	r.log.waitFor(t, "10 counts both", 1, msg("team deployments",
+		"script", "10-team-deployments.js", "team", team, "count", "2", "deployments", ns+"/api,"+ns+"/web"))
+	r.delete(t, deploymentsGVR, ns, "web")
+	r.log.waitFor(t, "10 counts api alone", 1, msg("team deployments",
+		"script", "10-team-deployments.js", "team", team, "count", "1", "deployments", ns+"/api"))
+	if got := r.log.find(msg("missing labels", "deployment", ns+"/api")); len(got) > 0 {
+		t.Errorf("09 reported a fully labelled Deployment: %v", got)
+	}
+}
+
+// TestExample11NpmPackage installs the examples' package.json (semver, pinned) with npm from
+// the registry, as a user would, after the plugin has failed to load for want of it: the runner
+// watches node_modules and loads the plugin once the package is there.
+func TestExample11NpmPackage(t *testing.T) {
+	t.Parallel()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
+	}
+	r := startEngine(t, examples(t, "11-outdated-images.js", "package.json"), nil)
+	fails := r.log.waitFor(t, "the load fails without node_modules", 1, msg("script not loaded", "script", "11-outdated-images.js"))
+	if e := fails[0].attrs["error"]; !strings.Contains(e, `Could not resolve "semver"`) {
+		t.Fatalf("error = %q, want it to name the missing package", e)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund")
+	install.Dir = r.dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install in the scripts folder: %v\n%s", err, out)
+	}
+	r.log.waitFor(t, "loaded once semver is installed", 1, msg("script loaded", "script", "11-outdated-images.js"))
+
+	ns := r.namespace(t, uniqueName("ex11"))
+	r.create(t, deploymentsGVR, deployment(ns, "current", "registry.local:5000/library/nginx:1.27.3", 1))
+	r.create(t, deploymentsGVR, deployment(ns, "old", "nginx:1.24-alpine", 1))
+	r.log.waitFor(t, "the old image flagged", 1, msg("outdated image", "deployment", ns+"/old",
+		"image", "nginx:1.24-alpine", "version", "1.24.0", "minimum", "1.25.0"))
+	r.patch(t, deploymentsGVR, ns, "old", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.23"}]}}}}`)
+	r.log.waitFor(t, "the downgrade flagged", 1, msg("outdated image", "deployment", ns+"/old", "version", "1.23.0"))
+	if got := r.log.find(msg("outdated image", "deployment", ns+"/current")); len(got) > 0 {
+		t.Errorf("a current image was flagged: %v", got)
+	}
+}
+
+// TestExamplesFolderAsTheDemoRunsIt runs the whole examples/scripts folder with its npm package
+// installed and --gvr apps/v1/deployments, as `make demo` does: every numbered example loads,
+// and lib/labels.js, the declaration files and package.json are not plugins.
+func TestExamplesFolderAsTheDemoRunsIt(t *testing.T) {
+	t.Parallel()
+	files := examplesFolder(t)
+	for name, content := range npmInstall(t, files["package.json"]) {
+		files[name] = content
+	}
+	applyWidgetCRD(t, startEngine(t, nil, nil))
+	r := startEngine(t, files, func(c *engine.Config) { c.Resources = []string{"apps/v1/deployments"} })
+	var want []string
+	for name := range files {
+		if !strings.Contains(name, "/") && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts") && !strings.HasSuffix(name, ".d.ts")) {
+			want = append(want, name)
+		}
+	}
+	if len(want) < 11 {
+		t.Fatalf("only %d examples found: %v", len(want), want)
+	}
+	for _, name := range want {
+		if got := r.log.find(msg("script loaded", "script", name)); len(got) != 1 {
+			t.Errorf("%s: loaded %d times, want once", name, len(got))
+		}
+	}
+	if failed := r.log.find(msg("script not loaded")); len(failed) > 0 {
+		t.Errorf("load failures: %v", failed)
+	}
+	if loaded := r.log.find(msg("script loaded")); len(loaded) != len(want) {
+		t.Errorf("%d scripts loaded, want the %d examples: %v", len(loaded), len(want), loaded)
+	}
+}
+
+// examplesFolder reads examples/scripts, without any node_modules, as name -> content.
+func examplesFolder(t *testing.T) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "examples", "scripts")
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// npmInstall installs a package.json's dependencies with npm into a new folder and returns the
+// node_modules files, as name -> content.
+func npmInstall(t *testing.T, packageJSON string) map[string]string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(packageJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	install := exec.CommandContext(ctx, npm, "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund")
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	files := map[string]string{}
+	err = filepath.WalkDir(filepath.Join(dir, "node_modules"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}

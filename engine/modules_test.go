@@ -1,0 +1,81 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// moduleScript logs "hello" with the tag lib/tag.js gives, for every add in namespace ns.
+func moduleScript(ns, importLine string) string {
+	return importLine + "\n" + watchScript(ns,
+		`  onAdd(cm) { log.info("hello", { tag: tag(cm), name: cm.metadata.name }); },`)
+}
+
+func tagModule(tag string) string {
+	return fmt.Sprintf("// the shared module\nexport function tag(obj) {\n  return %q + \"/\" + obj.metadata.name;\n}\n", tag)
+}
+
+// TestSavingAModuleReloadsItsImporters runs plugins sharing modules on the real control plane:
+// a module change reloads exactly the plugins importing it, directly or not; a broken module
+// fails their load, positioned in the module, while the running versions keep serving; a throw
+// in a module is reported where it happened.
+func TestSavingAModuleReloadsItsImporters(t *testing.T) {
+	t.Parallel()
+	ns := uniqueName("modules")
+	r := startEngine(t, map[string]string{
+		"a.js":            moduleScript(ns, `import { tag } from "./lib/tag.js";`),
+		"team/b.js":       moduleScript(ns, `const { tag } = require("./helpers.js");`),
+		"team/helpers.js": `module.exports = require("../lib/tag.js");`,
+		"c.js":            watchScript(ns, `  onAdd(cm) { log.info("plain", { name: cm.metadata.name }); },`),
+		"lib/tag.js":      tagModule("v1"),
+	}, nil)
+	for _, module := range []string{"lib/tag.js", "team/helpers.js"} {
+		if got := r.log.find(msg("script loaded", "script", module)); len(got) > 0 {
+			t.Fatalf("module %s was loaded as a plugin", module)
+		}
+	}
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
+	r.log.waitFor(t, "a.js on v1", 1, msg("hello", "script", "a.js", "tag", "v1/one"))
+	r.log.waitFor(t, "team/b.js on v1", 1, msg("hello", "script", "team/b.js", "tag", "v1/one"))
+
+	r.write(t, "lib/tag.js", tagModule("v2"))
+	for _, script := range []string{"a.js", "team/b.js"} {
+		r.log.waitFor(t, script+" reloaded", 1, msg("script reloaded", "script", script))
+		r.log.waitFor(t, script+" replays on v2", 1, msg("hello", "script", script, "tag", "v2/one"))
+	}
+
+	broken := "// the shared module\nexport function tag(obj) {\n  return obj.metadata.name +;\n}\n"
+	r.write(t, "lib/tag.js", broken)
+	for _, script := range []string{"a.js", "team/b.js"} {
+		fails := r.log.waitFor(t, script+" not loaded", 1, msg("script not loaded", "script", script))
+		if e := fails[0].attrs["error"]; !strings.HasPrefix(e, "lib/tag.js:3:29: ") {
+			t.Errorf("%s: error = %q, want it positioned at lib/tag.js:3:29", script, e)
+		}
+		if fails[0].attrs["running_version"] == "none" {
+			t.Errorf("%s: no running version after the failed load", script)
+		}
+	}
+	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
+	r.log.waitFor(t, "a.js still serves v2", 1, msg("hello", "script", "a.js", "tag", "v2/two"))
+	r.log.waitFor(t, "team/b.js still serves v2", 1, msg("hello", "script", "team/b.js", "tag", "v2/two"))
+
+	r.write(t, "lib/tag.js", "export function tag(obj) {\n  if (obj.metadata.name === \"three\") throw new Error(\"no threes\");\n  return \"v3\";\n}\n")
+	r.log.waitFor(t, "both reloaded once more", 2, func(rec record) bool {
+		return rec.msg == "script reloaded" && rec.attrs["script"] == "a.js"
+	})
+	r.create(t, configmapsGVR, configmap(ns, "three", nil, nil))
+	failed := r.log.waitFor(t, "the throw", 1, msg("script handler failed", "script", "a.js", "object", ns+"/three"))
+	if e, s := failed[0].attrs["error"], failed[0].attrs["stack"]; e != "lib/tag.js:2:44: Error: no threes" ||
+		!strings.HasPrefix(s, "at tag (lib/tag.js:2:44)\nat onAdd (a.js:") {
+		t.Errorf("error %q, stack %q: want them in lib/tag.js", e, s)
+	}
+
+	if got := r.log.find(msg("script reloaded", "script", "c.js")); len(got) > 0 {
+		t.Errorf("c.js, which imports nothing, was reloaded %d times", len(got))
+	}
+	if got := r.log.find(msg("script not loaded", "script", "c.js")); len(got) > 0 {
+		t.Errorf("c.js failed to load: %v", got)
+	}
+}

@@ -1,0 +1,234 @@
+// Type declarations for jsinformer scripts: the globals (log, console, util, k8s, defineScript),
+// the definition object, ctx and ctx.cache. Written by `runner types`; see docs/scripts.md.
+//
+// This file declares globals: keep it next to your scripts (or list it in tsconfig.json's
+// "files"/"include") and TypeScript, or an editor checking JavaScript, picks it up. Interfaces
+// for the resources your cluster serves come from `runner types --gvr ...` (resources.d.ts).
+
+/** A Kubernetes object as scripts see it: any resource, built-in or custom. */
+interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: any;
+  status?: any;
+  [field: string]: any;
+}
+
+interface ObjectMeta {
+  name: string;
+  /** Absent for cluster-scoped objects. */
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: { [key: string]: string };
+  annotations?: { [key: string]: string };
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  generateName?: string;
+  [field: string]: any;
+}
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/**
+ * Objects handed to scripts are read-only views: any write throws a TypeError at run time, and
+ * this type makes it a compile error. util.clone gives a mutable copy.
+ */
+type View<T> = T extends (...args: any[]) => any
+  ? T
+  : T extends readonly (infer E)[]
+    ? ReadonlyArray<View<E>>
+    : T extends object
+      ? { readonly [K in keyof T]: View<T[K]> }
+      : T;
+
+/** The mutable plain copy util.clone makes of a view. */
+type Mutable<T> = T extends (...args: any[]) => any
+  ? T
+  : T extends readonly (infer E)[]
+    ? Mutable<E>[]
+    : T extends object
+      ? { -readonly [K in keyof T]: Mutable<T[K]> }
+      : T;
+
+/** What to watch: a resource named as with --gvr ("apps/v1/deployments", "deploy", "widgets.example.com"). */
+type Watch = string | WatchSpec;
+
+interface WatchSpec {
+  resource: string;
+  /** Empty or absent: the runner's -n (all namespaces without it). Ignored for cluster-scoped resources. */
+  namespace?: string;
+  /** Runs on the API server, as kubectl -l. Empty or absent: the runner's -l. */
+  labelSelector?: string;
+  /** Runs on the API server, as kubectl --field-selector. Empty or absent: the runner's --field-selector. */
+  fieldSelector?: string;
+  /**
+   * What this entry's events enqueue for reconcile: the object's own key (absent, or "self"),
+   * "owner" (the key of its controller owner in ownerReferences), false (nothing), or a
+   * function naming keys.
+   */
+  enqueue?: "self" | "owner" | boolean | ((obj: View<KubeObject>) => string | string[] | null | undefined);
+}
+
+/** One entry of `schedule`: exactly one of every or cron. */
+interface ScheduleEntry<T = KubeObject> {
+  /** A Go duration, at least "1s": "30s", "5m", "1h30m". */
+  every?: string;
+  /** Five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, ... */
+  cron?: string;
+  /** Called on the script's worker, never beside its other handlers, with ctx.cache complete. */
+  run(ctx: Context<T>): void | Promise<void>;
+}
+
+/**
+ * The object a script exports (export default, or module.exports). T is the type of the watched
+ * objects; defineScript<Deployment>({...}) types every handler's arguments.
+ */
+interface ScriptDefinition<T = KubeObject> {
+  /** Default: every --gvr given to the runner. */
+  watch?: Watch | Watch[];
+  /** Index functions: pure, fast, run before each handler; query them with ctx.cache.byIndex and indexKeys. */
+  indexers?: { [name: string]: (obj: View<T>) => string | string[] | null | undefined };
+  /** An object appeared, or is replayed at start-up and after a reload (ctx.isInInitialList). */
+  onAdd?(obj: View<T>, ctx: Context<T>): void | Promise<void>;
+  /** An object changed, or was resynced (then oldObj and newObj are the same state). */
+  onUpdate?(oldObj: View<T>, newObj: View<T>, ctx: Context<T>): void | Promise<void>;
+  /** An object was deleted or left the watch; null when the runner never had its state. */
+  onDelete?(obj: View<T> | null, ctx: Context<T>): void | Promise<void>;
+  /** Controller-style handler, fed from a rate-limited workqueue of "namespace/name" keys. A throw retries. */
+  reconcile?(key: string, ctx: Context<T>): ReconcileResult | void | Promise<ReconcileResult | void>;
+  /** Reconcile workers; default 1. */
+  concurrency?: number;
+  /** Retries of a failing reconcile key before it is dropped; default 5. */
+  maxRetries?: number;
+  /** Periodic jobs; only on the leader with --leader-elect; restarted by a reload. */
+  schedule?: ScheduleEntry<T>[];
+}
+
+interface ReconcileResult {
+  /** Call reconcile again for this key later: a Go duration ("30s", "1m30s") or milliseconds. */
+  requeueAfter?: string | number;
+}
+
+/** The ctx argument of handlers; valid only during the call it was passed to. */
+interface Context<T = KubeObject> {
+  /** The resource the event is about, canonical: "apps/v1/deployments", "v1/pods", "example.com/v1/widgets". */
+  readonly resource: string;
+  /** The plugin's name, its path in the scripts folder: "team-a/cleanup.js". */
+  readonly script: string;
+  /** True for the adds that replay the current state at start-up and after a reload. */
+  readonly isInInitialList: boolean;
+  /** True in onDelete when the watch missed the deletion; obj is then the last known state, or null. */
+  readonly finalStateUnknown: boolean;
+  /** Read-only queries over the objects this script version has been shown. */
+  readonly cache: Cache<T>;
+  /** Adds a key to the reconcile queue; only in scripts that define reconcile. */
+  enqueue(key: string): void;
+}
+
+interface Cache<T = KubeObject> {
+  /** The cached object, or null. namespace is "" for cluster-scoped objects; resource defaults to ctx.resource. */
+  get<U = T>(namespace: string, name: string, resource?: string): View<U> | null;
+  /** Cached objects sorted by namespace/name; no namespace means all. */
+  list<U = T>(options?: { namespace?: string; labelSelector?: string; resource?: string }): ReadonlyArray<View<U>>;
+  /** Objects (of any watched resource) whose index function returned value. */
+  byIndex<U = T>(index: string, value: string): ReadonlyArray<View<U>>;
+  /** Keys ("namespace/name", or "name" when cluster-scoped) of byIndex, in the same order. */
+  indexKeys(index: string, value: string): ReadonlyArray<string>;
+}
+
+/** Structured log records tagged with the script's name and version. */
+interface Log {
+  debug(message: string, fields?: { [key: string]: unknown }): void;
+  info(message: string, fields?: { [key: string]: unknown }): void;
+  warn(message: string, fields?: { [key: string]: unknown }): void;
+  error(message: string, fields?: { [key: string]: unknown }): void;
+}
+
+/** Node-style console: arguments joined with spaces, objects as JSON. console.log is info. */
+interface Console {
+  log(...args: unknown[]): void;
+  debug(...args: unknown[]): void;
+  info(...args: unknown[]): void;
+  warn(...args: unknown[]): void;
+  error(...args: unknown[]): void;
+}
+
+/** One differing leaf found by util.diff. */
+interface DiffEntry {
+  /** As JavaScript would access it: a.b, a["x.y/z"], a[0]; "" for differing top-level scalars. */
+  readonly path: string;
+  /** undefined where the path is absent. */
+  readonly old: any;
+  readonly new: any;
+}
+
+interface Util {
+  /** A deep, mutable, plain copy; views, plain objects and arrays are copied. */
+  clone<T>(value: T): Mutable<T>;
+  /** One entry per differing leaf, sorted by key; resourceVersion, generation and managedFields are ignored. */
+  diff(a: unknown, b: unknown): ReadonlyArray<DiffEntry>;
+  /** Text (UTF-8) to standard padded base64, as in Secret data. */
+  base64Encode(text: string): string;
+  /** Standard padded base64 to text; anything else throws a TypeError. */
+  base64Decode(base64: string): string;
+}
+
+interface PatchOptions {
+  /** Default "merge". "strategic" is for built-in types only; "apply" is server-side apply. */
+  type?: "merge" | "json" | "strategic" | "apply";
+  /** With "apply": take over fields other managers own instead of failing with 409 Conflict. */
+  force?: boolean;
+  /** Default "jsinformer". */
+  fieldManager?: string;
+}
+
+/** The Error a failed k8s call throws: code and reason are set when the server answered with a status. */
+interface K8sError extends Error {
+  /** The HTTP status, e.g. 404. */
+  code?: number;
+  /** "NotFound", "AlreadyExists", "Conflict", "Forbidden", "Invalid", ... */
+  reason?: string;
+}
+
+/**
+ * Synchronous API server calls with the runner's credentials. Resources are named as with
+ * --gvr; namespace is "" for cluster-scoped resources. A failure throws a K8sError.
+ */
+interface K8s {
+  get<T = KubeObject>(resource: string, namespace: string, name: string): View<T>;
+  list<T = KubeObject>(resource: string, options?: { namespace?: string; labelSelector?: string; fieldSelector?: string }): ReadonlyArray<View<T>>;
+  /** The namespace comes from obj.metadata.namespace. */
+  create<T = KubeObject>(resource: string, obj: object): View<T>;
+  /** Sends metadata.resourceVersion as given: a stale copy fails with 409 Conflict. */
+  update<T = KubeObject>(resource: string, obj: object): View<T>;
+  updateStatus<T = KubeObject>(resource: string, obj: object): View<T>;
+  /** patch: an object (sent as JSON), an array (a "json" patch), or a string sent as it is. */
+  patch<T = KubeObject>(resource: string, namespace: string, name: string, patch: object | string, options?: PatchOptions): View<T>;
+  patchStatus<T = KubeObject>(resource: string, namespace: string, name: string, patch: object | string, options?: PatchOptions): View<T>;
+  delete(resource: string, namespace: string, name: string, options?: { propagationPolicy?: "Orphan" | "Background" | "Foreground" }): void;
+  /** Records a core/v1 Event about obj, as kubectl describe shows it. */
+  event(obj: object, type: "Normal" | "Warning" | undefined, reason: string, message: string): void;
+}
+
+declare var log: Log;
+declare var console: Console;
+declare var util: Util;
+declare var k8s: K8s;
+
+/**
+ * Returns its argument: it exists so that TypeScript checks a definition,
+ * `export default defineScript<Deployment>({ ... })`.
+ */
+declare function defineScript<T = KubeObject>(definition: ScriptDefinition<T>): ScriptDefinition<T>;
