@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,6 +24,7 @@ type k8sClient struct {
 	dryRun       []string
 	fieldManager string
 	logger       *slog.Logger
+	events       *eventCache // shared by the copies withLogger makes
 }
 
 var _ scripting.Client = (*k8sClient)(nil)
@@ -38,7 +37,7 @@ func (c *k8sClient) withLogger(logger *slog.Logger) *k8sClient {
 }
 
 func newK8sClient(dyn dynamic.Interface, resolver resourceResolver, cfg Config) *k8sClient {
-	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger}
+	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger, events: newEventCache()}
 	if cfg.DryRun {
 		c.dryRun = []string{metav1.DryRunAll}
 	}
@@ -162,7 +161,7 @@ func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string,
 		verb = "patchStatus"
 	}
 	if len(c.dryRun) > 0 {
-		c.logDryRun(err, verb, resource, namespace, name, "patch_type", string(pt), "patch", c.shownPatch(resource, patch))
+		c.logDryRun(err, verb, resource, namespace, name, "patch_type", firstNonEmpty(opts.Type, "merge"), "patch", c.shownPatch(resource, patch))
 	}
 	return objectOf(u, c.redact(resource, err))
 }
@@ -197,27 +196,6 @@ func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string
 }
 
 // Event records a core/v1 Event about obj, as kubectl describe shows them.
-func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, reason, message string) error {
-	u := &unstructured.Unstructured{Object: obj}
-	now := metav1.NewTime(time.Now())
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: u.GetName() + ".", Namespace: firstNonEmpty(u.GetNamespace(), "default")},
-		InvolvedObject: corev1.ObjectReference{
-			APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(),
-			Name: u.GetName(), UID: u.GetUID(), ResourceVersion: u.GetResourceVersion(),
-		},
-		Type: firstNonEmpty(eventType, corev1.EventTypeNormal), Reason: reason, Message: message,
-		Source:         corev1.EventSource{Component: c.fieldManager},
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
-	}
-	content, err := toUnstructured(ev)
-	if err != nil {
-		return err
-	}
-	_, err = c.Create(ctx, "v1/events", content)
-	return err
-}
-
 // logDryRun reports a dry-run write the server accepted. A rejected write is not logged: it
 // reaches the script as an exception, exactly as it would without --dry-run.
 func (c *k8sClient) logDryRun(err error, verb, resource, namespace, name string, extra ...any) {

@@ -72,6 +72,9 @@ func TestDryRunWritesNothing(t *testing.T) {
 				if err != nil || len(list.Items) > 0 {
 					t.Fatalf("events stored despite --dry-run: %v (err %v)", list.Items, err)
 				}
+				if got := r.log.find(msg("dry-run: would write", "verb", "event", "reason", "Tried", "message", "only a dry run")); len(got) != 1 {
+					t.Fatalf("dry-run log of the event: %v, want one line with its reason and message", got)
+				}
 			}},
 		// The server still validates: an invalid write fails as without --dry-run, and is not
 		// reported as one that would have been made.

@@ -86,8 +86,28 @@ func TestK8sVerbsFromScripts(t *testing.T) {
 		{name: "patch-status", setup: createDeployment("pst"),
 			code: `return k8s.patchStatus("deployments", ns, "pst", { status: { collisionCount: 2 }, spec: { replicas: 7 } }).status.collisionCount;`,
 			want: "ok 2", check: wantDeployment("pst", 1, 2)},
+		{name: "finalizers", setup: createCM("fin", nil),
+			code: `k8s.addFinalizer("configmaps", ns, "fin", "example.com/a");
+			k8s.addFinalizer("configmaps", ns, "fin", "example.com/b");
+			k8s.addFinalizer("configmaps", ns, "fin", "example.com/a");
+			const left = k8s.removeFinalizer("configmaps", ns, "fin", "example.com/a");
+			return [left.metadata.finalizers, k8s.removeFinalizer("configmaps", ns, "gone", "example.com/a")];`,
+			want: `ok [["example.com/b"],null]`, check: func(t *testing.T, r *runner, ns string) {
+				if got := r.mustFetch(t, configmapsGVR, ns, "fin").GetFinalizers(); fmt.Sprint(got) != "[example.com/b]" {
+					t.Fatalf("finalizers on the server = %v", got)
+				}
+				r.patch(t, configmapsGVR, ns, "fin", `{"metadata":{"finalizers":null}}`) // let the namespace go
+			}},
+		{name: "owner-and-condition", setup: createDeployment("owner"),
+			code: `const owner = k8s.get("apps/v1/deployments", ns, "owner");
+			const cm = k8s.create("configmaps", { metadata: { name: "owned", namespace: ns, ownerReferences: [util.ownerReference(owner)] } });
+			const conds = util.setStatusCondition([], { type: "Ready", status: "True", reason: "Done", message: "" });
+			return [cm.metadata.ownerReferences[0].uid === owner.metadata.uid, cm.metadata.ownerReferences[0].controller, conds[0].type];`,
+			want: `ok [true,true,"Ready"]`},
 		{name: "event", setup: createCM("ev-target", nil),
-			code: `k8s.event(k8s.get("configmaps", ns, "ev-target"), "Warning", "Tested", "hello from a script");`,
+			// Repeats of one Event are counted on it, as client-go's recorder does.
+			code: `const target = k8s.get("configmaps", ns, "ev-target");
+			for (let i = 0; i < 3; i++) k8s.event(target, "Warning", "Tested", "hello from a script");`,
 			want: "ok undefined", check: checkEvent},
 	})
 }
@@ -101,6 +121,9 @@ func checkEvent(t *testing.T, r *runner, ns string) {
 		t.Fatalf("events about ev-target: %v (err %v), want 1", list, err)
 	}
 	ev := list.Items[0].Object
+	if count, _, _ := unstructured.NestedInt64(ev, "count"); count != 3 {
+		t.Errorf("count = %d, want 3: the repeats aggregated into one Event", count)
+	}
 	got := map[string]string{}
 	for _, f := range [][]string{{"type"}, {"reason"}, {"message"}, {"source", "component"},
 		{"involvedObject", "apiVersion"}, {"involvedObject", "kind"}, {"involvedObject", "namespace"},

@@ -18,6 +18,7 @@ func (s *instance) newK8s() (*goja.Object, error) {
 		"get": s.k8sGet, "list": s.k8sList, "create": s.k8sCreate, "update": s.k8sUpdate,
 		"updateStatus": s.k8sUpdateStatus, "patch": s.k8sPatch, "patchStatus": s.k8sPatchStatus,
 		"delete": s.k8sDelete, "event": s.k8sEvent,
+		"addFinalizer": s.k8sAddFinalizer, "removeFinalizer": s.k8sRemoveFinalizer,
 	} {
 		if err := k.Set(name, fn); err != nil {
 			return nil, err

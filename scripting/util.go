@@ -24,6 +24,12 @@ func (s *instance) newUtil() (*goja.Object, error) {
 	if err := util.Set("base64Decode", s.utilBase64Decode); err != nil {
 		return nil, err
 	}
+	if err := util.Set("ownerReference", s.utilOwnerReference); err != nil {
+		return nil, err
+	}
+	if err := util.Set("setStatusCondition", s.utilSetStatusCondition); err != nil {
+		return nil, err
+	}
 	return util, nil
 }
 

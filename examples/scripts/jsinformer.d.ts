@@ -183,6 +183,26 @@ interface Util {
   base64Encode(text: string): string;
   /** Standard padded base64 to text; anything else throws a TypeError. */
   base64Decode(base64: string): string;
+  /** The ownerReferences entry naming owner; controller and blockOwnerDeletion default to true. */
+  ownerReference(owner: object, options?: { controller?: boolean; blockOwnerDeletion?: boolean }): Required<OwnerReference>;
+  /**
+   * A new conditions list with condition set as apimachinery's meta.SetStatusCondition sets it:
+   * lastTransitionTime moves only when status changes. The list given is not changed.
+   */
+  setStatusCondition(conditions: ReadonlyArray<Condition> | null | undefined, condition: ConditionInput): Condition[];
+}
+
+interface ConditionInput {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  observedGeneration?: number;
+  lastTransitionTime?: string;
+}
+
+interface Condition extends ConditionInput {
+  lastTransitionTime: string;
 }
 
 interface PatchOptions {
@@ -220,6 +240,10 @@ interface K8s {
   delete(resource: string, namespace: string, name: string, options?: { propagationPolicy?: "Orphan" | "Background" | "Foreground" }): void;
   /** Records a core/v1 Event about obj, as kubectl describe shows it. */
   event(obj: object, type: "Normal" | "Warning" | undefined, reason: string, message: string): void;
+  /** Adds a finalizer unless present; conflict-safe (tests the resourceVersion it read, retries). */
+  addFinalizer<T = KubeObject>(resource: string, namespace: string, name: string, finalizer: string): View<T>;
+  /** Removes a finalizer if present; conflict-safe; null when the object is gone. */
+  removeFinalizer<T = KubeObject>(resource: string, namespace: string, name: string, finalizer: string): View<T> | null;
 }
 
 declare var log: Log;
