@@ -76,7 +76,8 @@ func (s *instance) editFinalizers(fn string, call goja.FunctionCall, edit func([
 		if err == nil {
 			return s.view(out)
 		}
-		if !(apierrors.IsConflict(err) || apierrors.IsInvalid(err)) || attempt == finalizerAttempts {
+		conflict := apierrors.IsConflict(err) || apierrors.IsInvalid(err) // a failed test op is 422
+		if !conflict || attempt == finalizerAttempts {
 			s.throwK8s("patch finalizers of", res, joinKey(ns, name), err)
 		}
 	}
