@@ -143,9 +143,9 @@ func (c *k8sClient) PatchStatus(ctx context.Context, resource, namespace, name s
 
 func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string, patch []byte,
 	opts scripting.PatchOptions, subresources ...string) (scripting.Object, error) {
-	pt, err := patchType(opts.Type)
-	if err != nil {
-		return nil, err
+	pt, ok := opts.PatchType()
+	if !ok {
+		return nil, fmt.Errorf("patch: unknown type %q (want merge, json, strategic or apply)", opts.Type)
 	}
 	ri, err := c.resource(resource, namespace)
 	if err != nil {
@@ -164,20 +164,6 @@ func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string,
 		c.logDryRun(err, verb, resource, namespace, name, "patch_type", firstNonEmpty(opts.Type, "merge"), "patch", c.shownPatch(resource, patch))
 	}
 	return objectOf(u, c.redact(resource, err))
-}
-
-func patchType(name string) (types.PatchType, error) {
-	switch name {
-	case "", "merge":
-		return types.MergePatchType, nil
-	case "json":
-		return types.JSONPatchType, nil
-	case "strategic":
-		return types.StrategicMergePatchType, nil
-	case "apply":
-		return types.ApplyPatchType, nil
-	}
-	return "", fmt.Errorf("patch: unknown type %q (want merge, json, strategic or apply)", name)
 }
 
 func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string, opts scripting.DeleteOptions) error {

@@ -1,7 +1,9 @@
 package scripting
 
 import (
+	"cmp"
 	"context"
+	"k8s.io/apimachinery/pkg/types"
 	"time"
 )
 
@@ -74,6 +76,19 @@ type PatchOptions struct {
 	Type         string
 	Force        bool
 	FieldManager string
+}
+
+// patchTypes maps the patch type names scripts use to the API's: the one list both the
+// k8s.patch argument check and the client sending the patch go by.
+var patchTypes = map[string]types.PatchType{
+	"merge": types.MergePatchType, "json": types.JSONPatchType,
+	"strategic": types.StrategicMergePatchType, "apply": types.ApplyPatchType,
+}
+
+// PatchType is the API patch type o.Type names ("" is "merge"); false for an unknown name.
+func (o PatchOptions) PatchType() (types.PatchType, bool) {
+	pt, ok := patchTypes[cmp.Or(o.Type, "merge")]
+	return pt, ok
 }
 
 // DeleteOptions are the options of k8s.delete. PropagationPolicy is "", "Orphan",

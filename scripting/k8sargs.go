@@ -49,11 +49,10 @@ func (s *instance) patchOptions(fn string, v goja.Value) PatchOptions {
 	if t, ok := o["type"]; ok {
 		opts.Type = t.String()
 	}
-	switch opts.Type {
-	case "":
+	if opts.Type == "" {
 		opts.Type = "merge"
-	case "merge", "json", "strategic", "apply":
-	default:
+	}
+	if _, ok := opts.PatchType(); !ok {
 		panic(s.rt.NewTypeError(fmt.Sprintf(
 			"%s: patch type must be \"merge\", \"json\", \"strategic\" or \"apply\", got %q", fn, opts.Type)))
 	}
