@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/jsinformer/jsinformer/internal/deployments"
 	"github.com/jsinformer/jsinformer/internal/unstructuredjson"
 )
 
@@ -25,10 +26,10 @@ var (
 func benchData(b *testing.B) ([]byte, [][]byte) {
 	b.Helper()
 	benchOnce.Do(func() {
-		benchList = deploymentListJSON(b, benchCount)
+		benchList = deployments.ListJSON(benchCount)
 		benchFrames = make([][]byte, benchCount)
 		for i := range benchFrames {
-			benchFrames[i] = frameOf(string(deploymentJSON(b, i)))
+			benchFrames[i] = frameOf(string(deployments.JSON(i)))
 		}
 	})
 	return benchList, benchFrames

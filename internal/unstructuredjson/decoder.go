@@ -30,6 +30,7 @@ type decoder struct {
 	pos   int
 	depth int
 	strip bool // drop managedFields of root objects
+	frame bool // only find where a value ends: numbers are not converted
 
 	gvk   typeMeta         // the document's apiVersion and kind, read as apimachinery does
 	items []map[string]any // a list document's items
@@ -53,7 +54,7 @@ var decoders = sync.Pool{New: func() any { return &decoder{keys: newKeyTable()} 
 // getDecoder returns a pooled decoder reset to data.
 func getDecoder(data []byte, strip bool) *decoder {
 	d := decoders.Get().(*decoder)
-	d.data, d.pos, d.depth, d.strip = data, 0, 0, strip
+	d.data, d.pos, d.depth, d.strip, d.frame = data, 0, 0, strip, false
 	d.gvk, d.items = typeMeta{}, nil
 	return d
 }

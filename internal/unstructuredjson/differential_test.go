@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 
+	"github.com/jsinformer/jsinformer/internal/deployments"
 	"github.com/jsinformer/jsinformer/internal/unstructuredjson"
 )
 
@@ -180,9 +181,9 @@ func TestDeploymentsMatchApimachinery(t *testing.T) {
 	for _, strip := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strip=%t", strip), func(t *testing.T) {
 			t.Parallel()
-			checkList(t, deploymentListJSON(t, 40), strip, true, false)
+			checkList(t, deployments.ListJSON(40), strip, true, false)
 			for i := range 8 {
-				checkObject(t, deploymentJSON(t, i), strip, true, false)
+				checkObject(t, deployments.JSON(i), strip, true, false)
 			}
 		})
 	}
@@ -192,7 +193,7 @@ func TestDeploymentsMatchApimachinery(t *testing.T) {
 // managedFields, and the decoded ones do not.
 func TestDropManagedFieldsDropsThem(t *testing.T) {
 	t.Parallel()
-	data := deploymentListJSON(t, 3)
+	data := deployments.ListJSON(3)
 	for _, strip := range []bool{false, true} {
 		l, err := unstructuredjson.List(data, unstructuredjson.Options{DropManagedFields: strip})
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 
+	"github.com/jsinformer/jsinformer/internal/deployments"
 	"github.com/jsinformer/jsinformer/internal/unstructuredjson"
 )
 
@@ -22,8 +23,8 @@ func FuzzDecode(f *testing.F) {
 		f.Add(listOf(c.doc))
 		f.Add(frameOf(c.doc))
 	}
-	f.Add(deploymentListJSON(f, 2))
-	f.Add(frameOf(string(deploymentJSON(f, 4))))
+	f.Add(deployments.ListJSON(2))
+	f.Add(frameOf(string(deployments.JSON(4))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, strip := range []bool{false, true} {
 			fuzzObject(t, data, strip)

@@ -76,7 +76,7 @@ func (d *decoder) skipKey() error {
 // fewer is sure to be in range without converting it.
 func (d *decoder) skipNumber() error {
 	lit, integer, err := d.scanNumber()
-	if err != nil || (integer && len(lit) <= 18) {
+	if err != nil || d.frame || (integer && len(lit) <= 18) {
 		return err
 	}
 	_, err = convertNumber(lit, integer)

@@ -1,13 +1,13 @@
-package unstructuredjson_test
+// Package deployments makes realistic Deployments for tests and benchmarks: shaped like
+// bench/'s (small typical services: three labels, a container with a port, env and
+// resources, an Envoy sidecar on every fourth), as the apiserver returns them, defaults and
+// one managedFields entry included. Everything is deterministic and freshly allocated.
+package deployments
 
 import (
 	"encoding/json"
 	"fmt"
-	"testing"
 )
-
-// The realistic workload: Deployments shaped like bench/'s (small typical services) as the
-// apiserver returns them, defaults and one managedFields entry included.
 
 var (
 	teams    = []string{"payments", "search", "checkout", "identity", "catalog", "ads", "mobile"}
@@ -15,38 +15,43 @@ var (
 	tiers    = []string{"frontend", "backend", "data"}
 )
 
-// deploymentJSON is Deployment number i as the apiserver would send it.
-func deploymentJSON(tb testing.TB, i int) []byte {
-	tb.Helper()
-	b, err := json.Marshal(deployment(i))
-	if err != nil {
-		tb.Fatalf("marshal deployment: %v", err)
-	}
-	return b
-}
+// JSON is Deployment number i as the apiserver would send it.
+func JSON(i int) []byte { return marshal(Object(i)) }
 
-// deploymentListJSON is a DeploymentList of n Deployments as the apiserver would send it.
-func deploymentListJSON(tb testing.TB, n int) []byte {
-	tb.Helper()
+// ListJSON is a DeploymentList of n Deployments as the apiserver would send it.
+func ListJSON(n int) []byte {
 	items := make([]any, n)
 	for i := range items {
-		d := deployment(i)
+		d := Object(i)
 		delete(d, "kind") // the apiserver leaves the items of a typed list untyped
 		delete(d, "apiVersion")
 		items[i] = d
 	}
-	b, err := json.Marshal(map[string]any{
+	return marshal(map[string]any{
 		"kind": "DeploymentList", "apiVersion": "apps/v1",
 		"metadata": map[string]any{"resourceVersion": "987654"},
 		"items":    items,
 	})
+}
+
+// WatchFrame is Deployment number i in a watch frame, as the apiserver sends it: the event
+// and a newline.
+func WatchFrame(eventType string, i int) []byte {
+	return append(marshal(map[string]any{"type": eventType, "object": Object(i)}), '\n')
+}
+
+// marshal encodes what this package builds: maps, slices, strings and numbers, which
+// encoding/json always encodes.
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
 	if err != nil {
-		tb.Fatalf("marshal deployment list: %v", err)
+		panic(fmt.Sprintf("marshal deployments: %v", err))
 	}
 	return b
 }
 
-func deployment(i int) map[string]any {
+// Object is Deployment number i, decoded.
+func Object(i int) map[string]any {
 	team, svc := teams[i%len(teams)], services[i%len(services)]
 	name := fmt.Sprintf("%s-%s-%05d", team, svc, i)
 	labels := func() map[string]any { return map[string]any{"app": name, "team": team, "tier": tiers[i%len(tiers)]} }
