@@ -133,7 +133,9 @@ type framer struct {
 }
 
 // NewFrameReader implements runtime.Framer.
-func (framer) NewFrameReader(r io.ReadCloser) io.ReadCloser { return unstructuredjson.NewFrameReader(r) }
+func (framer) NewFrameReader(r io.ReadCloser) io.ReadCloser {
+	return unstructuredjson.NewFrameReader(r)
+}
 
 // frameSerializer reads watch frames: the envelope with the fast reader, anything else with
 // the dynamic client's stream serializer.
