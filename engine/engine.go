@@ -66,7 +66,11 @@ func New(cfg Config) (*Engine, error) {
 		plugins:  map[string]*plugin{}, initial: map[string]bool{}, waiting: map[string]waitingScript{},
 		synced: make(chan *version), gc: newCollector(cfg.Logger),
 	}
-	e.factory = dynamicinformer.NewFactory(dyn, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
+	informerClient, err := dynamicinformer.NewClient(cfg.RESTConfig)
+	if err != nil {
+		return nil, err
+	}
+	e.factory = dynamicinformer.NewFactory(informerClient, dynamicinformer.Options{Resync: cfg.Resync, Logger: cfg.Logger})
 	e.client = newK8sClient(dyn, e.resolver, cfg)
 	return e, nil
 }
