@@ -43,6 +43,7 @@ func TestInformerCacheMatchesClientGo(t *testing.T) {
 	ns := uniqueName("odd")
 	createNamespace(t, kubernetes.NewForConfigOrDie(cp.Config), ns)
 	ref := dynamic.NewForConfigOrDie(cp.Config)
+	waitServed(t, ref, gvr)
 	createOdd(t, ref, gvr, ns, 0, 5)
 
 	fast, err := dynamicinformer.NewClient(cp.Config)
@@ -72,6 +73,22 @@ func TestInformerCacheMatchesClientGo(t *testing.T) {
 	}
 	waitSameCache(t, h.Informer(), want, 7)
 	compareLists(t, ref, fast, gvr, ns)
+}
+
+// waitServed polls until the apiserver serves gvr: a new CRD takes a moment to be.
+func waitServed(t *testing.T, client dynamic.Interface, gvr schema.GroupVersionResource) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := client.Resource(gvr).List(t.Context(), metav1.ListOptions{Limit: 1})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not served within 30s: %v", gvr, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // createOdd creates custom objects o-from .. o-(to-1) from raw JSON.

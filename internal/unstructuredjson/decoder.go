@@ -38,10 +38,11 @@ type decoder struct {
 	// pairs and elems are stacks of the members and elements of the objects and arrays being
 	// decoded; each level uses the part above the length it found and truncates back to it,
 	// so a map or slice is allocated once, at its final size.
-	pairs []pair
-	elems []any
-	keys  keyTable
-	buf   []byte // scratch for strings that need unescaping
+	pairs  []pair
+	elems  []any
+	keys   keyTable
+	values *valueCache
+	buf    []byte // scratch for strings that need unescaping
 }
 
 type pair struct {
@@ -49,7 +50,7 @@ type pair struct {
 	val any
 }
 
-var decoders = sync.Pool{New: func() any { return &decoder{keys: newKeyTable()} }}
+var decoders = sync.Pool{New: func() any { return &decoder{keys: newKeyTable(), values: new(valueCache)} }}
 
 // getDecoder returns a pooled decoder reset to data.
 func getDecoder(data []byte, strip bool) *decoder {
@@ -113,8 +114,7 @@ func (d *decoder) value() (any, error) {
 	case c == '[':
 		return d.array()
 	case c == '"':
-		s, err := d.str()
-		return s, err
+		return d.strValue()
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	default:

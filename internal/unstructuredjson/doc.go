@@ -23,6 +23,10 @@
 // apimachinery succeeds with an equal result.
 //
 // Decoding never retains the input: every string is a copy, so callers may reuse the buffer.
+// Equal strings may share one copy: object keys come from a per-decoder table and short
+// string values from a per-decoder cache of boxed values (strings are immutable, so the
+// sharing cannot be observed; it saves ~10 % of a decoded Deployment's memory and half of
+// the allocations).
 // All functions are safe for concurrent use; each call has its own decoder state (pooled).
 // The decoder is plain Go (no unsafe, no assembly, no JIT) and behaves the same on every
 // platform Go supports.

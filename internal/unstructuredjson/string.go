@@ -117,6 +117,19 @@ func (d *decoder) str() (string, error) {
 	return string(d.buf), nil
 }
 
+// strValue decodes the string at the position as a boxed value, from the value cache.
+func (d *decoder) strValue() (any, error) {
+	content, kind, err := d.scanString()
+	if err != nil {
+		return nil, err
+	}
+	if kind == asciiOnly || (kind == utf8Bytes && utf8.Valid(content)) {
+		return d.values.value(content), nil
+	}
+	d.buf = unquote(d.buf[:0], content)
+	return string(d.buf), nil
+}
+
 // unquote appends the decoded content of a validated string to b the way encoding/json's
 // unquoteBytes does: escapes resolved, a valid surrogate pair joined, an unpaired surrogate
 // and every byte of invalid UTF-8 replaced by U+FFFD.
