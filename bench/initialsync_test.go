@@ -158,7 +158,9 @@ func (h *addCounter) OnUpdate(any, any) {}
 func (h *addCounter) OnDelete(any)      {}
 
 // listMB is the size of the JSON list of the seeded Deployments, as the apiserver sends it.
-func listMB(b *testing.B, cp *controlplane.ControlPlane) float64 { return listMBOf(b, cp, benchNamespace) }
+func listMB(b *testing.B, cp *controlplane.ControlPlane) float64 {
+	return listMBOf(b, cp, benchNamespace)
+}
 
 // listMBOf is the size of the JSON list of the Deployments in namespace.
 func listMBOf(b *testing.B, cp *controlplane.ControlPlane, namespace string) float64 {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,8 @@ const handledMarker = "all-handled"
 
 // processScript is the runner's script: the same two fields as the other contenders' handlers,
 // and the marker at the last object.
-var processScript = fmt.Sprintf(`let n = 0;
+func processScript() string {
+	return fmt.Sprintf(`let n = 0;
 let r = 0;
 let x = "";
 export default {
@@ -31,6 +33,7 @@ export default {
   },
 };
 `, seedCount, handledMarker)
+}
 
 // process is one contender of BenchmarkProcessInitialSync: a command started per round, and
 // whether it exits by itself once it has printed the marker (else it gets SIGTERM).
@@ -70,27 +73,34 @@ type procSample struct {
 
 // BenchmarkProcessInitialSync compares whole processes, from exec until every seeded
 // Deployment was handled, on both shapes: the runner binary with a JS onAdd, a bare
-// client-go dynamic informer with a Go handler (this test binary, re-executed), and the
-// @kubernetes/client-node informer. Peak RSS is the kernel's (getrusage ru_maxrss) for the
+// client-go dynamic informer with a Go handler (this test binary, re-executed), the
+// @kubernetes/client-node informer, and the runner again with streaming lists off
+// (runner-list: a plain LIST, as the Node client does; ratios are of "runner"). Peak RSS is the kernel's (getrusage ru_maxrss) for the
 // whole process. Contenders alternate within each round; medians and ratios are reported
 // per shape.
 func BenchmarkProcessInitialSync(b *testing.B) {
 	installNodePeer(b)
 	runner := buildRunner(b)
 	processes := []process{
-		{"runner", runnerCommand(runner), false},
+		{"runner", runnerCommand(runner, nil), false},
 		{"client-go", clientGoCommand, true},
 		{"node", nodeCommand, true},
+		{"runner-list", runnerCommand(runner, []string{"KUBE_FEATURE_WatchListClient=false"}), false},
 	}
 	for _, sh := range []*shape{small, realistic} {
 		b.Run(sh.name, func(b *testing.B) {
 			cp := seededShape(b, sh)
 			results := runProcessRounds(b, cp, sh, processes)
 			b.ReportMetric(listMBOf(b, cp, sh.namespace), "list-MB")
-			for _, base := range []int{1, 2} {
-				suffix := "-vs-" + processes[base].name
-				b.ReportMetric(median(results[0].ms)/median(results[base].ms), "time-ratio"+suffix)
-				b.ReportMetric(median(results[0].mb)/median(results[base].mb), "rss-ratio"+suffix)
+			for _, r := range []struct {
+				runner int
+				prefix string
+			}{{0, ""}, {3, "-list"}} {
+				for _, base := range []int{1, 2} {
+					suffix := r.prefix + "-vs-" + processes[base].name
+					b.ReportMetric(median(results[r.runner].ms)/median(results[base].ms), "time-ratio"+suffix)
+					b.ReportMetric(median(results[r.runner].mb)/median(results[base].mb), "rss-ratio"+suffix)
+				}
 			}
 		})
 	}
@@ -188,12 +198,15 @@ func buildRunner(b *testing.B) string {
 	return bin
 }
 
-func runnerCommand(bin string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+// runnerCommand runs the runner binary with env added to the environment.
+func runnerCommand(bin string, env []string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
 	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
 		dir := b.TempDir()
-		writeScript(b, dir, "count.js", processScript)
-		return exec.CommandContext(b.Context(), bin, "--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
+		writeScript(b, dir, "count.js", processScript())
+		cmd := exec.CommandContext(b.Context(), bin, "--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
 			"--gvr", "apps/v1/deployments", "--scripts", dir)
+		cmd.Env = append(os.Environ(), env...)
+		return cmd
 	}
 }
 

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -21,15 +23,23 @@ const (
 	benchNamespace = "bench"
 	// smallNamespace holds the seeded small Deployments and nothing else.
 	smallNamespace = "bench-small"
-	// seedCount is the cache size every benchmark is about (DESIGN.md section 6).
-	seedCount   = 20000
-	seedWorkers = 16
+	seedWorkers    = 16
+	// objectsEnv overrides seedCount, for the scale curve of docs/benchmarks.md.
+	objectsEnv = "JSINFORMER_BENCH_OBJECTS"
 )
+
+// seedCount is the cache size every benchmark is about: 20,000 (DESIGN.md section 6), or
+// $JSINFORMER_BENCH_OBJECTS.
+var seedCount = func() int {
+	if n, err := strconv.Atoi(os.Getenv(objectsEnv)); err == nil && n > 0 {
+		return n
+	}
+	return 20000
+}()
 
 var (
 	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	namespacesGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-
 )
 
 // shape is one kind of seeded Deployment, in a namespace of its own, created once per
