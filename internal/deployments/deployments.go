@@ -1,7 +1,3 @@
-// Package deployments makes realistic Deployments for tests and benchmarks: shaped like
-// bench/'s (small typical services: three labels, a container with a port, env and
-// resources, an Envoy sidecar on every fourth), as the apiserver returns them, defaults and
-// one managedFields entry included. Everything is deterministic and freshly allocated.
 package deployments
 
 import (
