@@ -60,11 +60,13 @@ func getDecoder(data []byte, strip bool) *decoder {
 	return d
 }
 
-// put returns d to the pool without references into the caller's data or results.
+// put returns d to the pool without references into the caller's data or results. The
+// stacks hold references only below their length (a level clears what it pops); a decode
+// that failed may have left some there.
 func (d *decoder) put() {
 	d.data, d.items = nil, nil
-	clear(d.pairs[:cap(d.pairs)])
-	clear(d.elems[:cap(d.elems)])
+	clear(d.pairs)
+	clear(d.elems)
 	d.pairs, d.elems = d.pairs[:0], d.elems[:0]
 	decoders.Put(d)
 }
