@@ -41,7 +41,7 @@ func jsonInfo(tb testing.TB, ns runtime.NegotiatedSerializer) runtime.Serializer
 // watchDecoder is client-go's watch decoding (rest.Request.newStreamWatcher) over stream.
 func watchDecoder(tb testing.TB, ns runtime.NegotiatedSerializer, stream []byte) *restclientwatch.Decoder {
 	info := jsonInfo(tb, ns)
-	frames := info.StreamSerializer.Framer.NewFrameReader(io.NopCloser(bytes.NewReader(stream)))
+	frames := info.StreamSerializer.NewFrameReader(io.NopCloser(bytes.NewReader(stream)))
 	return restclientwatch.NewDecoder(streaming.NewDecoder(frames, info.StreamSerializer.Serializer), info.Serializer)
 }
 
