@@ -69,15 +69,17 @@ func (t *tailBuffer) String() string {
 type procSample struct {
 	wall time.Duration
 	rss  int64
+	cpu  time.Duration // user and system CPU of the whole run, shut-down included
 }
 
 // BenchmarkProcessInitialSync compares whole processes, from exec until every seeded
 // Deployment was handled, on both shapes: the runner binary with a JS onAdd, a bare
 // client-go dynamic informer with a Go handler (this test binary, re-executed), the
 // @kubernetes/client-node informer, and the runner again with streaming lists off
-// (runner-list: a plain LIST, as the Node client does; ratios are of "runner"). Peak RSS is the kernel's (getrusage ru_maxrss) for the
-// whole process. Contenders alternate within each round; medians and ratios are reported
-// per shape.
+// (runner-list: a plain LIST, as the Node client does; ratios are of "runner"). Peak RSS is
+// the kernel's (getrusage ru_maxrss) for the whole process; CPU is its user and system time,
+// start-up and shut-down included. Contenders alternate within each round; medians and
+// ratios are reported per shape.
 func BenchmarkProcessInitialSync(b *testing.B) {
 	installNodePeer(b)
 	runner := buildRunner(b)
@@ -109,13 +111,15 @@ func BenchmarkProcessInitialSync(b *testing.B) {
 // runProcessRounds runs every process once per round, in turn, and reports medians.
 func runProcessRounds(b *testing.B, cp *controlplane.ControlPlane, sh *shape, processes []process) []series {
 	results := make([]series, len(processes))
+	cpu := make([][]float64, len(processes))
 	for b.Loop() {
 		for round := range syncRounds {
 			line := fmt.Sprintf("%s round %d:", sh.name, round+1)
 			for i, p := range processes {
 				s := runProcess(b, p.command(b, cp, sh), p.exitsOwn)
 				results[i].add(sample{elapsed: s.wall, heap: s.rss})
-				line += fmt.Sprintf(" | %s %.0f ms %.0f MB", p.name, ms(s.wall), mb(s.rss))
+				cpu[i] = append(cpu[i], ms(s.cpu))
+				line += fmt.Sprintf(" | %s %.0f ms %.0f MB cpu %.0f ms", p.name, ms(s.wall), mb(s.rss), ms(s.cpu))
 			}
 			b.Log(line)
 		}
@@ -123,6 +127,7 @@ func runProcessRounds(b *testing.B, cp *controlplane.ControlPlane, sh *shape, pr
 	for i, p := range processes {
 		b.ReportMetric(median(results[i].ms), p.name+"-ms")
 		b.ReportMetric(median(results[i].mb), p.name+"-peak-RSS-MB")
+		b.ReportMetric(median(cpu[i]), p.name+"-cpu-ms")
 	}
 	return results
 }
@@ -171,7 +176,8 @@ func runProcess(b *testing.B, cmd *exec.Cmd, exitsOwn bool) procSample {
 	if err := cmd.Wait(); err != nil {
 		b.Fatalf("%s: %v\n%s", cmd.Path, err, tail)
 	}
-	return procSample{wall: wall, rss: cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024}
+	usage := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return procSample{wall: wall, rss: usage.Maxrss * 1024, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
 }
 
 // scanFor reads r to its end, closing seen (once) at the first line with the marker and
