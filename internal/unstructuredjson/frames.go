@@ -22,17 +22,63 @@ var errIncomplete = errors.New("decode json: incomplete value")
 // invalid JSON is an error. Frames are validated as JSON is (numbers are left to the
 // decoder that converts them, as apimachinery's framer leaves them).
 //
-// A value that a read ends inside is scanned again from its start after the next read, so
-// a value of n bytes arriving in chunks of c bytes costs n²/2c bytes of scanning: nothing
-// for watch events of a few kilobytes arriving in network reads of kilobytes.
+// Cost is linear whatever the reads. A frame is validated as soon as it is seen, which
+// finds its end when it is all there, as it mostly is. Otherwise its end is found by
+// counting brackets outside strings, resuming where the last read stopped, and it is then
+// validated once more; meanwhile it is validated again each time its pending part has
+// doubled, so invalid JSON is reported without waiting for the frame's end. (A top-level string,
+// number or literal, never a watch event, is validated whole after every read.)
 //
 // A FrameReader is used by one goroutine, like the reader it wraps.
 type FrameReader struct {
 	r          io.ReadCloser
 	buf        []byte
-	start, end int    // buf[start:end] is read and not yet returned
-	remaining  []byte // the rest of a frame larger than the caller's buffer
-	err        error  // the wrapped reader's error, once it has returned one
+	start, end int         // buf[start:end] is read and not yet returned
+	scan       bracketScan // how far the frame at start has been looked at
+	remaining  []byte      // the rest of a frame larger than the caller's buffer
+	err        error       // the wrapped reader's error, once it has returned one
+}
+
+// bracketScan finds where an object or array ends without validating it, resuming across
+// reads. Its positions are relative to the frame's start.
+type bracketScan struct {
+	pos      int // bytes looked at
+	depth    int
+	inString bool
+	escaped  bool
+	checked  int // pending bytes at the last validation of the incomplete frame
+}
+
+// advance looks at data from where it stopped and returns the frame's length once its
+// brackets balance.
+func (s *bracketScan) advance(data []byte) (int, bool) {
+	for i := s.pos; i < len(data); i++ {
+		c := data[i]
+		if s.inString {
+			switch {
+			case s.escaped:
+				s.escaped = false
+			case c == '\\':
+				s.escaped = true
+			case c == '"':
+				s.inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			s.inString = true
+		case '{', '[':
+			s.depth++
+		case '}', ']':
+			if s.depth--; s.depth == 0 {
+				s.pos = i + 1
+				return i + 1, true
+			}
+		}
+	}
+	s.pos = len(data)
+	return 0, false
 }
 
 // NewFrameReader returns a FrameReader reading r.
@@ -71,10 +117,11 @@ func (f *FrameReader) next() ([]byte, error) {
 			return nil, f.err
 		}
 		if f.start < f.end {
-			n, err := valueLen(f.buf[f.start:f.end], final)
+			n, err := f.frameLen(final)
 			if err == nil {
 				frame := f.buf[f.start : f.start+n]
 				f.start += n
+				f.scan = bracketScan{}
 				return frame, nil
 			}
 			if !errors.Is(err, errIncomplete) {
@@ -83,6 +130,29 @@ func (f *FrameReader) next() ([]byte, error) {
 		}
 		f.fill()
 	}
+}
+
+// frameLen returns the length of the frame at start, validated, or errIncomplete (unless
+// final) when more input is needed.
+func (f *FrameReader) frameLen(final bool) (int, error) {
+	data := f.buf[f.start:f.end]
+	if isScalar(data[0]) {
+		return valueLen(data, final)
+	}
+	if f.scan.checked == 0 { // first look: usually the whole frame is there
+		f.scan.checked = len(data)
+		if n, err := valueLen(data, final); !errors.Is(err, errIncomplete) {
+			return n, err
+		}
+	}
+	if n, ok := f.scan.advance(data); ok {
+		return valueLen(data[:n], true)
+	}
+	if final || len(data) >= 2*f.scan.checked {
+		f.scan.checked = len(data)
+		return valueLen(data, final) // an error, or errIncomplete
+	}
+	return 0, errIncomplete
 }
 
 // fill reads once into the free end of the buffer, first moving the unread bytes to its

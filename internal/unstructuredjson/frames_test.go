@@ -52,7 +52,7 @@ func streams() map[string][]byte {
 			lines = append(lines, '\n')
 		}
 	}
-	for i := range 3 {
+	for i := range 30 {
 		deploys = append(deploys, deployments.WatchFrame("ADDED", i)...)
 	}
 	return map[string][]byte{
@@ -125,9 +125,6 @@ func TestFrameReaderMatchesApimachinery(t *testing.T) {
 	t.Parallel()
 	for name, stream := range streams() {
 		for rname, newReader := range readers {
-			if rname == "one byte" && len(stream) > 10000 {
-				continue // each frame scanned again after every byte: quadratic
-			}
 			t.Run(name+"/"+rname, func(t *testing.T) {
 				t.Parallel()
 				for _, size := range []int{1, 7, 1024} {
@@ -160,4 +157,21 @@ func TestFrameReaderRejectsInvalidJSON(t *testing.T) {
 			compareFrameReaders(t, stream, readers["whole"], 1024)
 		})
 	}
+}
+
+// FuzzFrameReader splits any input as apimachinery's JSON framer does, read whole and in
+// 61-byte chunks:
+//
+//	go test -run '^$' -fuzz FuzzFrameReader -fuzztime 5m ./internal/unstructuredjson/
+func FuzzFrameReader(f *testing.F) {
+	for _, stream := range streams() {
+		f.Add(stream)
+	}
+	for _, c := range corpus {
+		f.Add([]byte(c.doc + "\n" + c.doc))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		compareFrameReaders(t, stream, readers["whole"], 1024)
+		compareFrameReaders(t, stream, readers["61 bytes"], 7)
+	})
 }
