@@ -9,11 +9,16 @@
 //   - Live heap is runtime.MemStats.HeapAlloc after two forced GCs, taken while the informer
 //     (or engine) still runs and holds its cache, minus the same reading taken just before it
 //     started. Time is wall time from start until every initial object has been handled.
+//   - BenchmarkProcessInitialSync measures whole processes instead: wall time from exec until
+//     the process prints that it has handled every object, and the kernel's peak RSS of the
+//     process (getrusage). Its client-go contender is this test binary re-executed
+//     (clientGoChild, chosen by an environment variable in TestMain).
 //   - The default ns/op, B/op and allocs/op cover a whole benchmark (seeding, every round,
 //     start-up and shut-down) and are not the figures to quote; the custom metrics are.
 //
 // Ownership: the control plane is started once per test binary by TestMain, and only when
 // benchmarks are requested (-test.bench), so `go test ./bench/` stays fast. The 20,000
-// Deployments in namespace "bench" are created once per process, on first use, and shared
-// read-only by every benchmark: no benchmark creates, changes or deletes them.
+// Deployments (or $JSINFORMER_BENCH_OBJECTS) of each shape — realistic ones in namespace
+// "bench", small ones in "bench-small" — are created once per process, on first use, and
+// shared read-only by every benchmark: no benchmark creates, changes or deletes them.
 package bench

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -17,40 +19,68 @@ import (
 )
 
 const (
-	// benchNamespace holds the seeded Deployments and nothing else.
+	// benchNamespace holds the seeded realistic Deployments and nothing else.
 	benchNamespace = "bench"
-	// seedCount is the cache size every benchmark is about (DESIGN.md section 6).
-	seedCount   = 20000
-	seedWorkers = 16
+	// smallNamespace holds the seeded small Deployments and nothing else.
+	smallNamespace = "bench-small"
+	seedWorkers    = 16
+	// objectsEnv overrides seedCount, for the scale curve of docs/benchmarks.md.
+	objectsEnv = "JSINFORMER_BENCH_OBJECTS"
 )
+
+// seedCount is the cache size every benchmark is about: 20,000 (DESIGN.md section 6), or
+// $JSINFORMER_BENCH_OBJECTS.
+var seedCount = func() int {
+	if n, err := strconv.Atoi(os.Getenv(objectsEnv)); err == nil && n > 0 {
+		return n
+	}
+	return 20000
+}()
 
 var (
 	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
 	namespacesGVR  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
 
-	seedOnce sync.Once
-	seedErr  error
+// shape is one kind of seeded Deployment, in a namespace of its own, created once per
+// process on first use.
+type shape struct {
+	name      string
+	namespace string
+	object    func(i int) map[string]any
+	once      sync.Once
+	err       error
+}
+
+var (
+	// realistic are small typical services (objects_test.go): the figures of docs/benchmarks.md.
+	realistic = &shape{name: "realistic", namespace: benchNamespace, object: deploymentObject}
+	// small are minimal Deployments, the shape of DESIGN.md section 6's yardstick.
+	small = &shape{name: "small", namespace: smallNamespace, object: smallDeploymentObject}
 )
 
 // seeded returns the control plane once namespace "bench" holds seedCount Deployments,
 // creating them on the first call in this process.
-func seeded(b *testing.B) *controlplane.ControlPlane {
+func seeded(b *testing.B) *controlplane.ControlPlane { return seededShape(b, realistic) }
+
+// seededShape returns the control plane once sh's namespace holds seedCount Deployments.
+func seededShape(b *testing.B, sh *shape) *controlplane.ControlPlane {
 	b.Helper()
 	cp := controlplane.Require(b, env)
-	seedOnce.Do(func() {
+	sh.once.Do(func() {
 		start := time.Now()
-		seedErr = seed(context.Background(), dynamic.NewForConfigOrDie(cp.Config))
-		b.Logf("seeded %d deployments in %s", seedCount, time.Since(start).Round(time.Millisecond))
+		sh.err = seed(context.Background(), dynamic.NewForConfigOrDie(cp.Config), sh)
+		b.Logf("seeded %d %s deployments in %s", seedCount, sh.name, time.Since(start).Round(time.Millisecond))
 	})
-	if seedErr != nil {
-		b.Fatalf("seed deployments: %v", seedErr)
+	if sh.err != nil {
+		b.Fatalf("seed %s deployments: %v", sh.name, sh.err)
 	}
 	return cp
 }
 
-func seed(ctx context.Context, dyn dynamic.Interface) error {
+func seed(ctx context.Context, dyn dynamic.Interface, sh *shape) error {
 	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": benchNamespace}}}
+		"metadata": map[string]any{"name": sh.namespace}}}
 	if _, err := dyn.Resource(namespacesGVR).Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create namespace: %w", err)
 	}
@@ -61,7 +91,7 @@ func seed(ctx context.Context, dyn dynamic.Interface) error {
 	for range seedWorkers {
 		wg.Go(func() {
 			for i := range next {
-				if err := createDeployment(ctx, dyn, i); err != nil {
+				if err := createDeployment(ctx, dyn, sh, i); err != nil {
 					cancel(err)
 				}
 			}
@@ -84,9 +114,9 @@ func feed(ctx context.Context, next chan<- int) {
 	}
 }
 
-func createDeployment(ctx context.Context, dyn dynamic.Interface, i int) error {
-	obj := &unstructured.Unstructured{Object: deploymentObject(i)}
-	_, err := dyn.Resource(deploymentsGVR).Namespace(benchNamespace).Create(ctx, obj, metav1.CreateOptions{})
+func createDeployment(ctx context.Context, dyn dynamic.Interface, sh *shape, i int) error {
+	obj := &unstructured.Unstructured{Object: sh.object(i)}
+	_, err := dyn.Resource(deploymentsGVR).Namespace(sh.namespace).Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create deployment %s: %w", obj.GetName(), err)
 	}

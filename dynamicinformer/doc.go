@@ -9,7 +9,16 @@
 //
 // Every informer strips metadata.managedFields before objects enter its cache (the transform
 // must be set before the informer starts, which Factory guarantees). Cached objects are shared
-// by all users and must be treated as immutable.
+// by all users and must be treated as immutable: equal strings inside them may even be shared
+// between objects.
+//
+// NewClient is the dynamic client to build a Factory on: client-go's, with its JSON decoding
+// (list bodies, watch frames and their objects) done by internal/unstructuredjson, which
+// gives client-go's objects without ever allocating managedFields, several times faster.
+// Whatever that decoder does not reproduce exactly goes to client-go's decoder, so malformed
+// responses fail as they do in client-go: a watch decode error is an error event, after which
+// the reflector restarts the watch from the last resourceVersion. Any dynamic.Interface works
+// with the Factory; this one is what makes it fast.
 //
 // Watch health: each informer's ListerWatcher (listwatch.go) retries failing lists and watches
 // itself with a bounded, jittered Backoff, so client-go's reflector, whose backoff grows to a

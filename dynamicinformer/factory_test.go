@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -45,7 +44,11 @@ func newFactory(t *testing.T, counter *watchCounter) (*dynamicinformer.Factory, 
 	if counter != nil {
 		cfg.Wrap(counter.wrap)
 	}
-	f := dynamicinformer.NewFactory(dynamic.NewForConfigOrDie(cfg), dynamicinformer.Options{})
+	client, err := dynamicinformer.NewClient(cfg)
+	if err != nil {
+		t.Fatalf("create informer client: %v", err)
+	}
+	f := dynamicinformer.NewFactory(client, dynamicinformer.Options{})
 	t.Cleanup(f.Shutdown)
 	return f, kubernetes.NewForConfigOrDie(cp.Config)
 }

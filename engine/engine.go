@@ -86,7 +86,12 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
 	e.dynamic, e.discovery = dyn, disc
-	factory := dynamicinformer.NewFactory(dyn, dynamicinformer.Options{
+	// Informers decode lists and watch events with the fast decoder (internal/unstructuredjson).
+	informerClient, err := dynamicinformer.NewClient(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	factory := dynamicinformer.NewFactory(informerClient, dynamicinformer.Options{
 		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
 	})
 	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))

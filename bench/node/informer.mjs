@@ -1,7 +1,8 @@
 // The Node.js peer of BenchmarkInitialSync: an @kubernetes/client-node informer on the seeded
 // Deployments, with a handler reading the same two fields as the runner's script.
 // Usage: node --expose-gc informer.mjs KUBECONFIG [NAMESPACE]
-// Prints one JSON line once the initial list is in the cache and every add was handled:
+// Prints "all-handled" as soon as the initial list is in the cache and every add was handled
+// (the end of a whole-process measurement), then one JSON line:
 // {"syncMs": wall time from start(), "heapMB": V8 heapUsed after GC above the baseline,
 //  "externalMB": the same for memory outside the V8 heap, "adds": adds handled}.
 import * as k8s from '@kubernetes/client-node';
@@ -50,6 +51,7 @@ const start = performance.now();
 // and the watch has been opened.
 await informer.start();
 const syncMs = performance.now() - start;
+console.log('all-handled'); // stdout is a pipe: written synchronously
 const after = live();
 console.log(JSON.stringify({
   syncMs,

@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+// handledMarker is what every contender prints once it has handled every seeded object.
+const handledMarker = "all-handled"
+
+// processScript is the runner's script: the same two fields as the other contenders' handlers,
+// and the marker at the last object.
+func processScript() string {
+	return fmt.Sprintf(`let n = 0;
+let r = 0;
+let x = "";
+export default {
+  onAdd(d) {
+    r += d.spec.replicas;
+    x = d.metadata.name;
+    if (++n === %d) console.log("%s");
+  },
+};
+`, seedCount, handledMarker)
+}
+
+// process is one contender of BenchmarkProcessInitialSync: a command started per round, and
+// whether it exits by itself once it has printed the marker (else it gets SIGTERM).
+type process struct {
+	name     string
+	command  func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd
+	exitsOwn bool
+}
+
+// tailBuffer keeps a process's last output lines. Both output readers write to it.
+type tailBuffer struct {
+	mu    sync.Mutex
+	lines []string
+	once  sync.Once // closes the marker channel
+}
+
+func (t *tailBuffer) add(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lines = append(t.lines, line); len(t.lines) > 20 {
+		t.lines = t.lines[1:]
+	}
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+// procSample is one whole-process initial sync: wall time from exec until the marker, and
+// the process's peak resident set size.
+type procSample struct {
+	wall time.Duration
+	rss  int64
+	cpu  time.Duration // user and system CPU of the whole run, shut-down included
+}
+
+// BenchmarkProcessInitialSync compares whole processes, from exec until every seeded
+// Deployment was handled, on both shapes: the runner binary with a JS onAdd, a bare
+// client-go dynamic informer with a Go handler (this test binary, re-executed), the
+// @kubernetes/client-node informer, and the runner again with streaming lists off
+// (runner-list: a plain LIST, as the Node client does; ratios are of "runner"). Peak RSS is
+// the kernel's (getrusage ru_maxrss) for the whole process; CPU is its user and system time,
+// start-up and shut-down included. Contenders alternate within each round; medians and
+// ratios are reported per shape.
+func BenchmarkProcessInitialSync(b *testing.B) {
+	installNodePeer(b)
+	runner := buildRunner(b)
+	processes := []process{
+		{"runner", runnerCommand(runner, nil), false},
+		{"client-go", clientGoCommand, true},
+		{"node", nodeCommand, true},
+		{"runner-list", runnerCommand(runner, []string{"KUBE_FEATURE_WatchListClient=false"}), false},
+	}
+	for _, sh := range []*shape{small, realistic} {
+		b.Run(sh.name, func(b *testing.B) {
+			cp := seededShape(b, sh)
+			results := runProcessRounds(b, cp, sh, processes)
+			b.ReportMetric(listMBOf(b, cp, sh.namespace), "list-MB")
+			for _, r := range []struct {
+				runner int
+				prefix string
+			}{{0, ""}, {3, "-list"}} {
+				for _, base := range []int{1, 2} {
+					suffix := r.prefix + "-vs-" + processes[base].name
+					b.ReportMetric(median(results[r.runner].ms)/median(results[base].ms), "time-ratio"+suffix)
+					b.ReportMetric(median(results[r.runner].mb)/median(results[base].mb), "rss-ratio"+suffix)
+				}
+			}
+		})
+	}
+}
+
+// runProcessRounds runs every process once per round, in turn, and reports medians.
+func runProcessRounds(b *testing.B, cp *controlplane.ControlPlane, sh *shape, processes []process) []series {
+	results := make([]series, len(processes))
+	cpu := make([][]float64, len(processes))
+	for b.Loop() {
+		for round := range syncRounds {
+			line := fmt.Sprintf("%s round %d:", sh.name, round+1)
+			for i, p := range processes {
+				s := runProcess(b, p.command(b, cp, sh), p.exitsOwn)
+				results[i].add(sample{elapsed: s.wall, heap: s.rss})
+				cpu[i] = append(cpu[i], ms(s.cpu))
+				line += fmt.Sprintf(" | %s %.0f ms %.0f MB cpu %.0f ms", p.name, ms(s.wall), mb(s.rss), ms(s.cpu))
+			}
+			b.Log(line)
+		}
+	}
+	for i, p := range processes {
+		b.ReportMetric(median(results[i].ms), p.name+"-ms")
+		b.ReportMetric(median(results[i].mb), p.name+"-peak-RSS-MB")
+		b.ReportMetric(median(cpu[i]), p.name+"-cpu-ms")
+	}
+	return results
+}
+
+// runProcess starts cmd, waits for the marker on its stdout or stderr, stops it unless it
+// exits by itself, and returns its wall time to the marker and its peak RSS.
+func runProcess(b *testing.B, cmd *exec.Cmd, exitsOwn bool) procSample {
+	b.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	seen := make(chan struct{})
+	tail := &tailBuffer{}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start %s: %v", cmd.Path, err)
+	}
+	ended := make(chan struct{}) // both outputs closed: the process is exiting
+	go func() {
+		var wg sync.WaitGroup
+		wg.Go(func() { scanFor(stdout, seen, tail) })
+		wg.Go(func() { scanFor(stderr, seen, tail) })
+		wg.Wait()
+		close(ended)
+	}()
+	var wall time.Duration
+	select {
+	case <-seen:
+		wall = time.Since(start)
+	case <-ended:
+		_ = cmd.Wait()
+		b.Fatalf("%s ended without printing %q:\n%s", cmd.Path, handledMarker, tail)
+	case <-time.After(readyTimeout):
+		_ = cmd.Process.Kill()
+		b.Fatalf("%s printed no %q within %s:\n%s", cmd.Path, handledMarker, readyTimeout, tail)
+	}
+	if !exitsOwn {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}
+	<-ended
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("%s: %v\n%s", cmd.Path, err, tail)
+	}
+	usage := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return procSample{wall: wall, rss: usage.Maxrss * 1024, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+}
+
+// scanFor reads r to its end, closing seen (once) at the first line with the marker and
+// keeping the last lines for a failure message.
+func scanFor(r io.Reader, seen chan struct{}, tail *tailBuffer) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		tail.add(line)
+		if strings.Contains(line, handledMarker) {
+			tail.once.Do(func() { close(seen) })
+		}
+	}
+}
+
+func buildRunner(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "runner")
+	cmd := exec.CommandContext(b.Context(), "go", "build", "-o", bin, "github.com/jsinformer/jsinformer/cmd/runner")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build runner: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runnerCommand runs the runner binary with env added to the environment.
+func runnerCommand(bin string, env []string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
+		dir := b.TempDir()
+		writeScript(b, dir, "count.js", processScript())
+		cmd := exec.CommandContext(b.Context(), bin, "--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
+			"--gvr", "apps/v1/deployments", "--scripts", dir)
+		cmd.Env = append(os.Environ(), env...)
+		return cmd
+	}
+}
+
+func nodeCommand(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
+	cmd := exec.CommandContext(b.Context(), "node", "--expose-gc", "informer.mjs", cp.Kubeconfig, sh.namespace)
+	cmd.Dir = nodeDir
+	return cmd
+}
