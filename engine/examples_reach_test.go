@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,60 @@ func TestExample13ScheduleReport(t *testing.T) {
 	})
 	if got := r.log.find(msg("script handler failed")); len(got) > 0 {
 		t.Errorf("failures: %v", got)
+	}
+}
+
+func TestExample14WidgetOperator(t *testing.T) {
+	t.Parallel()
+	pre := startEngine(t, nil, nil)
+	applyWidgetCRD(t, pre)
+	r := startEngine(t, example(t, "14-widget-operator.js"), nil)
+	ns := r.namespace(t, uniqueName("ex14"))
+	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "dial", "namespace": ns}, "spec": map[string]any{"size": int64(3), "color": "blue"}})
+	widget := func() map[string]any { return r.mustFetch(t, widgetsGVR, ns, "dial").Object }
+	eventually(t, "the widget is Ready with its finalizer", func() error {
+		w := widget()
+		conds, _, _ := unstructured.NestedSlice(w, "status", "conditions")
+		fins, _, _ := unstructured.NestedStringSlice(w, "metadata", "finalizers")
+		if len(conds) != 1 || fmt.Sprint(conds[0].(map[string]any)["status"]) != "True" || fmt.Sprint(fins) != "[example.com/widget-config]" {
+			return fmt.Errorf("conditions %v, finalizers %v", conds, fins)
+		}
+		return nil
+	})
+	cm := r.mustFetch(t, configmapsGVR, ns, "dial-config")
+	if owners := cm.GetOwnerReferences(); len(owners) != 1 || owners[0].Name != "dial" || owners[0].Controller == nil || !*owners[0].Controller {
+		t.Errorf("owner references %v, want the widget as controller", owners)
+	}
+	transition, _, _ := unstructured.NestedString(widget(), "status", "conditions", "0", "lastTransitionTime")
+
+	r.patch(t, widgetsGVR, ns, "dial", `{"spec":{"size":5}}`)
+	eventually(t, "the ConfigMap follows the spec", func() error {
+		if got, _, _ := unstructuredString(r.mustFetch(t, configmapsGVR, ns, "dial-config").Object, "data", "size"); got != "5" {
+			return fmt.Errorf("size %q", got)
+		}
+		return nil
+	})
+	r.delete(t, configmapsGVR, ns, "dial-config") // deleted by hand: the owner mapping puts it back
+	eventually(t, "the ConfigMap is back", func() error {
+		_, err := r.fetch(t, configmapsGVR, ns, "dial-config")
+		return err
+	})
+	conds, _, _ := unstructured.NestedSlice(widget(), "status", "conditions")
+	if got := conds[0].(map[string]any)["lastTransitionTime"]; got != transition && transition != "" {
+		t.Errorf("lastTransitionTime moved from %s to %v while the status stayed True", transition, got)
+	}
+	r.delete(t, widgetsGVR, ns, "dial")
+	eventually(t, "the widget and its ConfigMap are gone", func() error {
+		if _, err := r.fetch(t, widgetsGVR, ns, "dial"); err == nil {
+			return fmt.Errorf("the widget is still there")
+		}
+		if _, err := r.fetch(t, configmapsGVR, ns, "dial-config"); err == nil {
+			return fmt.Errorf("the ConfigMap is still there")
+		}
+		return nil
+	})
+	if failed := r.log.find(msg("reconcile failed; will retry")); len(failed) > 0 {
+		t.Errorf("reconcile failed: %v", failed)
 	}
 }

@@ -14,6 +14,16 @@ export interface Widget {
     color?: string;
     size?: number;
   };
+  status?: {
+    conditions?: ({
+      lastTransitionTime?: string;
+      message?: string;
+      observedGeneration?: number;
+      reason?: string;
+      status: "True" | "False" | "Unknown";
+      type: string;
+    })[];
+  };
 }
 
 /**

@@ -29,7 +29,10 @@ func TestGenerateFromRecordedDocuments(t *testing.T) {
 		"  kind: \"Deployment\";\n",
 		"  metadata: ObjectMeta & { name: string; namespace: string };\n",
 		"  status?: DeploymentStatus;\n}\n\n/** Resource example.com/v1/widgets (namespaced). */\nexport interface Widget {\n",
-		"  spec?: {\n    color?: string;\n    size?: number;\n  };\n}\n",
+		"  spec?: {\n    color?: string;\n    size?: number;\n  };\n",
+		// a CRD's nested schema: required fields without ?, an enum, arrays of objects
+		"  status?: {\n    conditions?: ({\n",
+		"      status: \"True\" | \"False\" | \"Unknown\";\n      type: string;\n    })[];\n  };\n}\n",
 		// referenced schemas, required fields without ?, arrays, maps, enums, int-or-string
 		"export interface PodSpec {\n",
 		"  containers: Container[];\n",
