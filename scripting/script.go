@@ -25,6 +25,9 @@ type Options struct {
 	Timeout time.Duration
 	// Client backs the k8s global. Nil makes every k8s.* call throw.
 	Client Client
+	// Now, when set, is the clock of Date and Date.now(); the offline harness passes its
+	// virtual clock. Deadlines (Timeout) always run on the real clock.
+	Now func() time.Time
 }
 
 // Script is one instance of a Program: one goja runtime and the definition it exported. All
@@ -91,6 +94,9 @@ func newScript(name string, opts Options) *Script {
 	}
 	s.log = logger.With("script", name)
 	s.rt.SetMaxCallStackSize(maxCallStackSize)
+	if opts.Now != nil {
+		s.rt.SetTimeSource(opts.Now)
+	}
 	s.dog = newWatchdog(s.rt)
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	return s
