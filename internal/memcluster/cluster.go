@@ -182,3 +182,24 @@ func sortedKeys(m map[string]*unstructured.Unstructured) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Resource describes a served resource, for callers that start from an object's kind.
+type Resource struct {
+	GVR        schema.GroupVersionResource
+	Namespaced bool
+	// Status: the resource has a status subresource, which alone sets status.
+	Status bool
+}
+
+// ResourceFor returns the resource that serves objects of apiVersion and kind.
+func (c *Cluster) ResourceFor(apiVersion, kind string) (Resource, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return Resource{}, fmt.Errorf("resource for %s %s: %w", apiVersion, kind, err)
+	}
+	res := c.reg.byKind(gv.WithKind(kind))
+	if res == nil {
+		return Resource{}, fmt.Errorf("resource for %s %s: the cluster serves no such kind (is its CRD created first?)", apiVersion, kind)
+	}
+	return Resource{GVR: res.gvr, Namespaced: res.namespaced, Status: res.status}, nil
+}

@@ -96,6 +96,18 @@ func (r *registry) lookup(gvr schema.GroupVersionResource) *resource {
 	return r.byGVR[gvr]
 }
 
+// byKind returns the resource of a group version kind, or nil.
+func (r *registry) byKind(gvk schema.GroupVersionKind) *resource {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, res := range r.byGVR {
+		if res.gvk() == gvk {
+			return res
+		}
+	}
+	return nil
+}
+
 // snapshot returns the discovery document as the server would serve it now.
 func (r *registry) snapshot() (*metav1.APIGroupList, map[schema.GroupVersion]*metav1.APIResourceList) {
 	r.mu.RLock()
