@@ -98,7 +98,7 @@
         throw new AssertionError(matcher, message, details);
       };
       const shown = (label, v) => label + ": " + pretty(v);
-      const both = (expected) => shown((negate ? "Expected: not" : "Expected"), expected) + "\n" + shown("Received", actual);
+      const both = (expected) => (negate ? "Expected: not " + pretty(expected) : shown("Expected", expected)) + "\n" + shown("Received", actual);
       return {
         toBe(expected) {
           let text = both(expected);
