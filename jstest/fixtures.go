@@ -14,7 +14,8 @@ import (
 )
 
 // objectsOf reads harness({objects}): each item is an object, or the path (relative to the
-// test file) of a YAML or JSON file with one or more documents; List kinds are expanded.
+// test file) of a YAML or JSON file with one or more documents (List kinds are expanded), or
+// of a recording (.jsonl), whose initial list it takes.
 func objectsOf(dir string, items []any) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for i, item := range items {
@@ -26,7 +27,11 @@ func objectsOf(dir string, items []any) ([]*unstructured.Unstructured, error) {
 			}
 			out = append(out, objs...)
 		case string:
-			objs, err := readFixture(filepath.Join(dir, v))
+			read := readFixture
+			if strings.HasSuffix(v, ".jsonl") {
+				read = recordedObjects
+			}
+			objs, err := read(filepath.Join(dir, v))
 			if err != nil {
 				return nil, fmt.Errorf("objects[%d]: %w", i, err)
 			}
