@@ -116,7 +116,9 @@ func NewOffline(cfg OfflineConfig) (*Offline, error) {
 
 // Load compiles, validates and starts a plugin, as the runner does when it finds the file,
 // and returns once it serves: every object the cluster holds has been handed to it as an
-// initial add. Errors are the runner's "script not loaded" errors (with file:line:col).
+// initial add. Errors are the runner's "script not loaded" errors (with file:line:col), or
+// the error of a watch the cluster refuses. A plugin loaded again replaces the running
+// version as a reload does.
 func (o *Offline) Load(ctx context.Context, name string, content []byte) error {
 	sum := sha256.Sum256(content)
 	src := plugins.Source{Name: name, Content: content, Hash: hex.EncodeToString(sum[:])[:12]}
@@ -133,19 +135,58 @@ func (o *Offline) Load(ctx context.Context, name string, content []byte) error {
 		o.e.retire(p.pending, false)
 	}
 	p.pending = v
-	synced := make(chan bool, 1)
-	go func() { synced <- v.waitSynced(v.subs, syncWarnAfter) }() // ends with abort at worst
-	select {
-	case ok := <-synced:
-		if !ok {
-			return fmt.Errorf("load %s: stopped before it synced", name)
-		}
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(o.cfg.QuietTimeout):
-		return fmt.Errorf("load %s: its informers did not sync within %s", name, o.cfg.QuietTimeout)
+	if err := o.awaitSync(ctx, v); err != nil {
+		p.pending = nil
+		o.e.retire(v, false)
+		return fmt.Errorf("load %s: %w", name, err)
 	}
 	o.e.onSynced(v)
+	return nil
+}
+
+// awaitSync waits until v has handled its initial list, or one of its watches fails. The
+// waiting goroutine is joined on every path: a version that did not sync is aborted first.
+func (o *Offline) awaitSync(ctx context.Context, v *version) error {
+	synced := make(chan bool, 1)
+	subs := v.subs // the goroutine's copy: retire clears v.subs
+	go func() { synced <- v.waitSynced(subs, syncWarnAfter) }()
+	var ok, done bool
+	var failed error
+	err := o.waiter.until(ctx, "the informers to sync", func() bool {
+		select {
+		case ok = <-synced:
+			done = true
+			return true
+		default:
+		}
+		failed = o.failingWatch(subs)
+		return failed != nil
+	})
+	if !done {
+		v.halt() // waitSynced returns on abort
+		ok = <-synced
+	}
+	switch {
+	case failed != nil:
+		return failed
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("stopped before it synced")
+	}
+	return nil
+}
+
+// failingWatch is the error of an informer of v that cannot list or watch: the runner would
+// wait for it, and say so in its logs and /readyz; a test fails at once.
+func (o *Offline) failingWatch(subs []*subscription) error {
+	for _, h := range o.e.factory.Health() {
+		for _, sub := range subs {
+			if h.Key == sub.key && !h.Healthy {
+				return fmt.Errorf("watch %s: %s", h.Key, h.LastError)
+			}
+		}
+	}
 	return nil
 }
 

@@ -136,3 +136,18 @@ test("a hundred events", () => {
 		t.Fatalf("took %s", took)
 	}
 }
+
+// A watch the cluster refuses fails the harness at once, with the server's reason, rather
+// than after the sync timeout.
+func TestHarnessFailsOnARefusedWatch(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	res := runFile(t, "h.test.js", map[string]string{
+		"p.js":      `export default { watch: { resource: "v1/configmaps", fieldSelector: "data.x=1" }, onAdd() {} };`,
+		"h.test.js": `test("refused", () => { harness("./p.js"); });`,
+	})
+	f := res.Tests[0].Failure
+	if f == nil || !strings.Contains(f.Message, `"data.x" is not a known field selector`) || time.Since(start) > 10*time.Second {
+		t.Fatalf("failure %v after %s", f, time.Since(start))
+	}
+}
