@@ -54,31 +54,42 @@ func Record(ctx context.Context, cfg Config) error {
 		}
 	}()
 	for _, name := range cfg.Resources {
-		res, err := resolver.Resolve(name)
+		h, reg, err := subscribe(factory, resolver, cfg, name, cancel)
 		if err != nil {
-			return fmt.Errorf("record: %w", err)
-		}
-		key := dynamicinformer.Key{GVR: res.GVR, LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector}
-		if res.Namespaced {
-			key.Namespace = cfg.Namespace
-		}
-		h, err := factory.Acquire(key)
-		if err != nil {
-			return fmt.Errorf("record: %w", err)
+			return err
 		}
 		handles = append(handles, h)
-		rec := &recorder{resource: res.String(), out: cfg.Out, fail: cancel}
-		reg, err := h.Informer().AddEventHandler(rec.handler())
-		if err != nil {
-			return fmt.Errorf("record %s: %w", key, err)
-		}
-		loggers.Go(func() { logSynced(ctx, cfg.Logger, key, reg) })
+		loggers.Go(func() { logSynced(ctx, cfg.Logger, h.Key(), reg) })
 	}
 	<-ctx.Done()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
+}
+
+// subscribe starts (or shares) the informer of one resource and registers a recorder on it.
+func subscribe(factory *dynamicinformer.Factory, resolver *dynamicinformer.Resolver, cfg Config, name string,
+	fail context.CancelCauseFunc) (*dynamicinformer.Informer, cache.ResourceEventHandlerRegistration, error) {
+	res, err := resolver.Resolve(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record: %w", err)
+	}
+	key := dynamicinformer.Key{GVR: res.GVR, LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector}
+	if res.Namespaced {
+		key.Namespace = cfg.Namespace
+	}
+	h, err := factory.Acquire(key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record: %w", err)
+	}
+	rec := &recorder{resource: res.String(), out: cfg.Out, fail: fail}
+	reg, err := h.Informer().AddEventHandler(rec.handler())
+	if err != nil {
+		h.Release()
+		return nil, nil, fmt.Errorf("record %s: %w", key, err)
+	}
+	return h, reg, nil
 }
 
 // logSynced says when a resource's initial list is recorded; it ends with ctx at the latest.

@@ -129,6 +129,31 @@ func (c *Cluster) apply(res *resource, namespace, name string, data []byte, opts
 	if opts.FieldManager == "" {
 		return nil, invalidApply(field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
 	}
+	applied, err := decodeApplied(res, namespace, name, data)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.stored(res.gvr, namespace, name)
+	if old == nil && opts.Subresource != "" {
+		return nil, apierrors.NewNotFound(res.groupResource(), name)
+	}
+	next, err := c.merge(res, old, applied, opts)
+	if err != nil {
+		return nil, err
+	}
+	if old == nil {
+		return c.applyCreate(res, namespace, name, next, opts)
+	}
+	if err := checkPrecondition(res, old, applied.GetResourceVersion()); err != nil {
+		return nil, err
+	}
+	return c.store(res, old, next, opts)
+}
+
+// decodeApplied reads an applied configuration and checks it names the request's object.
+func decodeApplied(res *resource, namespace, name string, data []byte) (*unstructured.Unstructured, error) {
 	applied := &unstructured.Unstructured{Object: map[string]any{}}
 	if err := yaml.Unmarshal(data, &applied.Object); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
@@ -144,12 +169,12 @@ func (c *Cluster) apply(res *resource, namespace, name string, data []byte, opts
 	if res.namespaced {
 		applied.SetNamespace(namespace)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.stored(res.gvr, namespace, name)
-	if old == nil && opts.Subresource != "" {
-		return nil, apierrors.NewNotFound(res.groupResource(), name)
-	}
+	return applied, nil
+}
+
+// merge runs the field manager's apply of applied onto old (nil: nothing yet); called with
+// mu held.
+func (c *Cluster) merge(res *resource, old, applied *unstructured.Unstructured, opts WriteOptions) (*unstructured.Unstructured, error) {
 	m, err := c.fields.get(res, opts.Subresource)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -163,17 +188,7 @@ func (c *Cluster) apply(res *resource, namespace, name string, data []byte, opts
 	if err != nil {
 		return nil, err
 	}
-	next, err := decodeBody(res, result.(*unstructured.Unstructured))
-	if err != nil {
-		return nil, err
-	}
-	if old == nil {
-		return c.applyCreate(res, namespace, name, next, opts)
-	}
-	if err := checkPrecondition(res, old, applied.GetResourceVersion()); err != nil {
-		return nil, err
-	}
-	return c.store(res, old, next, opts)
+	return decodeBody(res, result.(*unstructured.Unstructured))
 }
 
 // applyCreate stores the result of an apply to an object that did not exist; called with mu
