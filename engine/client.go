@@ -26,6 +26,7 @@ type k8sClient struct {
 	dryRun       []string
 	fieldManager string
 	logger       *slog.Logger
+	now          func() time.Time // stamps Events: the engine's clock (clock.go)
 }
 
 var _ scripting.Client = (*k8sClient)(nil)
@@ -38,7 +39,7 @@ func (c *k8sClient) withLogger(logger *slog.Logger) *k8sClient {
 }
 
 func newK8sClient(dyn dynamic.Interface, resolver resourceResolver, cfg Config) *k8sClient {
-	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger}
+	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger, now: time.Now}
 	if cfg.DryRun {
 		c.dryRun = []string{metav1.DryRunAll}
 	}
@@ -199,7 +200,7 @@ func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string
 // Event records a core/v1 Event about obj, as kubectl describe shows them.
 func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, reason, message string) error {
 	u := &unstructured.Unstructured{Object: obj}
-	now := metav1.NewTime(time.Now())
+	now := metav1.NewTime(c.now())
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: u.GetName() + ".", Namespace: firstNonEmpty(u.GetNamespace(), "default")},
 		InvolvedObject: corev1.ObjectReference{

@@ -107,6 +107,7 @@ func NewOffline(cfg OfflineConfig) (*Offline, error) {
 	e.init(source, dynamicinformer.NewResolver(cfg.Cluster.Discovery(), ecfg.Logger))
 	e.dynamic, e.discovery = dyn, cfg.Cluster.Discovery()
 	e.client = newK8sClient(dyn, e.resolver, ecfg)
+	e.client.now = cfg.Clock.Now
 	if err := e.resolveDefaults(); err != nil {
 		e.factory.Shutdown()
 		return nil, err

@@ -151,3 +151,30 @@ func TestHarnessFailsOnARefusedWatch(t *testing.T) {
 		t.Fatalf("failure %v after %s", f, time.Since(start))
 	}
 }
+
+// console and log both reach h.logs; k8s.event is a create of v1/events stamped with the
+// virtual clock.
+func TestHarnessLogsAndEvents(t *testing.T) {
+	t.Parallel()
+	allPass(t, map[string]string{
+		"p.js": `export default { watch: "v1/configmaps", onAdd(cm) {
+  console.warn("seen", cm.metadata.name);
+  log.info("fields", { n: 1, list: [1, 2] });
+  k8s.event(cm, "Normal", "Seen", "seen it");
+} };`,
+		"h.test.js": `
+test("logs and events", () => {
+  const h = harness("./p.js", { objects: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" } }], now: "2031-02-03T04:05:06Z" });
+  expect(h.logs).toEqual([
+    { level: "warn", message: "seen a" },
+    { level: "info", message: "fields", n: 1, list: [1, 2] },
+  ]);
+  expect(h.writes).toHaveLength(1);
+  expect(h.writes[0]).toMatchObject({ verb: "create", resource: "v1/events", namespace: "default" });
+  expect(h.writes[0].error).toBeUndefined();
+  const events = h.list("v1/events", { namespace: "default" });
+  expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject({ reason: "Seen", lastTimestamp: "2031-02-03T04:05:06Z", involvedObject: { name: "a" } });
+});
+`})
+}

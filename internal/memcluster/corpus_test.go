@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -42,6 +43,18 @@ func createSteps() []step {
 			u := cm(s, "", map[string]any{"g": "1"})
 			u.SetGenerateName("gen-")
 			return s.ri(cmGVR).Create(ctx, u, manager("corpus"))
+		}},
+		{"create with a generateName ending in a dot", func(ctx context.Context, s *side) (*unstructured.Unstructured, error) {
+			u := cm(s, "", nil)
+			u.SetGenerateName("gen.")
+			return s.ri(cmGVR).Create(ctx, u, manager("corpus"))
+		}},
+		{"create an event with a generateName ending in a dot", func(ctx context.Context, s *side) (*unstructured.Unstructured, error) {
+			u := obj("v1", "Event", s.ns, "", map[string]any{"involvedObject": map[string]any{"kind": "ConfigMap", "name": "cm1", "namespace": s.ns},
+				"reason": "Seen", "message": "m", "type": "Normal", "source": map[string]any{"component": "x"},
+				"firstTimestamp": "2030-01-01T00:00:00Z", "lastTimestamp": "2030-01-01T00:00:00Z", "count": int64(1)})
+			u.SetGenerateName("cm1.")
+			return s.ri(schema.GroupVersionResource{Version: "v1", Resource: "events"}).Create(ctx, u, manager("corpus"))
 		}},
 		{"create without name", func(ctx context.Context, s *side) (*unstructured.Unstructured, error) {
 			return s.ri(cmGVR).Create(ctx, cm(s, "", nil), manager("corpus"))

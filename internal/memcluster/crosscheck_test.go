@@ -167,11 +167,11 @@ func outcome(s *side, obj *unstructured.Unstructured, err error) string {
 	text := strings.ReplaceAll(string(data), s.group, "<group>")
 	text = strings.ReplaceAll(text, s.ns, "<ns>")
 	text = recordRV.ReplaceAllString(text, "in record (<rv>)")
-	return generatedSuffix.ReplaceAllString(text, "gen-<suffix>")
+	return generatedSuffix.ReplaceAllString(text, "$1<suffix>")
 }
 
 var (
-	generatedSuffix = regexp.MustCompile(`gen-[a-z0-9]{5}\b`)
+	generatedSuffix = regexp.MustCompile(`\b(gen-|gen\.|cm1\.)[a-z0-9]{5}\b`)
 	recordRV        = regexp.MustCompile(`in record \(\d+\)`)
 )
 

@@ -43,7 +43,8 @@ func nameFunc(res *resource) apivalidation.ValidateNameFunc {
 		return apivalidation.ValidateNamespaceName
 	case res.gvr.Group == "" && res.gvr.Resource == "services":
 		return apivalidation.NameIsDNS1035Label
-	case res.gvr.Group == "rbac.authorization.k8s.io":
+	case res.gvr.Group == "rbac.authorization.k8s.io", res.gvr.Resource == "events":
+		// Event names are "object.suffix": a generateName may end with the dot.
 		return func(name string, _ bool) []string { return content.IsPathSegmentName(name) }
 	}
 	return apivalidation.NameIsDNSSubdomain
