@@ -260,8 +260,12 @@ func (o *Offline) nextDue() (time.Time, bool) {
 
 // quiesce waits until the engine is idle and the cluster unchanged over a whole round: the
 // informers have delivered everything (a barrier), the versions have handled it, the
-// reconcilers have nothing queued or running, and nobody wrote meanwhile.
+// reconcilers have nothing queued or running, and nobody wrote meanwhile. A plugin whose
+// writes keep causing writes (each update answered by another) never gets there: that is an
+// error after QuietTimeout.
 func (o *Offline) quiesce(ctx context.Context) error {
+	deadline := time.Now().Add(o.cfg.QuietTimeout)
+	first := o.cfg.Cluster.Writes()
 	for {
 		writes := o.cfg.Cluster.Writes()
 		if err := o.source.flush(ctx, o.waiter); err != nil {
@@ -275,6 +279,10 @@ func (o *Offline) quiesce(ctx context.Context) error {
 		}
 		if o.cfg.Cluster.Writes() == writes {
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("settle: the plugin is still writing after %s (%d writes): does each of its writes cause another?",
+				o.cfg.QuietTimeout, o.cfg.Cluster.Writes()-first)
 		}
 	}
 }

@@ -55,6 +55,7 @@ type harnessFlags struct {
 	HandlerTimeout string `json:"handlerTimeout"`
 }
 
+
 func (f *fileRun) newHarness(call goja.FunctionCall) goja.Value {
 	path := call.Argument(0)
 	if missing(path) || path.String() == "" {
@@ -152,7 +153,7 @@ func (h *harness) offlineConfig(flags harnessFlags) (engine.OfflineConfig, error
 	cfg := engine.OfflineConfig{
 		Cluster: h.cluster, Clock: h.clock, Namespace: flags.Namespace, LabelSelector: flags.Selector,
 		FieldSelector: flags.FieldSelector, DryRun: flags.DryRun, Logger: slog.New(h.logs),
-		OnWrite: h.record,
+		OnWrite: h.record, QuietTimeout: h.f.opts.QuietTimeout,
 	}
 	switch g := flags.GVR.(type) {
 	case nil:

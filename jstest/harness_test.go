@@ -178,3 +178,22 @@ test("logs and events", () => {
 });
 `})
 }
+
+// A plugin whose every write causes another never settles: the test fails with a message
+// that says so, instead of hanging.
+func TestHarnessReportsAWriteLoop(t *testing.T) {
+	t.Parallel()
+	res := runFileWith(t, jstest.Options{QuietTimeout: time.Second}, "h.test.js", map[string]string{
+		"p.js": `export default { watch: "v1/configmaps", onUpdate(o, cm) {
+  k8s.patch("v1/configmaps", cm.metadata.namespace, cm.metadata.name, { data: { n: String(Number(cm.data.n) + 1) } });
+} };`,
+		"h.test.js": `test("loop", () => {
+  const h = harness("./p.js", { objects: [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a" }, data: { n: "0" } }] });
+  h.patch("v1/configmaps", "default", "a", { data: { n: "1" } });
+});`,
+	})
+	f := res.Tests[0].Failure
+	if f == nil || !strings.Contains(f.Message, "does each of its writes cause another?") || f.Line != 3 {
+		t.Fatalf("failure %v", f)
+	}
+}

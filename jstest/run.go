@@ -20,6 +20,9 @@ type Options struct {
 	Timeout time.Duration
 	// Output receives what test files print with console.*; default discards.
 	Output io.Writer
+	// QuietTimeout bounds, on the real clock, each wait of a harness for its plugin to be
+	// done (a plugin that keeps writing fails the test after it); default 10s.
+	QuietTimeout time.Duration
 }
 
 // FileResult is the outcome of one test file.
@@ -70,6 +73,9 @@ func RunFile(ctx context.Context, path string, opts Options) FileResult {
 	}
 	if opts.Output == nil {
 		opts.Output = io.Discard
+	}
+	if opts.QuietTimeout <= 0 {
+		opts.QuietTimeout = 10 * time.Second
 	}
 	name := filepath.ToSlash(filepath.Clean(path))
 	res := FileResult{File: name, Tests: []TestResult{}}

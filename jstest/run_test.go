@@ -14,13 +14,18 @@ import (
 // .test.js or .test.ts.
 func runFile(t *testing.T, testFile string, files map[string]string) jstest.FileResult {
 	t.Helper()
+	return runFileWith(t, jstest.Options{Timeout: 10 * time.Second}, testFile, files)
+}
+
+func runFileWith(t *testing.T, opts jstest.Options, testFile string, files map[string]string) jstest.FileResult {
+	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return jstest.RunFile(t.Context(), filepath.Join(dir, testFile), jstest.Options{Timeout: 10 * time.Second})
+	return jstest.RunFile(t.Context(), filepath.Join(dir, testFile), opts)
 }
 
 func only(t *testing.T, src string) jstest.TestResult {
