@@ -55,7 +55,6 @@ type harnessFlags struct {
 	HandlerTimeout string `json:"handlerTimeout"`
 }
 
-
 func (f *fileRun) newHarness(call goja.FunctionCall) goja.Value {
 	path := call.Argument(0)
 	if missing(path) || path.String() == "" {
