@@ -40,6 +40,7 @@ type Resolver struct {
 	mapper   meta.RESTMapper // shortcut-expanding view of deferred
 	deferred meta.ResettableRESTMapper
 	now      func() time.Time
+	every    time.Duration // ResetEvery, or what WithoutThrottle set
 
 	mu        sync.Mutex // guards the fields below; held across a reset so concurrent misses do one
 	gen       uint64     // re-discoveries so far
@@ -61,7 +62,14 @@ func NewResolver(client discovery.DiscoveryInterface, logger *slog.Logger) *Reso
 	deferred := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 	warn := func(msg string) { logger.Warn(msg) }
 	return &Resolver{cached: cached, mapper: restmapper.NewShortcutExpander(deferred, cached, warn), deferred: deferred,
-		now: time.Now, misses: map[string]miss{}}
+		now: time.Now, every: ResetEvery, misses: map[string]miss{}}
+}
+
+// WithoutThrottle makes every miss re-discover at once: for discovery that costs nothing, an
+// in-memory cluster's, where a CRD created a moment ago must resolve at once. It returns r.
+func (r *Resolver) WithoutThrottle() *Resolver {
+	r.every = 0
+	return r
 }
 
 // Resolve maps a name as kubectl accepts it, plus the "group/version/resource" and
@@ -96,7 +104,7 @@ func (r *Resolver) Resolve(name string) (Resource, error) {
 func (r *Resolver) knownMiss(name string) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m, ok := r.misses[name]; ok && m.gen == r.gen && r.now().Sub(r.lastReset) < ResetEvery {
+	if m, ok := r.misses[name]; ok && m.gen == r.gen && r.now().Sub(r.lastReset) < r.every {
 		return r.gen, m.err
 	}
 	return r.gen, nil
@@ -110,7 +118,7 @@ func (r *Resolver) reset(seen uint64) bool {
 	if r.gen != seen {
 		return true
 	}
-	if now := r.now(); now.Sub(r.lastReset) >= ResetEvery {
+	if now := r.now(); now.Sub(r.lastReset) >= r.every {
 		r.deferred.Reset()
 		r.gen++
 		r.lastReset = now

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,7 +25,8 @@ type k8sClient struct {
 	dryRun       []string
 	fieldManager string
 	logger       *slog.Logger
-	events       *eventCache // shared by the copies withLogger makes
+	events       *eventCache      // shared by the copies withLogger makes
+	now          func() time.Time // stamps Events: the engine's clock (clock.go)
 }
 
 var _ scripting.Client = (*k8sClient)(nil)
@@ -37,7 +39,7 @@ func (c *k8sClient) withLogger(logger *slog.Logger) *k8sClient {
 }
 
 func newK8sClient(dyn dynamic.Interface, resolver resourceResolver, cfg Config) *k8sClient {
-	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger, events: newEventCache()}
+	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger, events: newEventCache(), now: time.Now}
 	if cfg.DryRun {
 		c.dryRun = []string{metav1.DryRunAll}
 	}

@@ -48,6 +48,13 @@
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one
 // of the retiring ones Run waits for.
 //
+// Offline (offline.go) is the same engine on an in-memory cluster (internal/memcluster) and a
+// virtual clock, for `runner test`: the test goroutine plays the loader, scripts' Date and
+// reconcile delays follow the clock (clock.go), and Settle returns when informers, workers
+// and reconcilers are all idle — informers are flushed with the cluster's barrier objects,
+// which a wrapper around every handler consumes (offline_source.go), and reconcile queues
+// count their keys in flight (offline_queue.go).
+//
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.
 package engine

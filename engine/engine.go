@@ -47,6 +47,7 @@ type Engine struct {
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
 	lead     *leadership // nil without leader election
+	offline  *offline    // nil but in an Offline engine: its virtual clock and reconcile queues
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.

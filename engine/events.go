@@ -93,7 +93,7 @@ func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, 
 	u := &unstructured.Unstructured{Object: obj}
 	key := eventKey{apiVersion: u.GetAPIVersion(), kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName(),
 		uid: u.GetUID(), eventType: firstNonEmpty(eventType, corev1.EventTypeNormal), reason: reason, message: message}
-	now := time.Now()
+	now := c.now()
 	if len(c.dryRun) > 0 {
 		return c.createEvent(ctx, u, key, now) // nothing is stored, so nothing to count on
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/plugins"
 )
 
 // Tests of the module examples 09-11, each running the example files unchanged.
@@ -110,7 +111,7 @@ func TestExamplesFolderAsTheDemoRunsIt(t *testing.T) {
 	r := startEngine(t, files, func(c *engine.Config) { c.Resources = []string{"apps/v1/deployments"} })
 	var want []string
 	for name := range files {
-		if !strings.Contains(name, "/") && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts") && !strings.HasSuffix(name, ".d.ts")) {
+		if !strings.Contains(name, "/") && !plugins.IsTestFile(name) && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts") && !strings.HasSuffix(name, ".d.ts")) {
 			want = append(want, name)
 		}
 	}

@@ -118,9 +118,7 @@ func (e *Engine) onSynced(v *version) {
 	old := p.current
 	p.current, p.pending = v, nil
 	v.setState(stateCurrent)
-	if len(v.def.Schedules) > 0 && !v.standby {
-		v.running.Go(v.runSchedules) // the worker runs, so the group cannot be at zero here
-	}
+	e.startSchedules(v)
 	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {

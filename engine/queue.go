@@ -20,6 +20,9 @@ type queue[T any] struct {
 	size   int
 	closed bool
 	ready  chan struct{} // capacity 1: "items may be available"
+	// waiting: the consumer is blocked in pop on an empty queue, so it has finished with
+	// every item it took. The offline harness reads it (idle) to know a version is quiet.
+	waiting bool
 }
 
 // chunkSize items per chunk: big enough that linking is rare, small enough that an idle
@@ -106,12 +109,14 @@ func (q *queue[T]) close() {
 func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 	for {
 		q.mu.Lock()
+		q.waiting = false
 		if q.size > 0 {
 			item = q.take()
 			q.mu.Unlock()
 			return item, true
 		}
 		closed := q.closed
+		q.waiting = !closed
 		q.mu.Unlock()
 		if closed {
 			return item, false
@@ -158,6 +163,13 @@ func (q *queue[T]) take() T {
 		h.n, h.next = 0, 0 // empty: reuse the chunk from its start
 	}
 	return item
+}
+
+// idle reports that the queue is empty and its consumer is waiting for the next item.
+func (q *queue[T]) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.size == 0 && q.waiting
 }
 
 // len is the number of waiting items.

@@ -30,10 +30,8 @@ type reconciler struct {
 	stopping bool       // shut down: a later start starts nothing
 }
 
-func newReconciler(name string, scripts []*scripting.Script, maxRetries int, cache *cacheView,
-	logger *slog.Logger, stats *stats) *reconciler {
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], scripts []*scripting.Script,
+	maxRetries int, cache *cacheView, logger *slog.Logger, stats *stats) *reconciler {
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
 }

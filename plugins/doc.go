@@ -27,7 +27,8 @@
 // case-insensitively). Name is its slash-separated path relative to the
 // folder. Never scripts: hidden names (starting with "."), editor droppings
 // (names ending in "~", ".swp", ".swx", ".swo" or ".tmp", starting with "#"
-// or ".#", and vim's "4913"), and TypeScript declarations ("*.d.ts"). Hidden
+// or ".#", and vim's "4913"), TypeScript declarations ("*.d.ts"), and the
+// test files of `runner test` ("*.test.js", "*.test.ts": IsTestFile). Hidden
 // folders and node_modules are not walked. Symlinked folders are walked
 // (Kubernetes ConfigMap volumes with nested paths are made of them), each real
 // folder once, so symlink loops end.

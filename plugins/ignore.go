@@ -46,7 +46,7 @@ func isScript(name string, exts []string) bool {
 		return false
 	}
 	lower := strings.ToLower(name)
-	if strings.HasSuffix(lower, ".d.ts") {
+	if strings.HasSuffix(lower, ".d.ts") || IsTestFile(lower) {
 		return false
 	}
 	ext := path.Ext(lower)
@@ -76,4 +76,17 @@ func normalizeExtensions(exts []string) []string {
 		out = append(out, e)
 	}
 	return out
+}
+
+// IsTestFile reports a test file of `runner test`: "*.test.js", "*.test.ts" and the other
+// script extensions. Test files sit next to plugins but are never loaded as plugins.
+func IsTestFile(name string) bool {
+	lower := strings.ToLower(path.Base(name))
+	ext := path.Ext(lower)
+	for _, e := range defaultExtensions {
+		if ext == e {
+			return strings.HasSuffix(strings.TrimSuffix(lower, ext), ".test")
+		}
+	}
+	return false
 }

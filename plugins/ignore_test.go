@@ -17,6 +17,7 @@ func TestIsScript(t *testing.T) {
 		{"a.js.tmp", false}, {".a.js.tmp123", false}, {"#a.js#", false}, {".#a.js", false},
 		{"4913", false}, {".a.js", false}, {"..data", false}, {"types.d.ts", false},
 		{"a.json", false}, {"a.txt", false}, {"js", false}, {"Makefile", false},
+		{"labels.test.js", false}, {"labels.test.ts", false}, {"Labels.Test.JS", false}, {"latest.js", true}, {"test.js", true},
 	}
 	for _, tt := range tests {
 		if got := isScript(tt.name, defaultExtensions); got != tt.want {

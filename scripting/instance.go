@@ -60,6 +60,9 @@ type indexer struct {
 // newInstance creates a runtime without running anything in it; init, on the executor, does.
 func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
 	s := &instance{name: name, rt: goja.New(), client: opts.Client, timeout: opts.Timeout, log: log}
+	if opts.Now != nil {
+		s.rt.SetTimeSource(opts.Now) // Date follows the engine's clock (virtual in offline tests)
+	}
 	s.rt.SetMaxCallStackSize(maxCallStackSize)
 	s.exec = newExecutor(stuck)
 	s.dog = newWatchdog(s.rt, opts.Grace, s.exec.done)

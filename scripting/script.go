@@ -25,6 +25,9 @@ type Options struct {
 	Grace time.Duration
 	// Client backs the k8s global. Nil makes every k8s.* call throw.
 	Client Client
+	// Now, when set, is the clock of Date and Date.now(); the offline harness passes its
+	// virtual clock. Deadlines (Timeout) always run on the real clock.
+	Now func() time.Time
 }
 
 // Script is one instance of a Program as its owner sees it: the definition it exported and

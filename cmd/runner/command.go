@@ -81,7 +81,7 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.addFlags(cmd)
-	cmd.AddCommand(newTypesCommand())
+	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand())
 	return cmd
 }
 

@@ -1,0 +1,21 @@
+// Package jstest runs the test files of `runner test`: *.test.js and *.test.ts files that
+// drive plugins through the runner's own engine (engine.Offline) against an in-memory
+// cluster (internal/memcluster) on a virtual clock.
+//
+// A test file is compiled like a plugin (scripting.Compile: ESM, TypeScript, source maps)
+// and run in a goja runtime of its own with the globals test (it), test.skip, describe,
+// beforeEach, afterEach, expect (expect.js, Jest's matchers) and harness. Its top-level code
+// declares tests; RunFile then runs them in order. A failure is reported with the message
+// (for an assertion: expected, received and a line diff) and the file:line:col of the
+// innermost frame in the test file.
+//
+// harness(plugin, {objects, flags, now}) builds a cluster, seeds it, loads the plugin and
+// returns h. Writes through h return once the engine is quiet, without moving the clock;
+// h.settle and h.advance move it. h.writes, h.logs and h.errors are what the plugin sent,
+// logged and failed with.
+//
+// Goroutines: RunFile runs the file on the calling goroutine, which owns the runtime and
+// plays the loader of every engine it starts; each engine's goroutines are stopped by
+// closing its harness, which happens when the test that opened it ends. A test is
+// interrupted when it outlives Options.Timeout.
+package jstest

@@ -1,0 +1,95 @@
+package jstest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// objectsOf reads harness({objects}): each item is an object, or the path (relative to the
+// test file) of a YAML or JSON file with one or more documents (List kinds are expanded), or
+// of a recording (.jsonl), whose initial list it takes.
+func objectsOf(dir string, items []any) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for i, item := range items {
+		switch v := item.(type) {
+		case map[string]any:
+			objs, err := expand(&unstructured.Unstructured{Object: v})
+			if err != nil {
+				return nil, fmt.Errorf("objects[%d]: %w", i, err)
+			}
+			out = append(out, objs...)
+		case string:
+			read := readFixture
+			if strings.HasSuffix(v, ".jsonl") {
+				read = recordedObjects
+			}
+			objs, err := read(filepath.Join(dir, v))
+			if err != nil {
+				return nil, fmt.Errorf("objects[%d]: %w", i, err)
+			}
+			out = append(out, objs...)
+		default:
+			return nil, fmt.Errorf("objects[%d]: want an object or a file name, got %T", i, item)
+		}
+	}
+	return out, nil
+}
+
+// readFixture decodes every document of a YAML or JSON file.
+func readFixture(path string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read fixture: %w", err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for doc := 1; ; doc++ {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read fixture %s, document %d: %w", path, doc, err)
+		}
+		if len(m) == 0 {
+			continue // an empty document between two ---
+		}
+		objs, err := expand(&unstructured.Unstructured{Object: m})
+		if err != nil {
+			return nil, fmt.Errorf("read fixture %s, document %d: %w", path, doc, err)
+		}
+		out = append(out, objs...)
+	}
+}
+
+// expand returns a List's items, or the object itself; every object needs apiVersion and kind.
+func expand(u *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if u.GetAPIVersion() == "" || u.GetKind() == "" {
+		return nil, errors.New("an object needs apiVersion and kind")
+	}
+	if !strings.HasSuffix(u.GetKind(), "List") || u.Object["items"] == nil {
+		return []*unstructured.Unstructured{u}, nil
+	}
+	list, err := u.ToList()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", u.GetKind(), err)
+	}
+	var out []*unstructured.Unstructured
+	for i := range list.Items {
+		objs, err := expand(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}

@@ -1,0 +1,202 @@
+package jstest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dop251/goja"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/memcluster"
+)
+
+// DefaultStart is where a harness's virtual clock starts, unless harness({now}) says.
+var DefaultStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// defaultSettleWithin is how far h.settle() moves the clock at most, unless told.
+const defaultSettleWithin = time.Hour
+
+// harness is what harness(plugin, {objects, flags}) returns: one plugin on the runner's
+// engine, against its own in-memory cluster and virtual clock.
+type harness struct {
+	f       *fileRun
+	cluster *memcluster.Cluster
+	clock   *clocktesting.FakeClock
+	off     *engine.Offline
+	resolve *dynamicinformer.Resolver
+	logs    *capture
+
+	mu     sync.Mutex
+	writes []memcluster.Write
+}
+
+// harnessOptions are harness()'s second argument.
+type harnessOptions struct {
+	Objects []any        `json:"objects"`
+	Flags   harnessFlags `json:"flags"`
+	Now     string       `json:"now"`
+}
+
+// harnessFlags are the runner's flags that matter to a plugin.
+type harnessFlags struct {
+	GVR            any    `json:"gvr"` // a string or a list
+	Namespace      string `json:"namespace"`
+	Selector       string `json:"selector"`
+	FieldSelector  string `json:"fieldSelector"`
+	DryRun         bool   `json:"dryRun"`
+	HandlerTimeout string `json:"handlerTimeout"`
+}
+
+func (f *fileRun) newHarness(call goja.FunctionCall) goja.Value {
+	path := call.Argument(0)
+	if missing(path) || path.String() == "" {
+		f.throw(errors.New("harness(plugin, options): plugin is the path of the plugin file, relative to the test file"))
+	}
+	opts, err := f.harnessOptions(call.Argument(1))
+	if err != nil {
+		f.throw(fmt.Errorf("harness: %w", err))
+	}
+	h, err := f.startHarness(path.String(), opts)
+	if err != nil {
+		f.throw(err)
+	}
+	f.harnesses = append(f.harnesses, h)
+	return h.object()
+}
+
+func (f *fileRun) harnessOptions(v goja.Value) (harnessOptions, error) {
+	var opts harnessOptions
+	if missing(v) {
+		return opts, nil
+	}
+	data, err := f.toGo(v)
+	if err != nil {
+		return opts, err
+	}
+	if err := decodeStrict(data, &opts, "objects", "flags", "now"); err != nil {
+		return opts, err
+	}
+	if flags, ok := data.(map[string]any)["flags"]; ok {
+		var unused harnessFlags
+		if err := decodeStrict(flags, &unused, "gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout"); err != nil {
+			return opts, fmt.Errorf("flags: %w", err)
+		}
+	}
+	return opts, nil
+}
+
+// startHarness builds the cluster, seeds it, loads the plugin and lets the initial list
+// settle (without moving the clock).
+func (f *fileRun) startHarness(plugin string, opts harnessOptions) (*harness, error) {
+	start := DefaultStart
+	if opts.Now != "" {
+		var err error
+		if start, err = time.Parse(time.RFC3339, opts.Now); err != nil {
+			return nil, fmt.Errorf("harness: now must be an RFC 3339 time: %w", err)
+		}
+	}
+	h := &harness{f: f, clock: clocktesting.NewFakeClock(start), logs: newCapture()}
+	var err error
+	if h.cluster, err = memcluster.New(memcluster.Options{Clock: h.clock}); err != nil {
+		return nil, err
+	}
+	h.resolve = dynamicinformer.NewResolver(h.cluster.Discovery(), nil).WithoutThrottle()
+	objs, err := objectsOf(f.dir, opts.Objects)
+	if err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	for _, obj := range objs {
+		if _, err := h.put(obj); err != nil {
+			return nil, fmt.Errorf("harness: seed %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	if err := h.start(plugin, opts.Flags); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *harness) start(plugin string, flags harnessFlags) error {
+	cfg, err := h.offlineConfig(flags)
+	if err != nil {
+		return err
+	}
+	if h.off, err = engine.NewOffline(cfg); err != nil {
+		return fmt.Errorf("harness: %w", err)
+	}
+	content, err := os.ReadFile(filepath.Join(h.f.dir, plugin))
+	if err != nil {
+		h.off.Close()
+		return fmt.Errorf("harness: read plugin: %w", err)
+	}
+	if err := h.off.Load(h.f.ctx, filepath.ToSlash(filepath.Clean(plugin)), content); err != nil {
+		h.off.Close()
+		return fmt.Errorf("harness: %s not loaded: %w", plugin, err)
+	}
+	if _, err := h.off.Settle(h.f.ctx, 0); err != nil {
+		h.off.Close()
+		return fmt.Errorf("harness: %w", err)
+	}
+	return nil
+}
+
+func (h *harness) offlineConfig(flags harnessFlags) (engine.OfflineConfig, error) {
+	cfg := engine.OfflineConfig{
+		ScriptsDir: h.f.dir, Cluster: h.cluster, Clock: h.clock, Namespace: flags.Namespace, LabelSelector: flags.Selector,
+		FieldSelector: flags.FieldSelector, DryRun: flags.DryRun, Logger: slog.New(h.logs),
+		OnWrite: h.record, QuietTimeout: h.f.opts.QuietTimeout,
+	}
+	switch g := flags.GVR.(type) {
+	case nil:
+	case string:
+		cfg.Resources = []string{g}
+	case []any:
+		for _, r := range g {
+			cfg.Resources = append(cfg.Resources, fmt.Sprint(r))
+		}
+	default:
+		return cfg, fmt.Errorf("harness: flags.gvr must be a resource or a list of them")
+	}
+	if flags.HandlerTimeout != "" {
+		d, err := time.ParseDuration(flags.HandlerTimeout)
+		if err != nil {
+			return cfg, fmt.Errorf("harness: flags.handlerTimeout: %w", err)
+		}
+		cfg.HandlerTimeout = d
+	}
+	return cfg, nil
+}
+
+func (h *harness) record(w memcluster.Write) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.writes = append(h.writes, w)
+}
+
+func (h *harness) close() { h.off.Close() }
+
+// closeHarnesses closes the harnesses the current test opened.
+func (f *fileRun) closeHarnesses() {
+	for _, h := range f.harnesses {
+		h.close()
+	}
+	f.harnesses = nil
+}
+
+// apiStatus is the code and reason of an API error, as k8s.* errors carry them.
+func apiStatus(err error) (int32, string, bool) {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return 0, "", false
+	}
+	s := st.Status()
+	return s.Code, string(s.Reason), true
+}
