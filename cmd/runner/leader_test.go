@@ -31,7 +31,7 @@ const (
 	testLease   = 3 * time.Second
 	testRenew   = 2 * time.Second
 	testRetry   = 500 * time.Millisecond
-	leaderSlack = 1500 * time.Millisecond // process scheduling on a loaded 2-core machine
+	leaderSlack = 2500 * time.Millisecond // process scheduling on a loaded 2-core machine (CI runs packages in parallel)
 )
 
 // replica is one runner process and its JSON log.
