@@ -155,7 +155,8 @@ func TestPanicConvertingGoValue(t *testing.T) {
 // the next call.
 func TestNoStaleInterrupts(t *testing.T) {
 	t.Parallel()
-	s := newTestScript(t, "st.js", `export default { onAdd(o) { if (o.spin) for (;;) {} } }`, Options{Timeout: 100 * time.Millisecond} // quick calls must not time out on a loaded machine)
+	// 100 ms: quick calls must not meet the deadline on a loaded machine; a stale interrupt would still show.
+	s := newTestScript(t, "st.js", `export default { onAdd(o) { if (o.spin) for (;;) {} } }`, Options{Timeout: 100 * time.Millisecond})
 	for i := range 20 {
 		if err := s.OnAdd(Object{"spin": true}, Event{}); !errors.Is(err, ErrTimeout) {
 			t.Fatalf("round %d: spinning call error = %v, want ErrTimeout", i, err)
