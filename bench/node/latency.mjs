@@ -24,8 +24,8 @@ informer.on('update', (cm) => {
   const t = cm.metadata.annotations?.['bench/t'];
   if (t) latenciesMs.push((nowNs() - Number(t)) / 1e6);
   if (cm.metadata.name === 'done') {
-    console.log(JSON.stringify({ latenciesMs }));
-    process.exit(0);
+    // A pipe is written asynchronously: exit only once the line is out.
+    process.stdout.write(JSON.stringify({ latenciesMs }) + '\n', () => process.exit(0));
   }
 });
 informer.on('error', (err) => {
