@@ -164,19 +164,9 @@ func (o *outageEnv) outage(t *testing.T, round int, compact bool) time.Duration 
 // waitReady polls Ready until it reports want.
 func waitReady(t *testing.T, e *engine.Engine, want bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := e.Ready()
-		if (err == nil) == want {
-			if err != nil && (!errors.Is(err, engine.ErrNotReady) || !strings.Contains(err.Error(), "outage.js")) {
-				t.Fatalf("Ready() = %v; want ErrNotReady naming the script", err)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Ready() = %v after 30s, want ready=%v", err, want)
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := waitReadyErr(t, e, func(err error) bool { return (err == nil) == want })
+	if err != nil && (!errors.Is(err, engine.ErrNotReady) || !strings.Contains(err.Error(), "outage.js")) {
+		t.Fatalf("Ready() = %v; want ErrNotReady naming the script", err)
 	}
 }
 
