@@ -43,6 +43,7 @@ type Script struct {
 	log     *slog.Logger
 	def     Definition
 	stuck   atomic.Int32 // abandoned runtimes whose call is still running
+	mem     memory
 
 	mu       sync.Mutex
 	cur      *instance // nil after an abandonment, until the next call starts a fresh one
@@ -143,7 +144,9 @@ func (s *Script) run(name string, call func(*instance) error) error {
 	if err != nil {
 		return err
 	}
-	return s.exec(in, name, call)
+	err = s.exec(in, name, call)
+	s.measureIfWanted(in)
+	return err
 }
 
 // Name is the script's file name.
