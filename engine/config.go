@@ -59,6 +59,14 @@ type Config struct {
 	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
 	// names (see LeaderElection).
 	LeaderElection *LeaderElection
+	// MemoryLimit, when positive, turns the memory guard on (memguard.go): near this many bytes
+	// of Go heap, the script whose memory keeps growing is stopped until its file changes.
+	// The runner sets it from --memory-limit, GOMEMLIMIT or the container's limit.
+	MemoryLimit int64
+	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
+	MemoryCheckInterval time.Duration
+	// heap, when set, replaces the live heap the memory guard reads, for tests.
+	heap func() int64
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
 	// informer they use has synced and been handled.
 	OnReady func()
@@ -79,6 +87,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.UnhealthyAfter <= 0 {
 		c.UnhealthyAfter = 30 * time.Second
+	}
+	if c.MemoryCheckInterval <= 0 {
+		c.MemoryCheckInterval = time.Second
 	}
 	if c.FieldManager == "" {
 		c.FieldManager = "jsinformer"

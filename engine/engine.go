@@ -40,6 +40,8 @@ type Engine struct {
 	watcherSynced bool
 	ready         bool
 	synced        chan *version
+	memoryStops   chan memoryStop   // the memory guard's verdicts
+	stopped       map[string]string // script name → the content the memory guard stopped
 
 	readyOnce atomic.Bool // ready, for readers on other goroutines
 	needs     *needs      // written by the loader, read by probes, metrics and health reports
@@ -53,6 +55,9 @@ type Engine struct {
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
 type plugin struct {
 	current, pending *version
+	// stopped is a version the memory guard stopped while pending synced: pending's reconcile
+	// waits for it, as for a version it replaces.
+	stopped *version
 }
 
 // latest is the newest version: the one syncing, else the one serving.
@@ -107,6 +112,7 @@ func (e *Engine) init(source informerSource, resolver resourceResolver) {
 	e.stats = newStats(e.cfg.Registerer)
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
+	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.gc.enabled = e.cfg.PaceGC
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
@@ -144,6 +150,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer stopElection()
 	}
 	defer e.shutdown()
+	defer e.startMemoryGuard(ctx)() // stopped before the scripts are
 	return e.loop(ctx, watcher)
 }
 
@@ -236,6 +243,8 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 			e.onPluginEvent(ev)
 		case v := <-e.synced:
 			e.onSynced(v)
+		case s := <-e.memoryStops:
+			e.onMemoryStop(s)
 		}
 	}
 }

@@ -53,6 +53,19 @@ func (n *needs) synced(v *version) {
 	}
 }
 
+// serving lists the versions that have synced and serve, for the memory guard.
+func (n *needs) serving() []measured {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []measured
+	for v, nd := range n.byVersion {
+		if nd.synced {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func (n *needs) remove(v *version) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

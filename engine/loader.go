@@ -25,6 +25,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		}
 		e.load(ev.Source)
 	case plugins.Removed:
+		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
 	case plugins.Synced:
 		e.watcherSynced = true
@@ -35,6 +36,10 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 // load builds and subscribes a new version; the old one keeps serving until it has synced.
 // The content of the version serving (saved back after a broken save) changes nothing.
 func (e *Engine) load(src plugins.Source) {
+	if e.stoppedForMemory(src) {
+		e.initialDone(src.Name)
+		return
+	}
 	if p := e.plugins[src.Name]; p != nil && p.current != nil && p.current.hash == src.Hash {
 		if p.pending != nil {
 			e.retire(p.pending, false)
@@ -126,10 +131,14 @@ func (e *Engine) onSynced(v *version) {
 		e.gc.loaded(v.allocMark)
 		e.retire(old, true)
 	}
-	if old != nil {
-		v.after = old.finished
+	prev := old
+	if prev == nil {
+		prev, p.stopped = p.stopped, nil
 	}
-	e.startReconciler(v, old)
+	if prev != nil {
+		v.after = prev.finished
+	}
+	e.startReconciler(v, prev)
 	took := time.Since(v.started)
 	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
 	e.stats.loads.WithLabelValues(v.name, result).Inc()

@@ -18,6 +18,10 @@ type stats struct {
 	versions prometheus.Gauge
 	leader   prometheus.Gauge
 	backlog  *backlog
+
+	memory      *prometheus.GaugeVec   // by script: its runtimes' latest measurement
+	memoryStops *prometheus.CounterVec // by script
+	stopped     *prometheus.GaugeVec   // by script: 1 while stopped by the memory guard
 }
 
 func newStats(reg prometheus.Registerer) *stats {
@@ -33,7 +37,7 @@ func newStats(reg prometheus.Registerer) *stats {
 		}, []string{"script", "handler"}),
 		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jsinformer_script_loads_total",
-			Help: "Script loads by result (loaded, reloaded, failed, unloaded).",
+			Help: "Script loads by result (loaded, reloaded, failed, unloaded, stopped: by the memory guard).",
 		}, []string{"script", "result"}),
 		loadTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "jsinformer_script_load_duration_seconds",
@@ -50,9 +54,22 @@ func newStats(reg prometheus.Registerer) *stats {
 			Help: "1 while this runner leads (always, without --leader-elect), 0 while it stands by.",
 		}),
 		backlog: newBacklog(),
+		memory: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "jsinformer_script_memory_bytes",
+			Help: "Memory a script's runtimes hold, as last measured by the memory guard (measured only while the heap is above half the memory limit).",
+		}, []string{"script"}),
+		memoryStops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jsinformer_memory_guard_stops_total",
+			Help: "Scripts stopped by the memory guard because their memory kept growing near the memory limit.",
+		}, []string{"script"}),
+		stopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "jsinformer_script_stopped",
+			Help: "1 while the memory guard keeps a script stopped: until its file changes.",
+		}, []string{"script"}),
 	}
 	if reg != nil {
-		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.leader, s.backlog)
+		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.leader, s.backlog,
+			s.memory, s.memoryStops, s.stopped)
 	}
 	return s
 }

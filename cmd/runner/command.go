@@ -55,6 +55,7 @@ type options struct {
 	burst          int
 	metricsAddr    string
 	unhealthyAfter time.Duration
+	memoryLimit    string
 	leader         leaderFlags
 }
 
@@ -102,6 +103,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
+	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
@@ -152,6 +154,10 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err := o.validate(cmd); err != nil {
 		return err
 	}
+	memLimit, err := resolveMemoryLimit(o.memoryLimit, cmd.Flags().Changed("memory-limit"), "/sys/fs/cgroup")
+	if err != nil {
+		return err
+	}
 	logger := newLogger(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
 	klog.SetSlogLogger(logger.With("component", "client-go"))
 	restConfig, err := o.restConfig()
@@ -167,6 +173,12 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	memLimit.apply()
+	if memLimit.bytes == 0 {
+		logger.Info("memory guard off: no --memory-limit, GOMEMLIMIT or container memory limit")
+	} else {
+		logger.Info("memory limit", "limit_bytes", memLimit.bytes, "from", memLimit.from)
+	}
 	reg := prometheus.NewRegistry()
 	health := newHealth()
 	e, err := engine.New(engine.Config{
@@ -174,6 +186,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
+		MemoryLimit: memLimit.bytes,
 	})
 	if err != nil {
 		return err

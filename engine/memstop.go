@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"github.com/jsinformer/jsinformer/plugins"
+)
+
+// memoryStop is the guard's verdict on a version, carried to the loader.
+type memoryStop struct {
+	v     *version
+	bytes int64
+}
+
+// startMemoryGuard starts the guard when a limit is set; the returned func stops and joins it.
+func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
+	if e.cfg.MemoryLimit <= 0 {
+		return func() {}
+	}
+	g := e.newMemoryGuard()
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { g.run(ctx) })
+	e.logger.Info("memory guard on", "limit_bytes", e.cfg.MemoryLimit,
+		"check_every", e.cfg.MemoryCheckInterval.String())
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+func (e *Engine) newMemoryGuard() *memoryGuard {
+	heap := e.cfg.heap
+	if heap == nil {
+		heap = liveHeap
+	}
+	return &memoryGuard{
+		limit: e.cfg.MemoryLimit, interval: e.cfg.MemoryCheckInterval, logger: e.logger, heap: heap,
+		serving: e.needs.serving,
+		stop: func(ctx context.Context, m measured, bytes int64) {
+			select {
+			case e.memoryStops <- memoryStop{v: m.(*version), bytes: bytes}:
+			case <-ctx.Done():
+			}
+		},
+		usage:   func(m measured, bytes int64) { e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes)) },
+		history: map[measured][]memSample{}, seqs: map[measured]uint64{},
+	}
+}
+
+// onMemoryStop stops a version the guard found growing, if it still serves; its script stays
+// stopped until its file changes (stoppedForMemory).
+func (e *Engine) onMemoryStop(s memoryStop) {
+	v := s.v
+	p := e.plugins[v.name]
+	if p == nil || p.current != v {
+		return // replaced or unloaded meanwhile: its memory is going anyway
+	}
+	p.current = nil
+	if p.pending == nil {
+		delete(e.plugins, v.name)
+	} else {
+		p.stopped = v
+	}
+	e.retire(v, false)
+	e.stopped[v.name] = v.hash
+	v.logger.Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
+		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit)
+	e.stats.memoryStops.WithLabelValues(v.name).Inc()
+	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
+	e.stats.stopped.WithLabelValues(v.name).Set(1)
+	e.stats.memory.DeleteLabelValues(v.name)
+}
+
+// stoppedForMemory reports whether src is the content the guard stopped, which stays stopped;
+// any other content of that file, or its removal, lifts the stop.
+func (e *Engine) stoppedForMemory(src plugins.Source) bool {
+	hash, ok := e.stopped[src.Name]
+	if ok && hash == src.Hash {
+		e.logger.Warn("script content is the one the memory guard stopped; not loaded", "script", src.Name, "version", src.Hash)
+		return true
+	}
+	e.liftStop(src.Name)
+	return false
+}
+
+func (e *Engine) liftStop(name string) {
+	if _, ok := e.stopped[name]; ok {
+		delete(e.stopped, name)
+		e.stats.stopped.DeleteLabelValues(name)
+	}
+}
