@@ -1,7 +1,12 @@
 package scripting
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/internal/heapsize"
 )
 
 // TestMemoryUsageFollowsWhatTheScriptKeeps runs a handler ten times, measuring after each
@@ -75,4 +80,38 @@ func TestMemoryUsageIsTakenOnlyWhenAsked(t *testing.T) {
 	if got := s.MemoryUsage(); got.Seq != 1 || got.Bytes <= 0 {
 		t.Fatalf("one request, two calls: %+v, want exactly one measurement", got)
 	}
+}
+
+// BenchmarkMemoryUsage measures one measurement of a runtime holding n small objects at
+// module level (three properties each), the cost a script pays once per guard check while
+// the heap is above half the memory limit.
+func BenchmarkMemoryUsage(b *testing.B) {
+	for _, n := range []int{0, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			before := heapAlloc()
+			s := newTestScript(b, "m.js", fmt.Sprintf(`const kept = [];
+for (let i = 0; i < %d; i++) kept.push({ name: "object-" + i, n: i, ok: true });
+export default { onAdd() { return kept.length } }`, n), Options{Timeout: time.Minute})
+			defer s.Close()
+			var in *instance
+			onRuntime(b, s, func(i *instance) { in = i })
+			grew := heapAlloc() - before // the Go heap the runtime added, for the estimate's precision
+			b.ResetTimer()
+			var last heapsize.Result
+			for b.Loop() {
+				last = heapsize.Measure(in.roots(), runtimeWalk(time.Now().Add(time.Minute)))
+			}
+			b.ReportMetric(float64(last.Bytes)/(1<<20), "MiB")
+			b.ReportMetric(float64(last.Objects), "allocations")
+			b.ReportMetric(float64(grew)/(1<<20), "heap-MiB")
+		})
+	}
+}
+
+// heapAlloc is the live heap after a full collection.
+func heapAlloc() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

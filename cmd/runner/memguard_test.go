@@ -37,7 +37,9 @@ export default {
 	r := le.startPlain(t, "guarded", cp.Kubeconfig, "--memory-limit", strconv.Itoa(guardLimit), "--metrics-addr", addr)
 
 	metrics := "http://" + addr + "/metrics"
+	start := time.Now()
 	waitMetric(t, r, metrics, `jsinformer_memory_guard_stops_total{script="leak.js"} 1`, 90*time.Second)
+	t.Logf("leak.js stopped %v after the runner started", time.Since(start).Round(100*time.Millisecond))
 	le.configmap(t, "after-stop")
 	r.waitLog(t, "handled", "after-stop", 30*time.Second)
 	waitMetric(t, r, metrics, `jsinformer_script_stopped{script="leak.js"} 1`, time.Second)

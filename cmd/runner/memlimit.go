@@ -23,8 +23,10 @@ type memoryLimit struct {
 	from  string // "--memory-limit", "GOMEMLIMIT", "cgroup" or "" when there is none
 }
 
-// resolveMemoryLimit reads --memory-limit (a quantity such as 512Mi; 0 turns the guard off),
-// else GOMEMLIMIT, else cgroupShare of the container's cgroup memory limit under cgroupRoot.
+// resolveMemoryLimit reads --memory-limit (a quantity such as 512Mi; 0 turns the guard off);
+// without it, the smaller of GOMEMLIMIT and cgroupShare of the container's cgroup memory limit
+// under cgroupRoot. (GOMEMLIMIT set to the whole container limit, as deploy/ does, would let
+// the process be killed before the guard acts.)
 func resolveMemoryLimit(flag string, flagSet bool, cgroupRoot string) (memoryLimit, error) {
 	if flagSet {
 		q, err := resource.ParseQuantity(flag)
@@ -33,16 +35,20 @@ func resolveMemoryLimit(flag string, flagSet bool, cgroupRoot string) (memoryLim
 		}
 		return memoryLimit{bytes: q.Value(), from: "--memory-limit"}, nil
 	}
+	var m memoryLimit
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
 		if n := debug.SetMemoryLimit(-1); n != math.MaxInt64 {
-			return memoryLimit{bytes: n, from: "GOMEMLIMIT"}, nil
+			m = memoryLimit{bytes: n, from: "GOMEMLIMIT"}
 		}
 	}
 	n, err := cgroupMemoryLimit(cgroupRoot)
-	if err != nil || n <= 0 {
+	if err != nil {
 		return memoryLimit{}, err
 	}
-	return memoryLimit{bytes: int64(cgroupShare * float64(n)), from: "cgroup"}, nil
+	if c := int64(cgroupShare * float64(n)); c > 0 && (m.bytes == 0 || c < m.bytes) {
+		m = memoryLimit{bytes: c, from: "cgroup"}
+	}
+	return m, nil
 }
 
 // cgroupMemoryLimit reads the cgroup v2 memory.max, else v1's memory.limit_in_bytes; 0 when
@@ -72,10 +78,10 @@ func cgroupMemoryLimit(root string) (int64, error) {
 	return 0, nil
 }
 
-// apply makes the limit the Go runtime's soft limit too, unless GOMEMLIMIT set one: the
+// apply makes the limit the Go runtime's soft limit too, unless that is lower already: the
 // collector then works harder near the limit before the guard blames a script.
 func (m memoryLimit) apply() {
-	if m.bytes > 0 && m.from != "GOMEMLIMIT" {
+	if m.bytes > 0 && m.bytes < debug.SetMemoryLimit(-1) {
 		debug.SetMemoryLimit(m.bytes)
 	}
 }
