@@ -48,6 +48,12 @@
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one
 // of the retiring ones Run waits for.
 //
+// Memory guard (memguard.go, memstop.go): with Config.MemoryLimit, a goroutine started by Run
+// and joined before the versions stop reads the live heap every MemoryCheckInterval. It asks
+// serving versions for measurements (taken by each Script's owner after its next call, never
+// concurrently with it) and hands the loader the version to stop; only the loader unloads it
+// and remembers its content as stopped until the file changes.
+//
 // Offline (offline.go) is the same engine on an in-memory cluster (internal/memcluster) and a
 // virtual clock, for `runner test`: the test goroutine plays the loader, scripts' Date and
 // reconcile delays follow the clock (clock.go), and Settle returns when informers, workers

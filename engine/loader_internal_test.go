@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -104,5 +105,51 @@ func TestReloadDuringDrain(t *testing.T) {
 	}
 	if n := v3.reconciler.queue.Len(); n > 0 {
 		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
+	}
+}
+
+// The memory guard stops a version: its script stays stopped for that content, loads again
+// for any other, and a stop while a newer version syncs hands the reconcile chain to it.
+func TestMemoryStopTransitions(t *testing.T) {
+	t.Parallel()
+	source := newFakeSource(3)
+	e := loaderEngine(t, source)
+	leaky := cmScript("v1", `reconcile() {}`)
+	e.loadContent("a.js", leaky)
+	v1 := pending(e, "a.js")
+	e.syncUntil(t, v1)
+
+	e.onMemoryStop(memoryStop{v: v1, bytes: 1 << 30})
+	waitState(t, v1, stateDone)
+	if _, ok := e.plugins["a.js"]; ok {
+		t.Fatal("the plugin is still known after its only version was stopped")
+	}
+	e.loadContent("a.js", leaky)
+	if _, ok := e.plugins["a.js"]; ok {
+		t.Fatal("the stopped content loaded again without a change")
+	}
+	e.loadContent("a.js", cmScript("v2", `reconcile() {}`))
+	v2 := pending(e, "a.js")
+	if v2 == nil || e.stopped["a.js"] != "" {
+		t.Fatalf("a new content did not lift the stop: pending %v, stopped %q", v2, e.stopped["a.js"])
+	}
+	e.syncUntil(t, v2)
+
+	source.block()
+	unblock := sync.OnceFunc(source.unblock)
+	defer unblock()
+	e.loadContent("a.js", cmScript("v3", `reconcile() {}`))
+	v3 := pending(e, "a.js")
+	e.onMemoryStop(memoryStop{v: v2, bytes: 1 << 30})
+	if current(e, "a.js") != nil || pending(e, "a.js") != v3 || e.plugins["a.js"].stopped != v2 {
+		t.Fatalf("after stopping the serving version during a sync: current %v, pending %v", current(e, "a.js"), pending(e, "a.js"))
+	}
+	unblock()
+	e.syncUntil(t, v3)
+	if v3.after != (<-chan struct{})(v2.finished) {
+		t.Error("the version that synced after the stop does not wait for the stopped one to finish")
+	}
+	if v3.currentState() != stateCurrent {
+		t.Errorf("v3 is %s, want current", v3.currentState())
 	}
 }
