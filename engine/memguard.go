@@ -104,8 +104,10 @@ func (g *memoryGuard) record(serving []measured) {
 			continue
 		}
 		g.seqs[m] = seq
-		h := append(g.history[m], memSample{bytes: bytes, truncated: truncated})
-		g.history[m] = h[max(0, len(h)-growthSamples):]
+		g.history[m] = append(g.history[m], memSample{bytes: bytes, truncated: truncated})
+		if h := g.history[m]; len(h) > growthSamples {
+			g.history[m] = h[len(h)-growthSamples:]
+		}
 		if g.usage != nil {
 			g.usage(m, bytes)
 		}
@@ -142,7 +144,7 @@ func suspect[K comparable](history map[K][]memSample, minBytes int64) (K, bool) 
 	found := false
 	for k, h := range history {
 		last := h[len(h)-1]
-		if last.bytes < minBytes || !(last.truncated || growing(h)) {
+		if last.bytes < minBytes || (!last.truncated && !growing(h)) {
 			continue
 		}
 		if !found || last.bytes > bestBytes {

@@ -8,9 +8,10 @@ import (
 	"github.com/jsinformer/jsinformer/internal/heapsize"
 )
 
+// node is 64 bytes: a pointer and padding.
 type node struct {
 	next *node
-	pad  [56]byte
+	_    [56]byte
 }
 
 type shared struct{ big []byte }
