@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -35,57 +36,80 @@ type eventKey struct {
 	eventType, reason, message        string
 }
 
+// recordedEvent is one Event this runner created.
 type recordedEvent struct {
 	key       eventKey
 	namespace string
 	name      string // the Event object's name
-	count     int32
+	count     int32  // written under the key's stripe lock
 	first     time.Time
 }
 
 // eventCache remembers recorded Events; shared by every copy of a k8sClient.
 type eventCache struct {
+	// stripes serialize the calls recording one Event (by a hash of its key) from first look
+	// to last write, so scripts repeating one Event at once create one and count every repeat:
+	// a patch carries the new count, and two computed from one old count would lose one.
+	stripes [64]sync.Mutex
+	seed    maphash.Seed
+
 	mu    sync.Mutex
 	byKey map[eventKey]*list.Element
 	lru   *list.List // of *recordedEvent, most recent first
 }
 
 func newEventCache() *eventCache {
-	return &eventCache{byKey: map[eventKey]*list.Element{}, lru: list.New()}
+	return &eventCache{byKey: map[eventKey]*list.Element{}, lru: list.New(), seed: maphash.MakeSeed()}
+}
+
+// lock holds the stripe of key until the returned func is called.
+func (c *eventCache) lock(key eventKey) (unlock func()) {
+	m := &c.stripes[maphash.Comparable(c.seed, key)%uint64(len(c.stripes))]
+	m.Lock()
+	return m.Unlock
 }
 
 // get returns the Event recorded for key within the window, and forgets an older one.
-func (c *eventCache) get(key eventKey, now time.Time) (recordedEvent, bool) {
+func (c *eventCache) get(key eventKey, now time.Time) (*recordedEvent, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
 	if !ok {
-		return recordedEvent{}, false
+		return nil, false
 	}
 	rec := el.Value.(*recordedEvent)
 	if now.Sub(rec.first) > eventWindow {
-		c.lru.Remove(el)
-		delete(c.byKey, key)
-		return recordedEvent{}, false
+		c.remove(el)
+		return nil, false
 	}
 	c.lru.MoveToFront(el)
-	return *rec, true
+	return rec, true
 }
 
-func (c *eventCache) put(rec recordedEvent) {
+// forget drops rec, if it is still the one recorded for its key.
+func (c *eventCache) forget(rec *recordedEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byKey[rec.key]; ok && el.Value.(*recordedEvent) == rec {
+		c.remove(el)
+	}
+}
+
+func (c *eventCache) put(rec *recordedEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[rec.key]; ok {
-		*el.Value.(*recordedEvent) = rec
-		c.lru.MoveToFront(el)
-		return
+		c.remove(el)
 	}
-	c.byKey[rec.key] = c.lru.PushFront(&rec)
+	c.byKey[rec.key] = c.lru.PushFront(rec)
 	if c.lru.Len() > eventCacheSize {
-		oldest := c.lru.Back()
-		c.lru.Remove(oldest)
-		delete(c.byKey, oldest.Value.(*recordedEvent).key)
+		c.remove(c.lru.Back())
 	}
+}
+
+func (c *eventCache) remove(el *list.Element) {
+	c.lru.Remove(el)
+	delete(c.byKey, el.Value.(*recordedEvent).key)
 }
 
 // Event records an Event about obj, or counts a repeat of one recorded before.
@@ -97,12 +121,13 @@ func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, 
 	if len(c.dryRun) > 0 {
 		return c.createEvent(ctx, u, key, now) // nothing is stored, so nothing to count on
 	}
+	defer c.events.lock(key)()
 	if rec, ok := c.events.get(key, now); ok {
 		err := c.countEvent(ctx, rec, now)
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
-		// The API server let the Event expire: record it anew.
+		c.events.forget(rec) // the API server let the Event expire: record it anew
 	}
 	return c.createEvent(ctx, u, key, now)
 }
@@ -132,21 +157,20 @@ func (c *k8sClient) createEvent(ctx context.Context, u *unstructured.Unstructure
 	if err != nil || len(c.dryRun) > 0 {
 		return err
 	}
-	c.events.put(recordedEvent{key: key, namespace: ev.Namespace, name: created.GetName(), count: 1, first: now})
+	c.events.put(&recordedEvent{key: key, namespace: ev.Namespace, name: created.GetName(), count: 1, first: now})
 	return nil
 }
 
 // countEvent adds one to a recorded Event's count and moves its lastTimestamp.
-func (c *k8sClient) countEvent(ctx context.Context, rec recordedEvent, now time.Time) error {
+func (c *k8sClient) countEvent(ctx context.Context, rec *recordedEvent, now time.Time) error {
 	ri, err := c.resource("v1/events", rec.namespace)
 	if err != nil {
 		return err
 	}
-	rec.count++
-	patch := fmt.Appendf(nil, `{"count":%d,"lastTimestamp":%q}`, rec.count, now.UTC().Format(time.RFC3339))
+	patch := fmt.Appendf(nil, `{"count":%d,"lastTimestamp":%q}`, rec.count+1, now.UTC().Format(time.RFC3339))
 	if _, err := ri.Patch(ctx, rec.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: c.fieldManager}); err != nil {
 		return err
 	}
-	c.events.put(rec)
+	rec.count++
 	return nil
 }
