@@ -16,20 +16,24 @@ import (
 // transform writes to objects afterwards), and the object itself for a delete's last state.
 type known struct {
 	mu   sync.Mutex
-	objs map[string]knownObject
+	objs map[objKey]knownObject
 }
+
+// objKey is an object's namespace and name; a struct rather than "ns/name" so that recording
+// a watch event allocates no key (its strings are the object's own).
+type objKey struct{ namespace, name string }
 
 type knownObject struct {
 	rv  string
 	obj *unstructured.Unstructured
 }
 
-func newKnown() *known { return &known{objs: map[string]knownObject{}} }
+func newKnown() *known { return &known{objs: map[objKey]knownObject{}} }
 
 func (k *known) reset() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.objs = map[string]knownObject{}
+	k.objs = map[objKey]knownObject{}
 }
 
 // addList records the items of a list page.
@@ -65,7 +69,7 @@ func (k *known) apply(ev watch.Event) {
 func (k *known) diff(snapshot []*unstructured.Unstructured) []watch.Event {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	next := make(map[string]knownObject, len(snapshot))
+	next := make(map[objKey]knownObject, len(snapshot))
 	var out []watch.Event
 	for _, u := range snapshot {
 		key, rv := objectKey(u), u.GetResourceVersion()
@@ -87,11 +91,8 @@ func (k *known) diff(snapshot []*unstructured.Unstructured) []watch.Event {
 	return out
 }
 
-func objectKey(u *unstructured.Unstructured) string {
-	if ns := u.GetNamespace(); ns != "" {
-		return ns + "/" + u.GetName()
-	}
-	return u.GetName()
+func objectKey(u *unstructured.Unstructured) objKey {
+	return objKey{namespace: u.GetNamespace(), name: u.GetName()}
 }
 
 // unknownFinal holds the deletes the proxy inferred from a relist, by weak pointer, so the
