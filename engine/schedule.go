@@ -49,10 +49,15 @@ func earliest(ts []time.Time) int {
 // resource as the version was shown it, ctx.resource is the first watched resource.
 func (v *version) callSchedule(i int) {
 	v.scheduled[i].Store(false)
-	if v.standby || !v.lead.valid() || len(v.subs) == 0 {
+	select {
+	case <-v.retired:
+		return
+	default:
+	}
+	first := v.scheduleCache
+	if v.standby || !v.lead.valid() || first == nil {
 		return
 	}
-	first := v.subs[0].cache
 	ctx := scripting.Event{Resource: first.resource, Cache: first, Enqueue: v.enqueue}
 	start := time.Now()
 	err := v.script.RunSchedule(i, ctx)

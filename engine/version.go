@@ -41,10 +41,13 @@ type version struct {
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *store
-	subs       []*subscription
-	intake     *queue[event]                      // client-go listeners push here; the same queue without indexer
-	queue      *queue[event]                      // the worker pops here
-	metrics    [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
+	subs       []*subscription // the loader's: the worker reads scheduleCache instead
+	// scheduleCache is the first watched resource's cache, ctx.cache of schedules; written by
+	// subscribe before the loader starts the schedules, never cleared.
+	scheduleCache *cacheView
+	intake        *queue[event]                      // client-go listeners push here; the same queue without indexer
+	queue         *queue[event]                      // the worker pops here
+	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
 
 	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler        // nil unless the script exports reconcile
@@ -77,6 +80,9 @@ func (v *version) subscribe(factory informerSource, targets []target, resolve fu
 		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
 		v.store.reserve(sub.cache.resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
+		if v.scheduleCache == nil {
+			v.scheduleCache = sub.cache
+		}
 		if sub.reg, err = inf.Informer().AddEventHandler(handlerFor(sub, v.intake)); err != nil {
 			v.unsubscribe()
 			return fmt.Errorf("register handler on %s: %w", t.key, err)
