@@ -22,18 +22,18 @@ import (
 // guard is one wrapped built-in: where it lives, its name, and the check run before it.
 type guard struct {
 	owner, name string
-	check       func(s *instance, call goja.FunctionCall)
+	check       func(e *callEnv, call goja.FunctionCall)
 }
 
 // walksReceiver checks the length of `this`, which the built-in walks.
-func walksReceiver(what string) func(*instance, goja.FunctionCall) {
-	return func(s *instance, call goja.FunctionCall) { s.checkLength(what, lengthOf(call.This), maxLength) }
+func walksReceiver(what string) func(*callEnv, goja.FunctionCall) {
+	return func(e *callEnv, call goja.FunctionCall) { e.checkLength(what, lengthOf(call.This), maxLength) }
 }
 
 // walksArgument checks the length of argument i.
-func walksArgument(what string, i int) func(*instance, goja.FunctionCall) {
-	return func(s *instance, call goja.FunctionCall) {
-		s.checkLength(what, lengthOf(call.Argument(i)), maxLength)
+func walksArgument(what string, i int) func(*callEnv, goja.FunctionCall) {
+	return func(e *callEnv, call goja.FunctionCall) {
+		e.checkLength(what, lengthOf(call.Argument(i)), maxLength)
 	}
 }
 
@@ -66,36 +66,36 @@ func guards() []guard {
 	)
 }
 
-func checkConcat(s *instance, call goja.FunctionCall) {
+func checkConcat(e *callEnv, call goja.FunctionCall) {
 	n := lengthOf(call.This)
 	for _, a := range call.Arguments {
 		n += lengthOf(a)
 	}
-	s.checkLength("Array.prototype.concat", n, maxLength)
+	e.checkLength("Array.prototype.concat", n, maxLength)
 }
 
-func checkJoin(s *instance, call goja.FunctionCall) {
+func checkJoin(e *callEnv, call goja.FunctionCall) {
 	n := lengthOf(call.This)
-	s.checkLength("Array.prototype.join", n, maxLength)
+	e.checkLength("Array.prototype.join", n, maxLength)
 	if sep := call.Argument(0); isString(sep) {
-		s.checkLength("Array.prototype.join", n*float64(jsLength(sep)), maxChars)
+		e.checkLength("Array.prototype.join", n*float64(jsLength(sep)), maxChars)
 	}
 }
 
-func checkRepeat(s *instance, call goja.FunctionCall) {
+func checkRepeat(e *callEnv, call goja.FunctionCall) {
 	if isString(call.This) {
-		s.checkLength("String.prototype.repeat", float64(jsLength(call.This))*call.Argument(0).ToFloat(), maxChars)
+		e.checkLength("String.prototype.repeat", float64(jsLength(call.This))*call.Argument(0).ToFloat(), maxChars)
 	}
 }
 
-func checkPad(what string) func(*instance, goja.FunctionCall) {
-	return func(s *instance, call goja.FunctionCall) { s.checkLength(what, call.Argument(0).ToFloat(), maxChars) }
+func checkPad(what string) func(*callEnv, goja.FunctionCall) {
+	return func(e *callEnv, call goja.FunctionCall) { e.checkLength(what, call.Argument(0).ToFloat(), maxChars) }
 }
 
 // checkProto refuses to replace the prototype of a view or ctx: they are read-only.
-func checkProto(s *instance, call goja.FunctionCall) {
+func checkProto(e *callEnv, call goja.FunctionCall) {
 	if isReadOnly(call.Argument(0)) {
-		panic(s.readOnly())
+		panic(e.readOnly())
 	}
 }
 
@@ -115,9 +115,9 @@ func lengthOf(v goja.Value) float64 {
 	return 0
 }
 
-func (s *instance) checkLength(what string, n, limit float64) {
+func (e *callEnv) checkLength(what string, n, limit float64) {
 	if n > limit {
-		s.throwRange("%s: length %.0f is too large (the limit is %.0f)", what, n, limit)
+		e.throwRange("%s: length %.0f is too large (the limit is %.0f)", what, n, limit)
 	}
 }
 
@@ -146,64 +146,64 @@ var guardProgram = goja.MustCompile(internalName, `(function (maxLength, isReadO
 })`, true)
 
 // installGuards wraps the built-ins and replaces JSON.stringify; it runs before the module.
-func (s *instance) installGuards() error {
+func (e *callEnv) installGuards() error {
 	for _, g := range guards() {
-		if err := s.wrapBuiltin(g); err != nil {
+		if err := e.wrapBuiltin(g); err != nil {
 			return fmt.Errorf("guard %s.%s: %w", g.owner, g.name, err)
 		}
 	}
-	v, err := s.rt.RunProgram(guardProgram)
+	v, err := e.rt.RunProgram(guardProgram)
 	if err != nil {
 		return fmt.Errorf("guard built-ins: %w", err)
 	}
 	install, _ := goja.AssertFunction(v)
-	isRO := func(call goja.FunctionCall) goja.Value { return s.rt.ToValue(isReadOnly(call.Argument(0))) }
-	readOnly := func(goja.FunctionCall) goja.Value { return s.readOnly() }
-	if _, err := install(goja.Undefined(), s.rt.ToValue(maxLength), s.rt.ToValue(isRO), s.rt.ToValue(readOnly)); err != nil {
+	isRO := func(call goja.FunctionCall) goja.Value { return e.rt.ToValue(isReadOnly(call.Argument(0))) }
+	readOnly := func(goja.FunctionCall) goja.Value { return e.readOnly() }
+	if _, err := install(goja.Undefined(), e.rt.ToValue(maxLength), e.rt.ToValue(isRO), e.rt.ToValue(readOnly)); err != nil {
 		return fmt.Errorf("guard built-ins: %w", err)
 	}
 	// Array.prototype[Symbol.iterator] is values: make it the guarded one too.
-	proto := s.rt.Get("Array").ToObject(s.rt).Get("prototype").ToObject(s.rt)
+	proto := e.rt.Get("Array").ToObject(e.rt).Get("prototype").ToObject(e.rt)
 	if err := proto.DefineDataPropertySymbol(goja.SymIterator, proto.Get("values"),
 		goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return fmt.Errorf("guard Array.prototype[Symbol.iterator]: %w", err)
 	}
-	json := s.rt.Get("JSON").ToObject(s.rt)
-	return s.defineFunc(json, "stringify", s.jsonStringify, 3)
+	json := e.rt.Get("JSON").ToObject(e.rt)
+	return e.defineFunc(json, "stringify", e.jsonStringify, 3)
 }
 
 // wrapBuiltin replaces owner.name with a Go function that runs the check, then the original.
 // The wrapper takes the built-in's name and length, so stacks and introspection read as before.
-func (s *instance) wrapBuiltin(g guard) error {
-	owner, err := s.rt.RunString(g.owner)
+func (e *callEnv) wrapBuiltin(g guard) error {
+	owner, err := e.rt.RunString(g.owner)
 	if err != nil {
 		return err
 	}
-	obj := owner.ToObject(s.rt)
+	obj := owner.ToObject(e.rt)
 	origVal := obj.Get(g.name)
 	orig, ok := goja.AssertFunction(origVal)
 	if !ok {
 		return fmt.Errorf("%s.%s is not a function", g.owner, g.name)
 	}
 	wrapper := func(call goja.FunctionCall) goja.Value {
-		g.check(s, call)
+		g.check(e, call)
 		v, err := orig(call.This, call.Arguments...)
 		if err != nil {
 			panic(err) // an exception or interrupt from the built-in: let it unwind as it is
 		}
 		return v
 	}
-	length := int(origVal.ToObject(s.rt).Get("length").ToInteger())
-	return s.defineFunc(obj, g.name, wrapper, length)
+	length := int(origVal.ToObject(e.rt).Get("length").ToInteger())
+	return e.defineFunc(obj, g.name, wrapper, length)
 }
 
 // defineFunc defines obj.name as fn, a non-enumerable method named name of the given length.
-func (s *instance) defineFunc(obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value, length int) error {
-	f := s.rt.ToValue(fn).ToObject(s.rt)
-	if err := f.DefineDataProperty("name", s.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+func (e *callEnv) defineFunc(obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value, length int) error {
+	f := e.rt.ToValue(fn).ToObject(e.rt)
+	if err := f.DefineDataProperty("name", e.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return err
 	}
-	if err := f.DefineDataProperty("length", s.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := f.DefineDataProperty("length", e.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return err
 	}
 	return obj.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
