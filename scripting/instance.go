@@ -25,7 +25,7 @@ type instance struct {
 	timeout  time.Duration
 	dog      *watchdog
 
-	// base is cancelled by stop; callCtx is derived per call, lazily, for Go callbacks.
+	// base is cancelled by stop; callCtx is derived per call, lazily, for k8s calls (context).
 	base       context.Context
 	cancelBase context.CancelFunc
 	callCtx    context.Context
