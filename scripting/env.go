@@ -13,8 +13,9 @@ import (
 // Each global is a type of its own holding a callEnv and only what else it needs, the way
 // goja_nodejs's console holds its runtime and k6's modules hold their VU: consoleModule and
 // logModule (console.go), utilModule (util.go), k8sModule (k8s.go), ctxObject (ctx.go) with
-// cacheObject (cache.go), defineScript (types.go). None of them sees the instance's
-// definition, executor or deadline; the instance creates them in installGlobals (globals.go).
+// cacheObject (cache.go), defineScript (types.go); guardedBuiltins (guard.go) wraps the
+// built-ins the same way. None of them sees the instance's definition, executor or deadline;
+// the instance creates them in installGlobals (globals.go).
 //
 // Goroutines: a callEnv, and every binding holding one, is used only on the goroutine running
 // its runtime: the instance's executor (executor.go). Nothing here locks.

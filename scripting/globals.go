@@ -15,7 +15,7 @@ func (s *instance) installGlobals() error {
 	if err := s.captureInternals(); err != nil {
 		return s.scriptError(err)
 	}
-	if err := s.installGuards(); err != nil {
+	if err := (&guardedBuiltins{s.callEnv}).install(); err != nil {
 		return err
 	}
 	for _, g := range []struct {

@@ -66,12 +66,6 @@ func (b *budget) charge(v goja.Value) {
 	}
 }
 
-// jsonStringify is the script's JSON.stringify(value, replacer, space).
-func (e *callEnv) jsonStringify(call goja.FunctionCall) goja.Value {
-	defer e.guard("JSON.stringify")
-	return e.stringify("JSON.stringify", call.Argument(0), call.Argument(1), call.Argument(2))
-}
-
 func (e *callEnv) isArray(obj *goja.Object) bool {
 	if obj.ClassName() == "Array" {
 		return true
