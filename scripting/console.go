@@ -10,7 +10,9 @@ import (
 
 // The console and log globals write to the script's logger (already tagged script=<name>).
 // console.* joins its arguments like Node; log.*(msg, fields) turns fields into attributes of
-// the group fieldsGroup. Each output is one value for the limits (limits.go).
+// the group fieldsGroup. Each output is one value for the limits (limits.go). `runner test`
+// tells a script's output from the engine's by the caller of the log call (jstest/capture.go
+// matches consoleModule and logModule): those calls stay in these types' methods.
 
 // fieldsGroup holds the attributes of log.*(msg, fields): `attrs.replicas=3` in text logs,
 // "attrs":{"replicas":3} in JSON.
