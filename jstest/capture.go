@@ -74,12 +74,13 @@ func (c *captured) snapshot(list *[]entry) []entry {
 	return append([]entry{}, *list...)
 }
 
-// fromScript reports a record logged by a script's console or log global.
+// fromScript reports a record logged by a script's console or log global: its caller is a
+// function of scripting's consoleModule or logModule (scripting/console.go).
 func fromScript(pc uintptr) bool {
 	if pc == 0 {
 		return false
 	}
 	frame, _ := runtime.CallersFrames([]uintptr{pc}).Next()
-	return (strings.Contains(frame.Function, "/scripting.(*Script).") || strings.Contains(frame.Function, "/scripting.(*instance).")) &&
-		(strings.Contains(frame.Function, ".logFunc.") || strings.Contains(frame.Function, ".consoleFunc."))
+	return strings.Contains(frame.Function, "/scripting.(*consoleModule).") ||
+		strings.Contains(frame.Function, "/scripting.(*logModule).")
 }

@@ -11,16 +11,16 @@ import (
 // Strings are treated as UTF-8, as Kubernetes treats Secret values; decoding accepts standard
 // padded base64 only, the encoding the API server produces.
 
-func (s *instance) utilBase64Encode(call goja.FunctionCall) goja.Value {
-	str := s.stringArg("util.base64Encode", call, 0, "value")
-	return s.rt.ToValue(base64.StdEncoding.EncodeToString([]byte(str)))
+func (u *utilModule) base64Encode(call goja.FunctionCall) goja.Value {
+	str := u.stringArg("util.base64Encode", call, 0, "value")
+	return u.rt.ToValue(base64.StdEncoding.EncodeToString([]byte(str)))
 }
 
-func (s *instance) utilBase64Decode(call goja.FunctionCall) goja.Value {
-	str := s.stringArg("util.base64Decode", call, 0, "value")
+func (u *utilModule) base64Decode(call goja.FunctionCall) goja.Value {
+	str := u.stringArg("util.base64Decode", call, 0, "value")
 	data, err := base64.StdEncoding.DecodeString(str)
 	if err != nil {
-		panic(s.rt.NewTypeError(fmt.Sprintf("util.base64Decode: not base64: %v", err)))
+		panic(u.rt.NewTypeError(fmt.Sprintf("util.base64Decode: not base64: %v", err)))
 	}
-	return s.rt.ToValue(string(data))
+	return u.rt.ToValue(string(data))
 }

@@ -14,17 +14,17 @@ import (
 
 var ownerRefKeys = []string{"controller", "blockOwnerDeletion"}
 
-// utilOwnerReference is util.ownerReference(owner, {controller, blockOwnerDeletion}): the
+// ownerReference is util.ownerReference(owner, {controller, blockOwnerDeletion}): the
 // ownerReferences entry naming owner; both options default to true, as controller-runtime's
 // SetControllerReference sets them.
-func (s *instance) utilOwnerReference(call goja.FunctionCall) goja.Value {
+func (u *utilModule) ownerReference(call goja.FunctionCall) goja.Value {
 	const fn = "util.ownerReference"
-	defer s.guard(fn)
-	owner, ok := s.exportValue(fn, call.Argument(0)).(map[string]any)
+	defer u.guard(fn)
+	owner, ok := u.exportValue(fn, call.Argument(0)).(map[string]any)
 	if !ok {
-		panic(s.rt.NewTypeError(fn + ": owner must be an object"))
+		panic(u.rt.NewTypeError(fn + ": owner must be an object"))
 	}
-	opts := s.options(fn, call.Argument(1), ownerRefKeys...)
+	opts := u.options(fn, call.Argument(1), ownerRefKeys...)
 	ref := map[string]any{"controller": true, "blockOwnerDeletion": true}
 	for _, k := range ownerRefKeys {
 		if v, ok := opts[k]; ok {
@@ -38,45 +38,45 @@ func (s *instance) utilOwnerReference(call goja.FunctionCall) goja.Value {
 	}{{owner, "apiVersion"}, {owner, "kind"}, {meta, "name"}, {meta, "uid"}} {
 		v, _ := f.from[f.key].(string)
 		if v == "" {
-			panic(s.rt.NewTypeError(fn + ": the owner has no " + f.key + "; pass an object as the API server returned it"))
+			panic(u.rt.NewTypeError(fn + ": the owner has no " + f.key + "; pass an object as the API server returned it"))
 		}
 		ref[f.key] = v
 	}
-	return s.plain(ref)
+	return u.plain(ref)
 }
 
-// utilSetStatusCondition is util.setStatusCondition(conditions, condition): a new conditions
+// setStatusCondition is util.setStatusCondition(conditions, condition): a new conditions
 // list with condition set as apimachinery's meta.SetStatusCondition sets it: added if its type
 // is new; otherwise updated, lastTransitionTime moving only when status changes. The list
 // given is not changed (it may be a read-only view).
-func (s *instance) utilSetStatusCondition(call goja.FunctionCall) goja.Value {
+func (u *utilModule) setStatusCondition(call goja.FunctionCall) goja.Value {
 	const fn = "util.setStatusCondition"
-	defer s.guard(fn)
+	defer u.guard(fn)
 	var conditions []metav1.Condition
 	if list := call.Argument(0); !isMissing(list) {
-		s.decodeInto(fn, "conditions", s.exportValue(fn, list), &conditions)
+		u.decodeInto(fn, "conditions", u.exportValue(fn, list), &conditions)
 	}
 	var cond metav1.Condition
-	s.decodeInto(fn, "condition", s.exportValue(fn, call.Argument(1)), &cond)
+	u.decodeInto(fn, "condition", u.exportValue(fn, call.Argument(1)), &cond)
 	if cond.Type == "" || cond.Status == "" {
-		panic(s.rt.NewTypeError(fn + ": condition needs type and status (\"True\", \"False\" or \"Unknown\")"))
+		panic(u.rt.NewTypeError(fn + ": condition needs type and status (\"True\", \"False\" or \"Unknown\")"))
 	}
 	if cond.LastTransitionTime.IsZero() {
 		cond.LastTransitionTime = metav1.NewTime(time.Now())
 	}
 	apimeta.SetStatusCondition(&conditions, cond)
 	var out []any
-	s.decodeInto(fn, "result", conditions, &out)
-	return s.plain(out)
+	u.decodeInto(fn, "result", conditions, &out)
+	return u.plain(out)
 }
 
 // decodeInto converts v to into through JSON, as the API server would read it.
-func (s *instance) decodeInto(fn, what string, v, into any) {
+func (u *utilModule) decodeInto(fn, what string, v, into any) {
 	data, err := json.Marshal(v)
 	if err == nil {
 		err = json.Unmarshal(data, into)
 	}
 	if err != nil {
-		panic(s.rt.NewTypeError(fn + ": " + what + " is not valid: " + err.Error()))
+		panic(u.rt.NewTypeError(fn + ": " + what + " is not valid: " + err.Error()))
 	}
 }

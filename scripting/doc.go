@@ -39,6 +39,17 @@
 // A handler that returns a promise must settle it within the call; since k8s calls are
 // synchronous, awaiting them does.
 //
+// # Globals
+//
+// Inside a Script, the runtime wrapper (instance) only runs the lifecycle and the calls:
+// init, begin/end, call, settle and the handlers. Each global is a type of its own, as in
+// goja_nodejs and k6: consoleModule, logModule, utilModule, k8sModule, ctxObject (the
+// handlers' ctx, with cacheObject for ctx.cache) and defineScript, created by installGlobals.
+// Each holds a callEnv (env.go), the one thing they share with the instance: the runtime, the
+// built-ins captured before the script ran, and the Go errors thrown during the current call;
+// and only what else it needs (the logger, the Client and the call's context, the current
+// Event). All of them, like the runtime, are used only on the executor goroutine.
+//
 // # Limits
 //
 // Values crossing from JS into Go are walked with a budget (limits.go: elements, characters,

@@ -11,8 +11,8 @@ import (
 // behind them (shared, so never mutate the result), plain objects and arrays are copied,
 // functions and parts nested deeper than maxDepth become nil, dates export as time.Time,
 // errors as their "Name: message", other objects as their enumerable properties.
-func (s *instance) exportValue(what string, v goja.Value) any {
-	return s.budget(what).export(v, 0)
+func (e *callEnv) exportValue(what string, v goja.Value) any {
+	return e.budget(what).export(v, 0)
 }
 
 func (b *budget) export(v goja.Value, depth int) any {
@@ -38,7 +38,7 @@ func (b *budget) export(v goja.Value, depth int) any {
 	case "Date":
 		return obj.Export()
 	case "Error":
-		msg := b.s.describe(obj)
+		msg := b.env.describe(obj)
 		b.addChars(len(msg))
 		return msg
 	}

@@ -16,12 +16,12 @@ import (
 
 const finalizerAttempts = 5
 
-// k8sAddFinalizer is k8s.addFinalizer(resource, namespace, name, finalizer): the object, with
+// addFinalizer is k8s.addFinalizer(resource, namespace, name, finalizer): the object, with
 // the finalizer added unless it was there.
-func (s *instance) k8sAddFinalizer(call goja.FunctionCall) goja.Value {
+func (k *k8sModule) addFinalizer(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.addFinalizer"
-	defer s.guard(fn)
-	return s.editFinalizers(fn, call, func(finalizers []any, f string) []map[string]any {
+	defer k.guard(fn)
+	return k.editFinalizers(fn, call, func(finalizers []any, f string) []map[string]any {
 		if slices.Contains(finalizers, any(f)) {
 			return nil
 		}
@@ -32,12 +32,12 @@ func (s *instance) k8sAddFinalizer(call goja.FunctionCall) goja.Value {
 	})
 }
 
-// k8sRemoveFinalizer is k8s.removeFinalizer(resource, namespace, name, finalizer): the object,
+// removeFinalizer is k8s.removeFinalizer(resource, namespace, name, finalizer): the object,
 // with the finalizer removed if it was there. A missing object is no error: it is gone.
-func (s *instance) k8sRemoveFinalizer(call goja.FunctionCall) goja.Value {
+func (k *k8sModule) removeFinalizer(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.removeFinalizer"
-	defer s.guard(fn)
-	return s.editFinalizers(fn, call, func(finalizers []any, f string) []map[string]any {
+	defer k.guard(fn)
+	return k.editFinalizers(fn, call, func(finalizers []any, f string) []map[string]any {
 		i := slices.Index(finalizers, any(f))
 		if i < 0 {
 			return nil
@@ -48,37 +48,37 @@ func (s *instance) k8sRemoveFinalizer(call goja.FunctionCall) goja.Value {
 
 // editFinalizers reads the object, asks edit for the operations (none: nothing to do) and
 // patches with a resourceVersion test, retrying on a conflicting change.
-func (s *instance) editFinalizers(fn string, call goja.FunctionCall, edit func([]any, string) []map[string]any) goja.Value {
-	res := s.resourceArg(fn, call)
-	ns, name := s.stringArg(fn, call, 1, "namespace"), s.nameArg(fn, call, 2)
-	f := s.stringArg(fn, call, 3, "finalizer")
+func (k *k8sModule) editFinalizers(fn string, call goja.FunctionCall, edit func([]any, string) []map[string]any) goja.Value {
+	res := k.resourceArg(fn, call)
+	ns, name := k.stringArg(fn, call, 1, "namespace"), k.nameArg(fn, call, 2)
+	f := k.stringArg(fn, call, 3, "finalizer")
 	if f == "" {
-		panic(s.rt.NewTypeError(fn + ": finalizer is required, e.g. \"example.com/cleanup\""))
+		panic(k.rt.NewTypeError(fn + ": finalizer is required, e.g. \"example.com/cleanup\""))
 	}
-	c := s.clientFor(fn)
+	c := k.clientFor(fn)
 	for attempt := 1; ; attempt++ {
-		obj, err := c.Get(s.context(), res, ns, name)
+		obj, err := c.Get(k.ctx(), res, ns, name)
 		if apierrors.IsNotFound(err) && fn == "k8s.removeFinalizer" {
 			return goja.Null()
 		}
 		if err != nil {
-			s.throwK8s("get", res, joinKey(ns, name), err)
+			k.throwK8s("get", res, joinKey(ns, name), err)
 		}
 		meta, _ := obj["metadata"].(map[string]any)
 		current, _ := meta["finalizers"].([]any)
 		ops := edit(current, f)
 		if ops == nil {
-			return s.view(obj)
+			return k.view(obj)
 		}
 		test := map[string]any{"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
 		patch, _ := json.Marshal(append([]map[string]any{test}, ops...))
-		out, err := c.Patch(s.context(), res, ns, name, patch, PatchOptions{Type: "json"})
+		out, err := c.Patch(k.ctx(), res, ns, name, patch, PatchOptions{Type: "json"})
 		if err == nil {
-			return s.view(out)
+			return k.view(out)
 		}
 		conflict := apierrors.IsConflict(err) || apierrors.IsInvalid(err) // a failed test op is 422
 		if !conflict || attempt == finalizerAttempts {
-			s.throwK8s("patch finalizers of", res, joinKey(ns, name), err)
+			k.throwK8s("patch finalizers of", res, joinKey(ns, name), err)
 		}
 	}
 }

@@ -2,23 +2,33 @@ package scripting
 
 import "github.com/dop251/goja"
 
-// installGlobals captures the built-ins the bindings rely on, then defines console, log,
-// util, k8s and defineScript and prepares the handlers' ctx object.
+// global is the binding of one JS global (env.go): exports builds the value scripts see
+// under its name.
+type global interface {
+	exports() (*goja.Object, error)
+}
+
+// installGlobals captures the built-ins the bindings rely on and guards the ones that walk a
+// length (guard.go), then defines console, log, util, k8s and defineScript and prepares the
+// handlers' ctx object. It runs first in init, so every call (begin/end) comes after it.
 func (s *instance) installGlobals() error {
 	if err := s.captureInternals(); err != nil {
+		return s.scriptError(err)
+	}
+	if err := (&guardedBuiltins{s.callEnv}).install(); err != nil {
 		return err
 	}
 	for _, g := range []struct {
-		name string
-		make func() (*goja.Object, error)
+		name   string
+		global global
 	}{
-		{"console", s.newConsole},
-		{"log", s.newLog},
-		{"util", s.newUtil},
-		{"k8s", s.newK8s},
-		{"defineScript", s.newDefineScript},
+		{"console", newConsole(s.callEnv, s.log)},
+		{"log", newLog(s.callEnv, s.log)},
+		{"util", newUtil(s.callEnv)},
+		{"k8s", newK8s(s.callEnv, s.client, s.context)},
+		{"defineScript", defineScript{s.rt}},
 	} {
-		obj, err := g.make()
+		obj, err := g.global.exports()
 		if err != nil {
 			return err
 		}
@@ -26,6 +36,7 @@ func (s *instance) installGlobals() error {
 			return err
 		}
 	}
-	s.ctxObj = s.newCtx()
+	s.ctx = newCtx(s.callEnv, s.name)
+	s.ctxObj = s.rt.NewDynamicObject(s.ctx)
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 // The deadline interrupts JavaScript between instructions, but a Go built-in runs to its end:
 // `a.length = 2**32 - 1; a.lastIndexOf(1)` walks four billion empty slots, and
-// `JSON.stringify(a)` or `a.join()` also allocates for each. installGuards wraps the built-ins
+// `JSON.stringify(a)` or `a.join()` also allocates for each. guardedBuiltins wraps the built-ins
 // that walk a length (Array.prototype methods, Array.from, apply) or size a result from a
 // number (String.prototype.repeat and padding), and the array iterators that spreading, Set and
 // Array.from drain in Go, in Go functions that throw a RangeError past
@@ -19,21 +19,29 @@ import (
 // a catastrophic regular expression) is bounded by the executor: the call is abandoned Grace
 // after its deadline.
 
+// guardedBuiltins installs the guards on its runtime's built-ins, once, before the module
+// runs (installGlobals); the wrappers then run on the executor goroutine like any binding.
+type guardedBuiltins struct {
+	*callEnv
+}
+
 // guard is one wrapped built-in: where it lives, its name, and the check run before it.
 type guard struct {
 	owner, name string
-	check       func(s *instance, call goja.FunctionCall)
+	check       func(gb *guardedBuiltins, call goja.FunctionCall)
 }
 
 // walksReceiver checks the length of `this`, which the built-in walks.
-func walksReceiver(what string) func(*instance, goja.FunctionCall) {
-	return func(s *instance, call goja.FunctionCall) { s.checkLength(what, lengthOf(call.This), maxLength) }
+func walksReceiver(what string) func(*guardedBuiltins, goja.FunctionCall) {
+	return func(gb *guardedBuiltins, call goja.FunctionCall) {
+		gb.checkLength(what, lengthOf(call.This), maxLength)
+	}
 }
 
 // walksArgument checks the length of argument i.
-func walksArgument(what string, i int) func(*instance, goja.FunctionCall) {
-	return func(s *instance, call goja.FunctionCall) {
-		s.checkLength(what, lengthOf(call.Argument(i)), maxLength)
+func walksArgument(what string, i int) func(*guardedBuiltins, goja.FunctionCall) {
+	return func(gb *guardedBuiltins, call goja.FunctionCall) {
+		gb.checkLength(what, lengthOf(call.Argument(i)), maxLength)
 	}
 }
 
@@ -66,36 +74,38 @@ func guards() []guard {
 	)
 }
 
-func checkConcat(s *instance, call goja.FunctionCall) {
+func checkConcat(gb *guardedBuiltins, call goja.FunctionCall) {
 	n := lengthOf(call.This)
 	for _, a := range call.Arguments {
 		n += lengthOf(a)
 	}
-	s.checkLength("Array.prototype.concat", n, maxLength)
+	gb.checkLength("Array.prototype.concat", n, maxLength)
 }
 
-func checkJoin(s *instance, call goja.FunctionCall) {
+func checkJoin(gb *guardedBuiltins, call goja.FunctionCall) {
 	n := lengthOf(call.This)
-	s.checkLength("Array.prototype.join", n, maxLength)
+	gb.checkLength("Array.prototype.join", n, maxLength)
 	if sep := call.Argument(0); isString(sep) {
-		s.checkLength("Array.prototype.join", n*float64(jsLength(sep)), maxChars)
+		gb.checkLength("Array.prototype.join", n*float64(jsLength(sep)), maxChars)
 	}
 }
 
-func checkRepeat(s *instance, call goja.FunctionCall) {
+func checkRepeat(gb *guardedBuiltins, call goja.FunctionCall) {
 	if isString(call.This) {
-		s.checkLength("String.prototype.repeat", float64(jsLength(call.This))*call.Argument(0).ToFloat(), maxChars)
+		gb.checkLength("String.prototype.repeat", float64(jsLength(call.This))*call.Argument(0).ToFloat(), maxChars)
 	}
 }
 
-func checkPad(what string) func(*instance, goja.FunctionCall) {
-	return func(s *instance, call goja.FunctionCall) { s.checkLength(what, call.Argument(0).ToFloat(), maxChars) }
+func checkPad(what string) func(*guardedBuiltins, goja.FunctionCall) {
+	return func(gb *guardedBuiltins, call goja.FunctionCall) {
+		gb.checkLength(what, call.Argument(0).ToFloat(), maxChars)
+	}
 }
 
 // checkProto refuses to replace the prototype of a view or ctx: they are read-only.
-func checkProto(s *instance, call goja.FunctionCall) {
+func checkProto(gb *guardedBuiltins, call goja.FunctionCall) {
 	if isReadOnly(call.Argument(0)) {
-		panic(s.readOnly())
+		panic(gb.readOnly())
 	}
 }
 
@@ -115,9 +125,9 @@ func lengthOf(v goja.Value) float64 {
 	return 0
 }
 
-func (s *instance) checkLength(what string, n, limit float64) {
+func (gb *guardedBuiltins) checkLength(what string, n, limit float64) {
 	if n > limit {
-		s.throwRange("%s: length %.0f is too large (the limit is %.0f)", what, n, limit)
+		gb.throwRange("%s: length %.0f is too large (the limit is %.0f)", what, n, limit)
 	}
 }
 
@@ -145,66 +155,72 @@ var guardProgram = goja.MustCompile(internalName, `(function (maxLength, isReadO
     set: function __proto__(v) { if (isReadOnly(this)) throw readOnly(); return call(setProto, this, v); } });
 })`, true)
 
-// installGuards wraps the built-ins and replaces JSON.stringify; it runs before the module.
-func (s *instance) installGuards() error {
+// install wraps the built-ins and replaces JSON.stringify.
+func (gb *guardedBuiltins) install() error {
 	for _, g := range guards() {
-		if err := s.wrapBuiltin(g); err != nil {
+		if err := gb.wrapBuiltin(g); err != nil {
 			return fmt.Errorf("guard %s.%s: %w", g.owner, g.name, err)
 		}
 	}
-	v, err := s.rt.RunProgram(guardProgram)
+	v, err := gb.rt.RunProgram(guardProgram)
 	if err != nil {
 		return fmt.Errorf("guard built-ins: %w", err)
 	}
 	install, _ := goja.AssertFunction(v)
-	isRO := func(call goja.FunctionCall) goja.Value { return s.rt.ToValue(isReadOnly(call.Argument(0))) }
-	readOnly := func(goja.FunctionCall) goja.Value { return s.readOnly() }
-	if _, err := install(goja.Undefined(), s.rt.ToValue(maxLength), s.rt.ToValue(isRO), s.rt.ToValue(readOnly)); err != nil {
+	isRO := func(call goja.FunctionCall) goja.Value { return gb.rt.ToValue(isReadOnly(call.Argument(0))) }
+	readOnly := func(goja.FunctionCall) goja.Value { return gb.readOnly() }
+	if _, err := install(goja.Undefined(), gb.rt.ToValue(maxLength), gb.rt.ToValue(isRO), gb.rt.ToValue(readOnly)); err != nil {
 		return fmt.Errorf("guard built-ins: %w", err)
 	}
 	// Array.prototype[Symbol.iterator] is values: make it the guarded one too.
-	proto := s.rt.Get("Array").ToObject(s.rt).Get("prototype").ToObject(s.rt)
+	proto := gb.rt.Get("Array").ToObject(gb.rt).Get("prototype").ToObject(gb.rt)
 	if err := proto.DefineDataPropertySymbol(goja.SymIterator, proto.Get("values"),
 		goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return fmt.Errorf("guard Array.prototype[Symbol.iterator]: %w", err)
 	}
-	json := s.rt.Get("JSON").ToObject(s.rt)
-	return s.defineFunc(json, "stringify", s.jsonStringify, 3)
+	json := gb.rt.Get("JSON").ToObject(gb.rt)
+	return gb.defineFunc(json, "stringify", gb.stringifyBinding, 3)
 }
 
 // wrapBuiltin replaces owner.name with a Go function that runs the check, then the original.
 // The wrapper takes the built-in's name and length, so stacks and introspection read as before.
-func (s *instance) wrapBuiltin(g guard) error {
-	owner, err := s.rt.RunString(g.owner)
+func (gb *guardedBuiltins) wrapBuiltin(g guard) error {
+	owner, err := gb.rt.RunString(g.owner)
 	if err != nil {
 		return err
 	}
-	obj := owner.ToObject(s.rt)
+	obj := owner.ToObject(gb.rt)
 	origVal := obj.Get(g.name)
 	orig, ok := goja.AssertFunction(origVal)
 	if !ok {
 		return fmt.Errorf("%s.%s is not a function", g.owner, g.name)
 	}
 	wrapper := func(call goja.FunctionCall) goja.Value {
-		g.check(s, call)
+		g.check(gb, call)
 		v, err := orig(call.This, call.Arguments...)
 		if err != nil {
 			panic(err) // an exception or interrupt from the built-in: let it unwind as it is
 		}
 		return v
 	}
-	length := int(origVal.ToObject(s.rt).Get("length").ToInteger())
-	return s.defineFunc(obj, g.name, wrapper, length)
+	length := int(origVal.ToObject(gb.rt).Get("length").ToInteger())
+	return gb.defineFunc(obj, g.name, wrapper, length)
 }
 
 // defineFunc defines obj.name as fn, a non-enumerable method named name of the given length.
-func (s *instance) defineFunc(obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value, length int) error {
-	f := s.rt.ToValue(fn).ToObject(s.rt)
-	if err := f.DefineDataProperty("name", s.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+func (gb *guardedBuiltins) defineFunc(obj *goja.Object, name string, fn func(goja.FunctionCall) goja.Value, length int) error {
+	f := gb.rt.ToValue(fn).ToObject(gb.rt)
+	if err := f.DefineDataProperty("name", gb.rt.ToValue(name), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return err
 	}
-	if err := f.DefineDataProperty("length", s.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+	if err := f.DefineDataProperty("length", gb.rt.ToValue(length), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return err
 	}
 	return obj.DefineDataProperty(name, f, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+}
+
+// stringifyBinding is the script's JSON.stringify(value, replacer, space), bounded.
+func (gb *guardedBuiltins) stringifyBinding(call goja.FunctionCall) goja.Value {
+	defer gb.guard("JSON.stringify")
+	return gb.stringify("JSON.stringify", call.Argument(0), call.Argument(1), call.Argument(2))
 }

@@ -78,7 +78,7 @@ func (s *instance) handle(name string, fn goja.Callable, ev Event, args ...goja.
 		return err
 	}
 	defer s.end(&err)
-	s.ev = ev
+	s.ctx.ev = ev
 	_, err = s.call(s.defObj, fn, args...)
 	return err
 }
@@ -139,7 +139,7 @@ func (s *instance) reconcile(key string, ev Event) (res ReconcileResult, err err
 		return ReconcileResult{}, err
 	}
 	defer s.end(&err)
-	s.ev = ev
+	s.ctx.ev = ev
 	v, err := s.call(s.defObj, s.reconcileFn, s.rt.ToValue(key), s.ctxObj)
 	if err != nil {
 		return ReconcileResult{}, err

@@ -12,18 +12,20 @@ import (
 // maxCallStackSize turns runaway recursion into a RangeError long before it costs real memory.
 const maxCallStackSize = 4096
 
-// instance is one goja runtime of a Script and the definition it exported. It is driven by
-// its executor goroutine (executor.go): every field below the executor's is touched only there,
-// except through stop, which is safe from any goroutine.
+// instance is one goja runtime of a Script and the definition it exported: its lifecycle
+// (init, stop) and its calls (begin, call, end, the handlers). The globals' bindings are types
+// of their own (env.go), sharing the runtime with it through the embedded callEnv. It is
+// driven by its executor goroutine (executor.go): every field below the executor's, and every
+// binding, is touched only there, except through stop, which is safe from any goroutine.
 type instance struct {
-	name    string
-	rt      *goja.Runtime
-	log     *slog.Logger
-	client  Client
-	timeout time.Duration
-	dog     *watchdog
+	*callEnv // rt, the captured built-ins, the Go errors thrown during the call
+	name     string
+	log      *slog.Logger
+	client   Client
+	timeout  time.Duration
+	dog      *watchdog
 
-	// base is cancelled by stop; callCtx is derived per call, lazily, for Go callbacks.
+	// base is cancelled by stop; callCtx is derived per call, lazily, for k8s calls (context).
 	base       context.Context
 	cancelBase context.CancelFunc
 	callCtx    context.Context
@@ -43,13 +45,11 @@ type instance struct {
 	scheduleFns []goja.Callable       // schedule[i].run
 	enqueueFns  map[int]goja.Callable // watch[i].enqueue, when a function
 
-	// Per-call state, reset when the call ends.
+	// Per-call state, reset when the call ends (the event is ctx's, the thrown errors callEnv's).
 	callName string
-	ev       Event
-	goErrs   map[*goja.Object]error // Go errors behind the JS errors thrown during this call
 
-	ctxObj    *goja.Object // the handlers' ctx argument, one object reading s.ev
-	internals internals
+	ctx    *ctxObject   // the handlers' ctx; its ev is the current call's event
+	ctxObj *goja.Object // ctx as scripts see it
 }
 
 type indexer struct {
@@ -59,7 +59,7 @@ type indexer struct {
 
 // newInstance creates a runtime without running anything in it; init, on the executor, does.
 func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
-	s := &instance{name: name, rt: goja.New(), client: opts.Client, timeout: opts.Timeout, log: log}
+	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, timeout: opts.Timeout, log: log}
 	if opts.Now != nil {
 		s.rt.SetTimeSource(opts.Now) // Date follows the engine's clock (virtual in offline tests)
 	}
@@ -118,10 +118,8 @@ func (s *instance) end(err *error) {
 		s.cancelCall()
 		s.callCtx, s.cancelCall = nil, nil
 	}
-	if len(s.goErrs) > 0 {
-		clear(s.goErrs)
-	}
-	s.ev = Event{}
+	s.endCall()
+	s.ctx.ev = Event{}
 }
 
 // context is the context Go callbacks receive: cancelled at the call's deadline or on stop.

@@ -46,16 +46,6 @@ func (s *instance) interruptCause(v any) (string, error) {
 	return s.callName + ": " + ErrInterrupted.Error(), ErrInterrupted
 }
 
-// goErrorOf returns the Go error behind an exception thrown by a binding, if any.
-func (s *instance) goErrorOf(x *goja.Exception) error {
-	if obj, ok := x.Value().(*goja.Object); ok {
-		if err, ok := s.goErrs[obj]; ok {
-			return err
-		}
-	}
-	return x.Unwrap()
-}
-
 // maxMessage bounds the message of a thrown value, which is logged on one line.
 const maxMessage = 16 << 10
 
@@ -73,7 +63,7 @@ func truncate(msg string, n int) string {
 
 // describe renders a thrown value as "Name: message" without running script code where it
 // can be avoided; a throwing toString falls back to a placeholder.
-func (s *instance) describe(v goja.Value) (msg string) {
+func (e *callEnv) describe(v goja.Value) (msg string) {
 	if v == nil {
 		return "undefined"
 	}
@@ -89,7 +79,7 @@ func (s *instance) describe(v goja.Value) (msg string) {
 	if obj.ClassName() == "Error" {
 		return obj.Get("name").String() + ": " + obj.Get("message").String()
 	}
-	if j := s.describeJSON(obj); j != "" {
+	if j := e.describeJSON(obj); j != "" {
 		return j // a thrown plain object reads better as JSON than as [object Object]
 	}
 	return v.String()
@@ -97,13 +87,13 @@ func (s *instance) describe(v goja.Value) (msg string) {
 
 // describeJSON is obj as JSON within the limits of one value, or "" when it has no JSON form,
 // cannot be serialized, or is too large.
-func (s *instance) describeJSON(obj *goja.Object) (j string) {
+func (e *callEnv) describeJSON(obj *goja.Object) (j string) {
 	defer func() {
 		if recover() != nil {
 			j = ""
 		}
 	}()
-	if v := s.stringify("describe", obj, goja.Undefined(), goja.Undefined()); !isMissing(v) {
+	if v := e.stringify("describe", obj, goja.Undefined(), goja.Undefined()); !isMissing(v) {
 		return v.String()
 	}
 	return ""
@@ -206,44 +196,3 @@ func (s *instance) settle(v goja.Value) (goja.Value, error) {
 }
 
 var promiseType = reflect.TypeFor[*goja.Promise]()
-
-// newError creates the JS Error a binding throws for err, remembering err so that an uncaught
-// throw surfaces as a *ScriptError wrapping it.
-func (s *instance) newError(err error) *goja.Object {
-	obj, cerr := s.rt.New(s.internals.errorCtor, s.rt.ToValue(err.Error()))
-	if cerr != nil {
-		obj = s.rt.NewGoError(err)
-	}
-	if s.goErrs == nil {
-		s.goErrs = make(map[*goja.Object]error)
-	}
-	s.goErrs[obj] = err
-	return obj
-}
-
-// guard, deferred by every Go function exposed to JS, turns a Go panic into a JS exception
-// that unwinds through goja like any throw. goja's own panics (throws, interrupts) pass
-// through untouched.
-func (s *instance) guard(what string) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if isGojaPanic(r) {
-		panic(r)
-	}
-	panic(s.newError(fmt.Errorf("%w in %s: %v", ErrPanic, what, r)))
-}
-
-func isGojaPanic(r any) bool {
-	t := reflect.TypeOf(r)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	return t.PkgPath() == "github.com/dop251/goja"
-}
-
-// throwf throws a JS Error from a binding.
-func (s *instance) throwf(format string, args ...any) {
-	panic(s.newError(fmt.Errorf(format, args...)))
-}

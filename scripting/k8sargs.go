@@ -9,42 +9,42 @@ import (
 // Objects and patches leave JS as JSON, produced by the runtime's own JSON.stringify so they
 // mean exactly what the script would see printed (views serialize like plain objects).
 
-func (s *instance) toJSON(fn string, v goja.Value) []byte {
-	j := s.stringify(fn, v, goja.Undefined(), goja.Undefined())
+func (k *k8sModule) toJSON(fn string, v goja.Value) []byte {
+	j := k.stringify(fn, v, goja.Undefined(), goja.Undefined())
 	if isMissing(j) {
-		panic(s.rt.NewTypeError(fmt.Sprintf("%s: %s has no JSON form", fn, typeName(v))))
+		panic(k.rt.NewTypeError(fmt.Sprintf("%s: %s has no JSON form", fn, typeName(v))))
 	}
 	return []byte(j.String())
 }
 
 // exportObject converts a JS object (a view or a plain object) into a new unstructured
 // Object. A view is copied too: the client may modify what it is given, the cache must not be.
-func (s *instance) exportObject(fn string, v goja.Value) Object {
+func (k *k8sModule) exportObject(fn string, v goja.Value) Object {
 	if obj, ok := v.(*goja.Object); !ok || obj.ClassName() == "Array" || isFunction(obj) {
-		panic(s.rt.NewTypeError(fmt.Sprintf("%s: object must be a Kubernetes object, got %s", fn, typeName(v))))
+		panic(k.rt.NewTypeError(fmt.Sprintf("%s: object must be a Kubernetes object, got %s", fn, typeName(v))))
 	}
-	x, err := decodeJSON(s.toJSON(fn, v))
+	x, err := decodeJSON(k.toJSON(fn, v))
 	if err != nil {
-		s.throwf("%s: %w", fn, err)
+		k.throwf("%s: %w", fn, err)
 	}
 	m, _ := x.(map[string]any)
 	return m
 }
 
 // patchBody accepts a patch object, a JSON patch array, or a string sent as it is.
-func (s *instance) patchBody(fn string, v goja.Value) []byte {
+func (k *k8sModule) patchBody(fn string, v goja.Value) []byte {
 	if isString(v) {
-		s.budget(fn).addString(v)
+		k.budget(fn).addString(v)
 		return []byte(v.String())
 	}
 	if _, ok := v.(*goja.Object); !ok {
-		panic(s.rt.NewTypeError(fmt.Sprintf("%s: patch must be an object, an array or a string, got %s", fn, typeName(v))))
+		panic(k.rt.NewTypeError(fmt.Sprintf("%s: patch must be an object, an array or a string, got %s", fn, typeName(v))))
 	}
-	return s.toJSON(fn, v)
+	return k.toJSON(fn, v)
 }
 
-func (s *instance) patchOptions(fn string, v goja.Value) PatchOptions {
-	o := s.options(fn, v, "type", "force", "fieldManager")
+func (k *k8sModule) patchOptions(fn string, v goja.Value) PatchOptions {
+	o := k.options(fn, v, "type", "force", "fieldManager")
 	var opts PatchOptions
 	if t, ok := o["type"]; ok {
 		opts.Type = t.String()
@@ -53,7 +53,7 @@ func (s *instance) patchOptions(fn string, v goja.Value) PatchOptions {
 		opts.Type = "merge"
 	}
 	if _, ok := opts.PatchType(); !ok {
-		panic(s.rt.NewTypeError(fmt.Sprintf(
+		panic(k.rt.NewTypeError(fmt.Sprintf(
 			"%s: patch type must be \"merge\", \"json\", \"strategic\" or \"apply\", got %q", fn, opts.Type)))
 	}
 	if f, ok := o["force"]; ok {

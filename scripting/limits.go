@@ -1,8 +1,6 @@
 package scripting
 
 import (
-	"fmt"
-
 	"github.com/dop251/goja"
 )
 
@@ -28,13 +26,13 @@ const (
 
 // budget counts what one value crossing into Go has cost so far.
 type budget struct {
-	s     *instance
+	env   *callEnv
 	what  string // the binding, for messages: "log.info", "k8s.create"
 	items int
 	chars int
 }
 
-func (s *instance) budget(what string) *budget { return &budget{s: s, what: what} }
+func (e *callEnv) budget(what string) *budget { return &budget{env: e, what: what} }
 
 // addItems charges n array elements or object properties, throwing when over the limit. It
 // is called before the items are visited, so a sparse array's length is refused up front.
@@ -46,7 +44,7 @@ func (b *budget) addItems(n int64, kind string) {
 // room throws unless n more items fit.
 func (b *budget) room(n int64, kind string) {
 	if n < 0 || n > int64(maxItems-b.items) {
-		b.s.throwRange("%s: value too large: %s %d (the limit is %d elements and properties in one value)",
+		b.env.throwRange("%s: value too large: %s %d (the limit is %d elements and properties in one value)",
 			b.what, kind, n, maxItems)
 	}
 }
@@ -54,7 +52,7 @@ func (b *budget) room(n int64, kind string) {
 // addChars charges a string of n characters.
 func (b *budget) addChars(n int) {
 	if n > maxChars-b.chars {
-		b.s.throwRange("%s: value too large: more than %d Mi characters of strings in one value", b.what, maxChars>>20)
+		b.env.throwRange("%s: value too large: more than %d Mi characters of strings in one value", b.what, maxChars>>20)
 	}
 	b.chars += n
 }
@@ -70,17 +68,4 @@ func jsLength(v goja.Value) int {
 		return str.Length()
 	}
 	return len(v.String())
-}
-
-// throwRange throws a JS RangeError from a binding.
-func (s *instance) throwRange(format string, args ...any) {
-	panic(s.rangeError(fmt.Sprintf(format, args...)))
-}
-
-func (s *instance) rangeError(msg string) *goja.Object {
-	obj, err := s.rt.New(s.internals.rangeErrorCtor, s.rt.ToValue(msg))
-	if err != nil {
-		return s.rt.NewTypeError(msg)
-	}
-	return obj
 }

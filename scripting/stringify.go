@@ -10,23 +10,23 @@ import (
 // first. A replacer list (an allowlist of keys) cannot be combined with a function, so the
 // value is first measured whole, then serialized with the list: the limits apply to the value
 // before the list narrows it. Exceptions and interrupts propagate as panics, as in a binding.
-func (s *instance) stringify(what string, v, replacer, space goja.Value) goja.Value {
-	b := s.budget(what)
+func (e *callEnv) stringify(what string, v, replacer, space goja.Value) goja.Value {
+	b := e.budget(what)
 	var user goja.Callable
 	if obj, ok := replacer.(*goja.Object); ok {
 		if fn, ok := goja.AssertFunction(obj); ok {
 			user = fn
-		} else if s.isArray(obj) {
+		} else if e.isArray(obj) {
 			b.addItems(obj.Get("length").ToInteger(), "a replacer list of length")
-			s.rawStringify(v, s.rt.ToValue(b.replacer(nil)), goja.Undefined())
-			return s.rawStringify(v, replacer, space)
+			e.rawStringify(v, e.rt.ToValue(b.replacer(nil)), goja.Undefined())
+			return e.rawStringify(v, replacer, space)
 		}
 	}
-	return s.rawStringify(v, s.rt.ToValue(b.replacer(user)), space)
+	return e.rawStringify(v, e.rt.ToValue(b.replacer(user)), space)
 }
 
-func (s *instance) rawStringify(v, replacer, space goja.Value) goja.Value {
-	out, err := s.internals.stringify(goja.Undefined(), v, replacer, space)
+func (e *callEnv) rawStringify(v, replacer, space goja.Value) goja.Value {
+	out, err := e.internals.stringify(goja.Undefined(), v, replacer, space)
 	if err != nil {
 		panic(err) // a goja exception or interrupt: let it unwind as it is
 	}
@@ -61,21 +61,15 @@ func (b *budget) charge(v goja.Value) {
 	if !ok || isFunction(obj) {
 		return
 	}
-	if b.s.isArray(obj) {
+	if b.env.isArray(obj) {
 		b.room(obj.Get("length").ToInteger(), "an array of length") // elements count as visited
 	}
 }
 
-// jsonStringify is the script's JSON.stringify(value, replacer, space).
-func (s *instance) jsonStringify(call goja.FunctionCall) goja.Value {
-	defer s.guard("JSON.stringify")
-	return s.stringify("JSON.stringify", call.Argument(0), call.Argument(1), call.Argument(2))
-}
-
-func (s *instance) isArray(obj *goja.Object) bool {
+func (e *callEnv) isArray(obj *goja.Object) bool {
 	if obj.ClassName() == "Array" {
 		return true
 	}
-	v, err := s.internals.isArray(goja.Undefined(), obj)
+	v, err := e.internals.isArray(goja.Undefined(), obj)
 	return err == nil && v.ToBoolean()
 }

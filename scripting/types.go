@@ -15,11 +15,13 @@ var declarations []byte
 // keeps it in step with what Instantiate installs.
 func Declarations() []byte { return slices.Clone(declarations) }
 
-// newDefineScript is the defineScript global: the identity, so that
+// defineScript is the defineScript global: the identity, so that
 // `export default defineScript({...})` runs as `export default {...}` does while TypeScript
 // checks the definition against ScriptDefinition.
-func (s *instance) newDefineScript() (*goja.Object, error) {
-	return s.rt.ToValue(func(call goja.FunctionCall) goja.Value {
+type defineScript struct{ rt *goja.Runtime }
+
+func (d defineScript) exports() (*goja.Object, error) {
+	return d.rt.ToValue(func(call goja.FunctionCall) goja.Value {
 		return call.Argument(0)
-	}).ToObject(s.rt), nil
+	}).ToObject(d.rt), nil
 }

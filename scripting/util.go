@@ -10,49 +10,50 @@ import (
 // The util global: clone gives scripts a mutable copy of a read-only view; diff compares two
 // states of an object; base64Encode/base64Decode (base64.go) read and write Secret data.
 
-func (s *instance) newUtil() (*goja.Object, error) {
-	util := s.rt.NewObject()
-	if err := util.Set("clone", s.utilClone); err != nil {
-		return nil, err
-	}
-	if err := util.Set("diff", s.utilDiff); err != nil {
-		return nil, err
-	}
-	if err := util.Set("base64Encode", s.utilBase64Encode); err != nil {
-		return nil, err
-	}
-	if err := util.Set("base64Decode", s.utilBase64Decode); err != nil {
-		return nil, err
-	}
-	if err := util.Set("ownerReference", s.utilOwnerReference); err != nil {
-		return nil, err
-	}
-	if err := util.Set("setStatusCondition", s.utilSetStatusCondition); err != nil {
-		return nil, err
-	}
-	return util, nil
+// utilModule is the util global. Used only on the executor goroutine (env.go).
+type utilModule struct {
+	*callEnv
 }
 
-// utilClone is util.clone(value): a deep, mutable, plain-JS copy. Views, plain objects and
+func newUtil(env *callEnv) *utilModule { return &utilModule{callEnv: env} }
+
+// exports is the util object.
+func (u *utilModule) exports() (*goja.Object, error) {
+	obj := u.rt.NewObject()
+	for _, f := range []struct {
+		name string
+		fn   func(goja.FunctionCall) goja.Value
+	}{
+		{"clone", u.clone}, {"diff", u.diff},
+		{"base64Encode", u.base64Encode}, {"base64Decode", u.base64Decode},
+		{"ownerReference", u.ownerReference}, {"setStatusCondition", u.setStatusCondition},
+	} {
+		if err := obj.Set(f.name, f.fn); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
+}
+
+// clone is util.clone(value): a deep, mutable, plain-JS copy. Views, plain objects and
 // arrays are copied; functions and other objects (Date, Map, ...) are shared.
-func (s *instance) utilClone(call goja.FunctionCall) goja.Value {
-	defer s.guard("util.clone")
-	return s.budget("util.clone").clone(call.Argument(0), 0)
+func (u *utilModule) clone(call goja.FunctionCall) goja.Value {
+	defer u.guard("util.clone")
+	return u.cloneValue(u.budget("util.clone"), call.Argument(0), 0)
 }
 
-// clone copies v within the limits of one value. Strings are immutable and shared, so only
-// elements and properties are charged.
-func (b *budget) clone(v goja.Value, depth int) goja.Value {
-	s := b.s
+// cloneValue copies v within the limits of one value, b. Strings are immutable and shared, so
+// only elements and properties are charged.
+func (u *utilModule) cloneValue(b *budget, v goja.Value, depth int) goja.Value {
 	obj, ok := v.(*goja.Object)
 	if !ok {
 		return v
 	}
 	if data, ok := viewData(obj); ok {
-		return s.plain(data)
+		return u.plain(data)
 	}
 	if depth >= maxDepth {
-		s.throwf("util.clone: %w", errTooDeep)
+		u.throwf("util.clone: %w", errTooDeep)
 	}
 	switch {
 	case isFunction(obj):
@@ -62,15 +63,15 @@ func (b *budget) clone(v goja.Value, depth int) goja.Value {
 		b.addItems(n, "an array of length")
 		items := make([]any, n)
 		for i := range items {
-			items[i] = b.clone(obj.Get(strconv.Itoa(i)), depth+1)
+			items[i] = u.cloneValue(b, obj.Get(strconv.Itoa(i)), depth+1)
 		}
-		return s.rt.NewArray(items...)
+		return u.rt.NewArray(items...)
 	case obj.ClassName() == "Object":
-		out := s.rt.NewObject()
+		out := u.rt.NewObject()
 		keys := obj.Keys()
 		b.addItems(int64(len(keys)), "an object with properties")
 		for _, k := range keys {
-			_ = out.Set(k, b.clone(obj.Get(k), depth+1))
+			_ = out.Set(k, u.cloneValue(b, obj.Get(k), depth+1))
 		}
 		return out
 	}
@@ -78,55 +79,55 @@ func (b *budget) clone(v goja.Value, depth int) goja.Value {
 }
 
 // plain builds ordinary, mutable JS values from unstructured Go data.
-func (s *instance) plain(x any) goja.Value {
+func (u *utilModule) plain(x any) goja.Value {
 	switch x := x.(type) {
 	case map[string]any:
-		out := s.rt.NewObject()
+		out := u.rt.NewObject()
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			_ = out.Set(k, s.plain(x[k]))
+			_ = out.Set(k, u.plain(x[k]))
 		}
 		return out
 	case []any:
 		items := make([]any, len(x))
 		for i, el := range x {
-			items[i] = s.plain(el)
+			items[i] = u.plain(el)
 		}
-		return s.rt.NewArray(items...)
+		return u.rt.NewArray(items...)
 	}
-	v, composite := s.toJS(x)
+	v, composite := u.toJS(x)
 	if composite { // a hand-built Go value; toJS normalized it into a view
-		return s.plain(s.exportValue("util.clone", v))
+		return u.plain(u.exportValue("util.clone", v))
 	}
 	return v
 }
 
-// utilDiff is util.diff(a, b): [{path, old, new}] for every leaf that differs, ignoring
+// diff is util.diff(a, b): [{path, old, new}] for every leaf that differs, ignoring
 // metadata.resourceVersion, metadata.managedFields and metadata.generation. Arrays are
 // compared by index; a missing side is undefined.
-func (s *instance) utilDiff(call goja.FunctionCall) goja.Value {
-	defer s.guard("util.diff")
-	b := s.budget("util.diff")
+func (u *utilModule) diff(call goja.FunctionCall) goja.Value {
+	defer u.guard("util.diff")
+	b := u.budget("util.diff")
 	changes := diff(b.export(call.Argument(0), 0), b.export(call.Argument(1), 0))
 	items := make([]any, len(changes))
 	for i, c := range changes {
-		entry := s.rt.NewObject()
+		entry := u.rt.NewObject()
 		_ = entry.Set("path", c.path)
-		_ = entry.Set("old", s.diffSide(c.old, c.hasOld))
-		_ = entry.Set("new", s.diffSide(c.new, c.hasNew))
+		_ = entry.Set("old", u.diffSide(c.old, c.hasOld))
+		_ = entry.Set("new", u.diffSide(c.new, c.hasNew))
 		items[i] = entry
 	}
-	return s.rt.NewArray(items...)
+	return u.rt.NewArray(items...)
 }
 
-func (s *instance) diffSide(x any, present bool) goja.Value {
+func (u *utilModule) diffSide(x any, present bool) goja.Value {
 	if !present {
 		return goja.Undefined()
 	}
-	v, _ := s.toJS(x)
+	v, _ := u.toJS(x)
 	return v
 }

@@ -15,8 +15,8 @@ import (
 const readOnlyMessage = "object is read-only; use util.clone(obj) for a mutable copy"
 
 type objectView struct {
-	s *instance
-	m map[string]any
+	env *callEnv
+	m   map[string]any
 	// first is the first wrapped child handed out, kept in the view itself: most objects on
 	// a handler's path (obj.spec.template.spec...) have exactly one child accessed, and a
 	// reload wraps tens of thousands of them. more holds any others.
@@ -40,57 +40,55 @@ type kidSet struct {
 const maxLinearKids = 16
 
 type arrayView struct {
-	s    *instance
+	env  *callEnv
 	a    []any
 	kids []*goja.Object // wrapped elements handed out, by index; nil until the first
 }
 
 // toJS converts a value of an unstructured object. Maps and slices become views; the second
 // result says so, telling the caller the value is worth remembering.
-func (s *instance) toJS(x any) (goja.Value, bool) {
+func (e *callEnv) toJS(x any) (goja.Value, bool) {
 	switch x := x.(type) {
 	case nil:
 		return goja.Null(), false
 	case string:
-		return s.rt.ToValue(x), false
+		return e.rt.ToValue(x), false
 	case bool, int64, float64, int, int32, float32, uint32:
-		return s.rt.ToValue(x), false
+		return e.rt.ToValue(x), false
 	case map[string]any:
-		return s.rt.NewDynamicObject(&objectView{s: s, m: x}), true
+		return e.rt.NewDynamicObject(&objectView{env: e, m: x}), true
 	case []any:
-		return s.rt.NewDynamicArray(&arrayView{s: s, a: x}), true
+		return e.rt.NewDynamicArray(&arrayView{env: e, a: x}), true
 	case json.Number:
-		return s.rt.ToValue(numberValue(x)), false
+		return e.rt.ToValue(numberValue(x)), false
 	default:
 		// Not what unstructured holds, but Go callers may build such objects by hand.
-		return s.toJS(s.normalize(x))
+		return e.toJS(e.normalize(x))
 	}
 }
 
 // normalize runs arbitrary MarshalJSON methods, so a panic there must become a JS exception.
-func (s *instance) normalize(x any) any {
-	defer s.guard("converting a Go value for the script")
+func (e *callEnv) normalize(x any) any {
+	defer e.guard("converting a Go value for the script")
 	return normalize(x)
 }
 
 // view returns the read-only view of obj, or null for a nil object (a tombstone without Obj).
-func (s *instance) view(obj Object) goja.Value {
+func (e *callEnv) view(obj Object) goja.Value {
 	if obj == nil {
 		return goja.Null()
 	}
-	return s.rt.NewDynamicObject(&objectView{s: s, m: obj})
+	return e.rt.NewDynamicObject(&objectView{env: e, m: obj})
 }
 
 // viewList returns a read-only array of object views.
-func (s *instance) viewList(objs []Object) goja.Value {
+func (e *callEnv) viewList(objs []Object) goja.Value {
 	a := make([]any, len(objs))
 	for i, o := range objs {
 		a[i] = o
 	}
-	return s.rt.NewDynamicArray(&arrayView{s: s, a: a})
+	return e.rt.NewDynamicArray(&arrayView{env: e, a: a})
 }
-
-func (s *instance) readOnly() *goja.Object { return s.rt.NewTypeError(readOnlyMessage) }
 
 func (v *objectView) Get(key string) goja.Value {
 	if val := v.kid(key); val != nil {
@@ -100,7 +98,7 @@ func (v *objectView) Get(key string) goja.Value {
 	if !ok {
 		return nil
 	}
-	val, composite := v.s.toJS(x)
+	val, composite := v.env.toJS(x)
 	if composite {
 		v.remember(key, val.(*goja.Object))
 	}
@@ -159,8 +157,8 @@ func (k *kidSet) add(key string, val *goja.Object) {
 	}
 }
 
-func (v *objectView) Set(string, goja.Value) bool { panic(v.s.readOnly()) }
-func (v *objectView) Delete(string) bool          { panic(v.s.readOnly()) }
+func (v *objectView) Set(string, goja.Value) bool { panic(v.env.readOnly()) }
+func (v *objectView) Delete(string) bool          { panic(v.env.readOnly()) }
 
 func (v *objectView) Has(key string) bool {
 	_, ok := v.m[key]
@@ -188,7 +186,7 @@ func (v *arrayView) Get(idx int) goja.Value {
 	if v.kids != nil && v.kids[idx] != nil {
 		return v.kids[idx]
 	}
-	val, composite := v.s.toJS(v.a[idx])
+	val, composite := v.env.toJS(v.a[idx])
 	if composite {
 		if v.kids == nil {
 			v.kids = make([]*goja.Object, len(v.a))
@@ -198,8 +196,8 @@ func (v *arrayView) Get(idx int) goja.Value {
 	return val
 }
 
-func (v *arrayView) Set(int, goja.Value) bool { panic(v.s.readOnly()) }
-func (v *arrayView) SetLen(int) bool          { panic(v.s.readOnly()) }
+func (v *arrayView) Set(int, goja.Value) bool { panic(v.env.readOnly()) }
+func (v *arrayView) SetLen(int) bool          { panic(v.env.readOnly()) }
 
 func (v *arrayView) MarshalJSON() ([]byte, error) { return json.Marshal(v.a) }
 
