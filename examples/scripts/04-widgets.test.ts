@@ -1,11 +1,8 @@
 // Tests of 04-widgets.ts, in TypeScript, run offline by `runner test` (see docs/testing.md).
 // The CRD comes from a fixture file: creating it makes the cluster serve widgets.
-interface Widget {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace: string };
-  spec: { size?: number; color?: string };
-}
+// jsinformer-test.d.ts, written by `runner types` next to jsinformer.d.ts, declares test,
+// expect and harness; tsc checks this file with the plugins (tsconfig.json).
+import type { Widget } from "./resources";
 
 const widget = (name: string, spec: Widget["spec"]): Widget => ({
   apiVersion: "example.com/v1",
