@@ -97,6 +97,7 @@ func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	runTypes(t, good, "--kubeconfig", cp.Kubeconfig, "--gvr", "widgets.example.com", "--gvr", "deploy")
 	writeFile(t, filepath.Join(good, "typed-deployments.ts"), typedDeployments)
 	copyFiles(t, typedDir, good, "*.ts")
+	writeDocBlocks(t, good, filepath.Join("..", "..", "docs", "testing.md"))
 	if out, err := runTSC(t, tsc, good); err != nil {
 		t.Fatalf("tsc over the TypeScript examples: %v\n%s", err, out)
 	}
@@ -193,6 +194,22 @@ func TestTypedTestFilePasses(t *testing.T) {
 	out, err := execute(t, t.Context(), "test", filepath.Join(typedDir, "typed-harness.test.ts"))
 	if err != nil || !strings.Contains(out, "\n4 passed, 0 failed, 2 skipped\n") {
 		t.Fatalf("runner test testdata/typed: %v\n%s", err, out)
+	}
+}
+
+// writeDocBlocks writes each ```ts block of the document into dir as a test file.
+func writeDocBlocks(t *testing.T, dir, doc string) {
+	t.Helper()
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```ts\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	if len(blocks) == 0 {
+		t.Fatalf("%s has no ```ts block", doc)
+	}
+	for i, b := range blocks {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("doc-%d.test.ts", i+1)), b[1])
 	}
 }
 

@@ -24,6 +24,7 @@ test("growing past 10 warns", () => {
   const h = harness("./04-widgets.ts", { objects: ["../crds/widgets.yaml", widget("w1", { size: 3 })] });
   h.patch("wd", "toys", "w1", { spec: { size: 12 } }); // the CRD's short name resolves too
   expect(h.logs[1]).toEqual({ level: "warn", message: "widget too large", name: "w1", size: 12 });
+  expect(h.get<Widget>("wd", "toys", "w1")?.spec?.size).toBe(12);
 });
 
 test("without the CRD the plugin does not load", () => {
