@@ -1,7 +1,7 @@
 // Type declarations for the test files of `runner test` (*.test.ts, *.test.js): the globals
-// test, it, describe, beforeEach, afterEach, expect and harness. Written by `runner types`
-// next to jsinformer.d.ts, whose KubeObject, ObjectMeta, Console and K8sError it uses; see
-// docs/testing.md.
+// test, it, describe, beforeEach, afterEach, expect and harness (and console, declared in
+// jsinformer.d.ts: in test files it prints to standard error). Written by `runner types` next
+// to jsinformer.d.ts, whose KubeObject and ObjectMeta it uses; see docs/testing.md.
 //
 // These globals exist only in test files, and log, util, k8s and defineScript only in plugins:
 // TypeScript declares globals for a whole program, so a tsconfig.json that includes both files
@@ -10,8 +10,12 @@
 
 /// <reference path="./jsinformer.d.ts" />
 
-/** A test's body: it fails when it throws, or returns a promise that rejects. */
-type TestBody = () => void | Promise<unknown>;
+/**
+ * A test's (or a hook's) body, called without arguments: it fails when it throws, or returns a
+ * promise that rejects or is still pending when it returns (there are no timers; harness calls
+ * are synchronous). Any other value it returns is ignored.
+ */
+type TestBody = () => unknown;
 
 interface TestFunction {
   /** Declares a test; tests run one after the other, in the order they are declared. */
