@@ -14,6 +14,10 @@
 // h.settle and h.advance move it. h.writes, h.logs and h.errors are what the plugin sent,
 // logged and failed with.
 //
+// jsinformer-test.d.ts (Declarations, written by `runner types`) declares these globals and
+// the harness for TypeScript; TestDeclarationsMatchTheRuntime keeps it in step with install,
+// expect.js and the harness's methods and options.
+//
 // Goroutines: RunFile runs the file on the calling goroutine, which owns the runtime and
 // plays the loader of every engine it starts; each engine's goroutines are stopped by
 // closing its harness, which happens when the test that opened it ends. A test is

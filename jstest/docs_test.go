@@ -10,32 +10,26 @@ import (
 	"github.com/jsinformer/jsinformer/jstest"
 )
 
-// Every ```js block of docs/testing.md that declares a test runs, next to the example
-// plugins it names, and passes.
+// Every ```js and ```ts block of docs/testing.md that declares a test runs, next to the
+// example plugins and the CRD fixtures (../crds/) it names, and passes.
 func TestDocsExamplesPass(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "testing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```js\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	blocks := regexp.MustCompile("(?s)```(js|ts)\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
 	ran := 0
 	for i, b := range blocks {
-		if !strings.Contains(b[1], "test(") {
+		lang, code := b[1], b[2]
+		if !strings.Contains(code, "test(") {
 			continue
 		}
-		dir := t.TempDir()
-		for _, plugin := range regexp.MustCompile(`harness\("\./([^"]+)"`).FindAllStringSubmatch(b[1], -1) {
-			src, err := os.ReadFile(filepath.Join("..", "examples", "scripts", plugin[1]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, plugin[1]), src, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		path := filepath.Join(dir, "doc.test.js")
-		if err := os.WriteFile(path, []byte(b[1]), 0o644); err != nil {
+		dir := filepath.Join(t.TempDir(), "scripts")
+		copyNamed(t, code, `harness\("\./([^"]+)"`, filepath.Join("..", "examples", "scripts"), dir)
+		copyNamed(t, code, `"\.\./crds/([^"]+)"`, filepath.Join("..", "examples", "crds"), filepath.Join(dir, "..", "crds"))
+		path := filepath.Join(dir, "doc.test."+lang)
+		if err := os.WriteFile(path, []byte(code), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		res := jstest.RunFile(t.Context(), path, jstest.Options{})
@@ -49,7 +43,24 @@ func TestDocsExamplesPass(t *testing.T) {
 		}
 		ran++
 	}
-	if ran < 2 {
-		t.Fatalf("ran %d blocks of docs/testing.md, want at least 2", ran)
+	if ran < 3 {
+		t.Fatalf("ran %d blocks of docs/testing.md, want at least 3", ran)
+	}
+}
+
+// copyNamed copies the files of from that code names (the first group of pattern) into dir.
+func copyNamed(t *testing.T, code, pattern, from, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(code, -1) {
+		src, err := os.ReadFile(filepath.Join(from, m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m[1]), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

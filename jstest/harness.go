@@ -45,6 +45,13 @@ type harnessOptions struct {
 	Now     string       `json:"now"`
 }
 
+// The properties harness() accepts in its options and their flags, as their json tags name
+// them; anything else is an error. jsinformer-test.d.ts declares the same (a test checks).
+var (
+	harnessOptionKeys = []string{"objects", "flags", "now"}
+	harnessFlagKeys   = []string{"gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout"}
+)
+
 // harnessFlags are the runner's flags that matter to a plugin.
 type harnessFlags struct {
 	GVR            any    `json:"gvr"` // a string or a list
@@ -81,12 +88,12 @@ func (f *fileRun) harnessOptions(v goja.Value) (harnessOptions, error) {
 	if err != nil {
 		return opts, err
 	}
-	if err := decodeStrict(data, &opts, "objects", "flags", "now"); err != nil {
+	if err := decodeStrict(data, &opts, harnessOptionKeys...); err != nil {
 		return opts, err
 	}
 	if flags, ok := data.(map[string]any)["flags"]; ok {
 		var unused harnessFlags
-		if err := decodeStrict(flags, &unused, "gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout"); err != nil {
+		if err := decodeStrict(flags, &unused, harnessFlagKeys...); err != nil {
 			return opts, fmt.Errorf("flags: %w", err)
 		}
 	}

@@ -193,6 +193,9 @@ func (h *harness) get(resource, namespace, name string) goja.Value {
 	return h.f.toJS(obj.Object)
 }
 
+// listOptionKeys are the properties h.list accepts in its options.
+var listOptionKeys = []string{"namespace", "labelSelector", "fieldSelector"}
+
 func (h *harness) list(resource string, opts goja.Value) goja.Value {
 	var lo struct {
 		Namespace     string `json:"namespace"`
@@ -202,7 +205,7 @@ func (h *harness) list(resource string, opts goja.Value) goja.Value {
 	if !missing(opts) {
 		data, err := h.f.toGo(opts)
 		h.check(err)
-		h.check(decodeStrict(data, &lo, "namespace", "labelSelector", "fieldSelector"))
+		h.check(decodeStrict(data, &lo, listOptionKeys...))
 	}
 	list, err := h.cluster.List(h.resource(resource, "list").GVR, lo.Namespace,
 		metav1.ListOptions{LabelSelector: lo.LabelSelector, FieldSelector: lo.FieldSelector})

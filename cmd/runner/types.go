@@ -12,10 +12,11 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/internal/typegen"
+	"github.com/jsinformer/jsinformer/jstest"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-const typesExample = `  # The globals, the definition object and ctx, for editors and tsc
+const typesExample = `  # The globals, the definition object and ctx (and the globals of test files), for editors and tsc
   runner types -o ./scripts
 
   # ... and interfaces for Deployments and a custom resource, from the cluster's OpenAPI v3
@@ -23,8 +24,9 @@ const typesExample = `  # The globals, the definition object and ctx, for editor
 
 // Files `runner types` writes.
 const (
-	declarationsFile = "jsinformer.d.ts"
-	resourcesFile    = "resources.d.ts"
+	declarationsFile     = "jsinformer.d.ts"
+	testDeclarationsFile = "jsinformer-test.d.ts"
+	resourcesFile        = "resources.d.ts"
 )
 
 type typesOptions struct {
@@ -38,12 +40,14 @@ func newTypesCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "types [-o DIR] [--gvr RESOURCE ...]",
 		Short: "Write TypeScript declarations for scripts: the runner's API, and resources from the cluster",
-		Long: `types writes ` + declarationsFile + ` into DIR: the globals scripts see (log, console, util, k8s,
-defineScript), the definition object, ctx and ctx.cache. With --gvr it also writes
-` + resourcesFile + `: an interface for each named resource, generated from the OpenAPI v3 schemas
-the cluster serves (custom resources included), and every type they use. Scripts import them
-with ` + "`import type { Deployment } from \"./resources\"`" + `; the runner strips types without
-checking them, tsc --noEmit checks them (see docs/scripts.md).
+		Long: `types writes two files into DIR: ` + declarationsFile + `, the globals scripts see (log, console,
+util, k8s, defineScript), the definition object, ctx and ctx.cache; and
+` + testDeclarationsFile + `, the globals of test files (test, describe, expect, harness, ...; see
+docs/testing.md). With --gvr it also writes ` + resourcesFile + `: an interface for each named
+resource, generated from the OpenAPI v3 schemas the cluster serves (custom resources
+included), and every type they use. Scripts import them with
+` + "`import type { Deployment } from \"./resources\"`" + `; the runner strips types without checking
+them, tsc --noEmit checks them (see docs/scripts.md).
 
 Without --gvr no cluster is contacted.`,
 		Example:       typesExample,
@@ -64,6 +68,9 @@ func (o *typesOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("create output folder: %w", err)
 	}
 	if err := o.write(cmd, declarationsFile, scripting.Declarations()); err != nil {
+		return err
+	}
+	if err := o.write(cmd, testDeclarationsFile, jstest.Declarations()); err != nil {
 		return err
 	}
 	if len(o.resources) == 0 {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/jstest"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -41,12 +42,14 @@ func TestTypesWithoutACluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("runner types: %v\n%s", err, out)
 	}
-	if want := "wrote " + filepath.Join(dir, "jsinformer.d.ts") + "\n"; out != want {
+	if want := "wrote " + filepath.Join(dir, "jsinformer.d.ts") + "\nwrote " + filepath.Join(dir, "jsinformer-test.d.ts") + "\n"; out != want {
 		t.Errorf("output %q, want %q", out, want)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, "jsinformer.d.ts"))
-	if err != nil || !bytes.Equal(got, scripting.Declarations()) {
-		t.Fatalf("jsinformer.d.ts is not scripting's declarations (%v)", err)
+	for name, want := range map[string][]byte{"jsinformer.d.ts": scripting.Declarations(), "jsinformer-test.d.ts": jstest.Declarations()} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is not the runner's declarations (%v)", name, err)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "resources.d.ts")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("resources.d.ts written without --gvr (%v)", err)
@@ -75,7 +78,8 @@ func TestTypesErrors(t *testing.T) {
 
 // TestTypeScriptExamplesTypeCheck writes the declarations with `runner types` against the
 // control plane (the widgets CRD installed), keeps examples/scripts' copies of them current,
-// and runs the pinned tsc over the TypeScript examples and over scripts that must not compile.
+// and runs the pinned tsc over the TypeScript examples, plugins and test files, with
+// testdata/typed (every test declaration used), and over files that must not compile.
 func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	applyWidgetCRD(t, dynamic.NewForConfigOrDie(cp.Config), discovery.NewDiscoveryClientForConfigOrDie(cp.Config))
@@ -84,7 +88,7 @@ func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	// The examples' copies: exactly what `runner types --gvr widgets.example.com` writes.
 	gen := t.TempDir()
 	runTypes(t, gen, "--kubeconfig", cp.Kubeconfig, "--gvr", "widgets.example.com")
-	for _, name := range []string{"jsinformer.d.ts", "resources.d.ts"} {
+	for _, name := range []string{"jsinformer.d.ts", "jsinformer-test.d.ts", "resources.d.ts"} {
 		checkExampleCopy(t, gen, name)
 	}
 
@@ -92,6 +96,8 @@ func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	copyExamples(t, good, "*.ts", "tsconfig.json")
 	runTypes(t, good, "--kubeconfig", cp.Kubeconfig, "--gvr", "widgets.example.com", "--gvr", "deploy")
 	writeFile(t, filepath.Join(good, "typed-deployments.ts"), typedDeployments)
+	copyFiles(t, typedDir, good, "*.ts")
+	writeDocBlocks(t, good, filepath.Join("..", "..", "docs", "testing.md"))
 	if out, err := runTSC(t, tsc, good); err != nil {
 		t.Fatalf("tsc over the TypeScript examples: %v\n%s", err, out)
 	}
@@ -107,6 +113,9 @@ func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 		t.Fatalf("tsc accepted scripts with mistakes:\n%s", out)
 	}
 	for name, src := range mistakes {
+		if !strings.HasSuffix(name, ".ts") {
+			t.Fatalf("mistake %s: tsc checks .ts files only", name)
+		}
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\(\d+,\d+\): error TS\d+: ` + src.error).MatchString(out) {
 			t.Errorf("tsc did not report %s's mistake (%s):\n%s", name, src.error, out)
 		}
@@ -148,6 +157,60 @@ var mistakes = map[string]struct{ code, error string }{
 		`Expected 4-5 arguments, but got 2`},
 	"bad-watch.ts": {`export default defineScript({ watch: { resource: "deploy", namespaces: "x" }, onAdd() {} });`,
 		`Object literal may only specify known properties, .*'namespaces'`},
+
+	// Test files, checked with jsinformer-test.d.ts.
+	"misspelt-matcher.test.ts": {`test("t", () => { expect(1).toEquals(1); });`,
+		`Property 'toEquals' does not exist on type 'Expectation'. Did you mean 'toEqual'\?`},
+	"negated-twice.test.ts": {`test("t", () => { expect(1).not.not.toBe(1); });`,
+		`Property 'not' does not exist on type 'Matchers'`},
+	"matcher-argument.test.ts": {`test("t", () => { expect([1]).toHaveLength("1"); });`,
+		`Argument of type 'string' is not assignable to parameter of type 'number'`},
+	"no-such-harness-method.test.ts": {`test("t", () => { harness("./p.ts").create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } }); });`,
+		`Property 'create' does not exist on type 'Harness'`},
+	"harness-argument.test.ts": {`test("t", () => { harness("./p.ts").advance(true); });`,
+		`Argument of type 'boolean' is not assignable to parameter of type 'HarnessDuration'`},
+	"missing-argument.test.ts": {`test("t", () => { harness("./p.ts").get("v1/configmaps", "x"); });`,
+		`Expected 3 arguments, but got 2`},
+	"object-without-kind.test.ts": {`test("t", () => { harness("./p.ts").add({ apiVersion: "v1", metadata: { name: "x" } }); });`,
+		`Argument of type '.*' is not assignable to parameter of type 'HarnessObject'`},
+	"misspelt-flag.test.ts": {`test("t", () => { harness("./p.ts", { flags: { namespaces: "x" } }); });`,
+		`Object literal may only specify known properties, but 'namespaces' does not exist in type 'HarnessFlags'`},
+	"writes-the-writes.test.ts": {`test("t", () => { const h = harness("./p.ts"); h.writes = []; });`,
+		`Cannot assign to 'writes' because it is a read-only property`},
+	"no-such-verb.test.ts": {`test("t", () => { expect(harness("./p.ts").writes.filter((w) => w.verb === "apply")).toHaveLength(0); });`,
+		`This comparison appears to be unintentional because the types '"create" \| .*' and '"apply"' have no overlap`},
+	"done-callback.test.ts": {`test("t", (done: () => void) => { done(); });`,
+		`Argument of type '\(done: \(\) => void\) => void' is not assignable to parameter of type 'TestBody'`},
+}
+
+// typedDir holds a test file that uses every declaration of jsinformer-test.d.ts, and the
+// plugin and fixtures it runs with.
+var typedDir = filepath.Join("testdata", "typed")
+
+// TestTypedTestFilePasses runs testdata/typed's test file: the uses of the declarations that
+// tsc accepts in TestTypeScriptExamplesTypeCheck also work.
+func TestTypedTestFilePasses(t *testing.T) {
+	t.Parallel()
+	out, err := execute(t, t.Context(), "test", filepath.Join(typedDir, "typed-harness.test.ts"))
+	if err != nil || !strings.Contains(out, "\n4 passed, 0 failed, 2 skipped\n") {
+		t.Fatalf("runner test testdata/typed: %v\n%s", err, out)
+	}
+}
+
+// writeDocBlocks writes each ```ts block of the document into dir as a test file.
+func writeDocBlocks(t *testing.T, dir, doc string) {
+	t.Helper()
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```ts\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	if len(blocks) == 0 {
+		t.Fatalf("%s has no ```ts block", doc)
+	}
+	for i, b := range blocks {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("doc-%d.test.ts", i+1)), b[1])
+	}
 }
 
 func runTypes(t *testing.T, dir string, args ...string) {
@@ -176,10 +239,16 @@ func checkExampleCopy(t *testing.T, gen, name string) {
 
 func copyExamples(t *testing.T, dir string, patterns ...string) {
 	t.Helper()
+	copyFiles(t, examplesDir, dir, patterns...)
+}
+
+// copyFiles copies the files of from that match patterns into dir, but for declaration files.
+func copyFiles(t *testing.T, from, dir string, patterns ...string) {
+	t.Helper()
 	for _, p := range patterns {
-		matches, err := filepath.Glob(filepath.Join(examplesDir, p))
+		matches, err := filepath.Glob(filepath.Join(from, p))
 		if err != nil || len(matches) == 0 {
-			t.Fatalf("no examples match %s (%v)", p, err)
+			t.Fatalf("no file of %s matches %s (%v)", from, p, err)
 		}
 		for _, m := range matches {
 			if strings.HasSuffix(m, ".d.ts") {

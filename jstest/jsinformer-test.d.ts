@@ -1,0 +1,236 @@
+// Type declarations for the test files of `runner test` (*.test.ts, *.test.js): the globals
+// test, it, describe, beforeEach, afterEach, expect and harness (and console, declared in
+// jsinformer.d.ts: in test files it prints to standard error). Written by `runner types` next
+// to jsinformer.d.ts, whose KubeObject and ObjectMeta it uses; see docs/testing.md.
+//
+// These globals exist only in test files, and log, util, k8s and defineScript only in plugins:
+// TypeScript declares globals for a whole program, so a tsconfig.json that includes both files
+// lets a plugin name expect, or a test k8s, without complaint (runner test fails when that
+// line runs).
+
+/// <reference path="./jsinformer.d.ts" />
+
+/**
+ * A test's (or a hook's) body, called without arguments: it fails when it throws, or returns a
+ * promise that rejects or is still pending when it returns (there are no timers; harness calls
+ * are synchronous). Any other value it returns is ignored.
+ */
+type TestBody = () => unknown;
+
+interface TestFunction {
+  /** Declares a test; tests run one after the other, in the order they are declared. */
+  (name: string, fn: TestBody): void;
+  /** Declares a test that is reported as skipped and not run. */
+  skip(name: string, fn?: TestBody): void;
+}
+
+/**
+ * Jest's matchers. A failed one throws an assertion error: the test fails with the expected
+ * and received values (a line diff when they span several lines) at the assertion's position.
+ */
+interface Matchers {
+  /** Object.is(received, expected). */
+  toBe(expected: unknown): void;
+  /** Recursive equality; properties whose value is undefined count as absent. */
+  toEqual(expected: unknown): void;
+  /** Every property of expected is in received with a matching value, recursively (arrays element by element, same length). */
+  toMatchObject(expected: object): void;
+  /** received.length === length. */
+  toHaveLength(length: number): void;
+  /** An array (or any iterable) holds item (Object.is), or a string contains it. */
+  toContain(item: unknown): void;
+  /**
+   * received is a function that throws; expected may be a substring of the message, a
+   * regular expression it matches, or the error's class.
+   */
+  toThrow(expected?: string | RegExp | (abstract new (...args: any[]) => unknown)): void;
+  toBeTruthy(): void;
+  toBeFalsy(): void;
+  toBeUndefined(): void;
+  toBeNull(): void;
+  toBeDefined(): void;
+  toBeGreaterThan(n: number | bigint): void;
+  toBeLessThan(n: number | bigint): void;
+}
+
+interface Expectation extends Matchers {
+  /** The matchers, negated: expect(h.get(...)).not.toBeNull(). */
+  readonly not: Matchers;
+}
+
+/**
+ * An object h.add, h.update and h.delete take and harness({objects}) seeds: apiVersion, kind
+ * and metadata.name (or, for a create, metadata.generateName). A namespaced object without a
+ * namespace goes to "default".
+ */
+interface HarnessObject {
+  apiVersion: string;
+  kind: string;
+  metadata: HarnessObjectMeta;
+  [field: string]: any;
+}
+
+/** Properties whose value is undefined are left out, as JSON.stringify leaves them out. */
+interface HarnessObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  labels?: { [key: string]: string | undefined };
+  annotations?: { [key: string]: string | undefined };
+  [field: string]: any;
+}
+
+/** The runner's flags that matter to a plugin. */
+interface HarnessFlags {
+  /** --gvr: a resource or a list, for plugins without watch. */
+  gvr?: string | string[];
+  /** -n */
+  namespace?: string;
+  /** -l */
+  selector?: string;
+  /** --field-selector */
+  fieldSelector?: string;
+  /** --dry-run */
+  dryRun?: boolean;
+  /** --handler-timeout, a Go duration ("2s"); default "5s". Real time. */
+  handlerTimeout?: string;
+}
+
+/** harness()'s options; any other property is an error. */
+interface HarnessOptions {
+  /**
+   * Created in order before the plugin starts, so it sees them as initial adds. Each is an
+   * object or the path, relative to the test file, of a YAML or JSON file (one or more
+   * documents, List kinds expanded) or of a recording of `runner record` (.jsonl: its
+   * initial list).
+   */
+  objects?: Array<HarnessObject | string>;
+  flags?: HarnessFlags;
+  /** Where the virtual clock starts, RFC 3339; default "2030-01-01T00:00:00Z". */
+  now?: string;
+}
+
+/** A Go duration ("30s", "10m", "1h30m") or milliseconds. */
+type HarnessDuration = string | number;
+
+type HarnessPatchType = "merge" | "json" | "strategic" | "apply";
+
+/** h.list's options; any other property is an error. */
+interface HarnessListOptions {
+  /** Absent or "": every namespace. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** One write the plugin sent, in h.writes. */
+interface HarnessWrite {
+  /** The k8s call; k8s.event is a create of v1/events. */
+  readonly verb: "create" | "update" | "updateStatus" | "patch" | "patchStatus" | "delete";
+  /** Canonical: "apps/v1/deployments", "v1/configmaps". */
+  readonly resource: string;
+  /** "" for cluster-scoped objects. */
+  readonly namespace: string;
+  readonly name: string;
+  /** The object (create, update), the patch (decoded when it is JSON, else its text), or null (delete). */
+  readonly body: any;
+  readonly dryRun: boolean;
+  /** For patches. */
+  readonly patchType?: HarnessPatchType;
+  /** For deletes given one. */
+  readonly propagationPolicy?: "Orphan" | "Background" | "Foreground";
+  /** When the cluster refused the write. */
+  readonly error?: { readonly message: string; readonly code?: number; readonly reason?: string };
+}
+
+/** One record the plugin logged with log or console: level, message and its fields. */
+interface HarnessLog {
+  level: "debug" | "info" | "warn" | "error";
+  message: string;
+  [field: string]: any;
+}
+
+/** One failure of the plugin, as the runner logs it. */
+interface HarnessError {
+  /** "warn" for a reconcile that will be retried. */
+  level: "warn" | "error";
+  message: string;
+  /** "onAdd", "onUpdate", "onDelete", "reconcile", ... */
+  handler: string;
+  /** The event's resource; absent for reconcile. */
+  resource?: string;
+  /** The object's (or reconcile's) key: "namespace/name", or "name". */
+  object: string;
+  /** "file:line:col: message", positioned in the plugin. */
+  error: string;
+  /** The JavaScript stack, when there is one. */
+  stack?: string;
+  /** reconcile: the attempt that failed, from 1. */
+  attempt?: number;
+  /** Set when the handler outlived --handler-timeout. */
+  timeout?: boolean;
+  /** Set when the handler did not return after it was interrupted, and its runtime was abandoned. */
+  stuck?: boolean;
+  [field: string]: unknown;
+}
+
+/**
+ * One plugin on the runner's engine, against an in-memory cluster and a virtual clock. Writes
+ * return once the engine is quiet: the plugin has handled everything they caused that is due
+ * now. Resources are named as with --gvr; namespace is "" for cluster-scoped resources.
+ * Objects returned are plain, mutable copies; a call the cluster refuses throws a K8sError.
+ */
+interface Harness {
+  /** Creates obj (a missing namespace is created first) and returns the stored object. */
+  add<T = KubeObject>(obj: HarnessObject): T;
+  /**
+   * Replaces the object: a metadata.resourceVersion must be current (409 Conflict otherwise),
+   * without one the update is unconditional; status is then set through the status subresource.
+   */
+  update<T = KubeObject>(obj: HarnessObject): T;
+  /** Deletes it; an object with finalizers is only marked (deletionTimestamp). */
+  delete(obj: HarnessObject): void;
+  delete(resource: string, namespace: string, name: string): void;
+  /** patch: an object (sent as JSON), an array (a "json" patch) or text. Field manager "harness", forced. */
+  patch<T = KubeObject>(resource: string, namespace: string, name: string, patch: object | string, options?: { type?: HarnessPatchType }): T;
+  /** The object as the cluster holds it, or null. */
+  get<T = KubeObject>(resource: string, namespace: string, name: string): T | null;
+  /** The objects, sorted by namespace and name. */
+  list<T = KubeObject>(resource: string, options?: HarnessListOptions): T[];
+  /**
+   * Runs until quiet, moving the clock through delayed reconcile keys due within `within`
+   * (default "1h") of now. Schedules do not run: see advance.
+   */
+  settle(options?: { within?: HarnessDuration }): void;
+  /** Moves the clock forward, running delayed keys and schedule entries at their due times on the way. */
+  advance(duration: HarnessDuration): void;
+  /** The virtual time. */
+  now(): Date;
+  /** Feeds a recording of `runner record` (a path relative to the test file) to the plugin, change by change. */
+  replay(file: string): void;
+  /** Every write the plugin sent, in order. */
+  readonly writes: HarnessWrite[];
+  /** What the plugin logged with log and console, in order. */
+  readonly logs: HarnessLog[];
+  /** The plugin's failures (handlers, reconcile retries), in order. */
+  readonly errors: HarnessError[];
+}
+
+declare var test: TestFunction;
+declare var it: TestFunction;
+
+/** Groups the tests fn declares: their names become "name > test"; hooks declared in fn apply to them only. */
+declare function describe(name: string, fn: () => void): void;
+/** Runs before every test of the file, or of the describe it is declared in (outer hooks first). */
+declare function beforeEach(fn: TestBody): void;
+/** Runs after every test of the file, or of the describe it is declared in (inner hooks first). */
+declare function afterEach(fn: TestBody): void;
+
+declare function expect(received: unknown): Expectation;
+
+/**
+ * Loads plugin (its path relative to the test file) as the runner does, against a new
+ * in-memory cluster seeded with options.objects, and returns once it has handled the initial
+ * list. It is closed when the test that opened it ends.
+ */
+declare function harness(plugin: string, options?: HarnessOptions): Harness;
