@@ -56,7 +56,7 @@ func TestStuckHandlerIsAbandoned(t *testing.T) {
 	}
 	r.log.waitFor(t, "the stuck call's report", 1, msg("script handler failed", "handler", "onAdd", "object", ns+"/stuck-1", "stuck", "true"))
 	r.log.waitFor(t, "the abandonment", 1, msg("script call stuck; abandoned its runtime", "script", "stuck.js"))
-	stuck := counterValue(t, reg, "jsinformer_handler_calls_total", map[string]string{"script": "stuck.js", "handler": "onAdd", "result": "stuck"})
+	stuck := metricValue(t, reg, "jsinformer_handler_calls_total", map[string]string{"script": "stuck.js", "handler": "onAdd", "result": "stuck"})
 	if stuck != 1 {
 		t.Errorf("jsinformer_handler_calls_total{result=stuck} = %v, want 1", stuck)
 	}
@@ -95,33 +95,4 @@ func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
 	if got := r.log.find(msg("script reloaded", "script", "a.js")); len(got) != 0 {
 		t.Errorf("script reloaded %d times, want never", len(got))
 	}
-}
-
-// counterValue is the value of the counter name whose labels include want.
-func counterValue(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if got[k] != v {
-					continue metrics
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no %s%v", name, want)
-	return 0
 }
