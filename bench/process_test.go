@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,12 +81,12 @@ type procSample struct {
 // ratios are reported per shape.
 func BenchmarkProcessInitialSync(b *testing.B) {
 	installNodePeer(b)
-	runner := buildRunner(b)
+	runner := deployedCopy(b, buildRunner(b))
 	processes := []process{
-		{"runner", runnerCommand(runner, nil), false},
-		{"client-go", clientGoCommand, true},
+		{"runner", runnerCommand(runner), false},
+		{"client-go", clientGoCommand(deployedCopy(b, testExecutable(b))), true},
 		{"node", nodeCommand, true},
-		{"runner-list", runnerCommand(runner, []string{"KUBE_FEATURE_WatchListClient=false"}), false},
+		{"runner-stream", runnerCommand(runner, "--streaming-lists"), false},
 	}
 	for _, sh := range []*shape{small, realistic} {
 		b.Run(sh.name, func(b *testing.B) {
@@ -97,7 +96,7 @@ func BenchmarkProcessInitialSync(b *testing.B) {
 			for _, r := range []struct {
 				runner int
 				prefix string
-			}{{0, ""}, {3, "-list"}} {
+			}{{0, ""}, {3, "-stream"}} {
 				for _, base := range []int{1, 2} {
 					suffix := r.prefix + "-vs-" + processes[base].name
 					b.ReportMetric(median(results[r.runner].ms)/median(results[base].ms), "time-ratio"+suffix)
@@ -204,15 +203,14 @@ func buildRunner(b *testing.B) string {
 	return bin
 }
 
-// runnerCommand runs the runner binary with env added to the environment.
-func runnerCommand(bin string, env []string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+// runnerCommand runs the runner binary with flags added.
+func runnerCommand(bin string, flags ...string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
 	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
 		dir := b.TempDir()
 		writeScript(b, dir, "count.js", processScript())
-		cmd := exec.CommandContext(b.Context(), bin, "--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
-			"--gvr", "apps/v1/deployments", "--scripts", dir)
-		cmd.Env = append(os.Environ(), env...)
-		return cmd
+		args := append([]string{"--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
+			"--gvr", "apps/v1/deployments", "--scripts", dir}, flags...)
+		return exec.CommandContext(b.Context(), bin, args...)
 	}
 }
 

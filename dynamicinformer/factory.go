@@ -28,12 +28,17 @@ type Options struct {
 	OnHealth func(HealthEvent)
 	// Remind is the least time between two StillFailing events of one informer; default 1m.
 	Remind time.Duration
+	// StreamingLists makes informers take their initial state from a streaming list (a watch
+	// that sends every object first, client-go's WatchListClient) where the server supports
+	// it, instead of a paged LIST (listwatch.go says why that is the default).
+	StreamingLists bool
 }
 
 // Factory starts, shares and stops dynamic informers by reference count.
 type Factory struct {
-	client dynamic.Interface
-	opts   Options
+	client   dynamic.Interface
+	opts     Options
+	pageSize int64 // set by tests only: see listWatch.pageSize
 
 	mu       sync.Mutex
 	entries  map[Key]*entry
@@ -83,7 +88,12 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 // start builds and runs an informer; called with f.mu held.
 func (f *Factory) start(key Key) (*entry, error) {
 	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
-	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(), backoff: f.opts.Backoff}
+	var pg *pages
+	if c, ok := f.client.(*client); ok {
+		pg = &pages{c: c, key: key}
+	}
+	lw := &listWatch{inner: f.listWatch(key, pg), client: f.client, health: health, known: newKnown(), backoff: f.opts.Backoff,
+		streaming: f.opts.StreamingLists, pageSize: f.pageSize}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.opts.Resync,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -97,21 +107,31 @@ func (f *Factory) start(key Key) (*entry, error) {
 		return nil, fmt.Errorf("set watch error handler on informer %s: %w", key, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f.wg.Go(func() { inf.RunWithContext(ctx) })
+	f.wg.Go(func() {
+		inf.RunWithContext(ctx)
+		if pg != nil {
+			pg.stop()
+		}
+	})
 	logger.Debug("informer started")
 	return &entry{informer: inf, health: health, cancel: cancel}, nil
 }
 
-// listWatch lists and watches key's objects with the dynamic client.
-func (f *Factory) listWatch(key Key) *cache.ListWatch {
+// listWatch lists and watches key's objects with the dynamic client, listing through pg
+// when it is not nil.
+func (f *Factory) listWatch(key Key, pg *pages) *cache.ListWatch {
 	ri := f.client.Resource(key.GVR).Namespace(key.Namespace)
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
 	}
+	list := ri.List
+	if pg != nil {
+		list = pg.list
+	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
-			return ri.List(ctx, o)
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)

@@ -29,11 +29,15 @@ type listWatch struct {
 	health  *tracker
 	known   *known
 	backoff Backoff
+	// streaming: initial lists are streaming lists where the client and server support them.
+	streaming bool
+	pageSize  int64 // when not zero, the limit of every paged list request (tests)
 }
 
 // ListWithContext lists, retrying transient failures until the list succeeds or ctx ends.
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	var out runtime.Object
+	opts = pagedListOptions(opts, lw.pageSize)
 	err := lw.retry(ctx, func() (err error) {
 		out, err = lw.inner.ListWithContext(ctx, opts)
 		return err
@@ -92,9 +96,28 @@ func isPlain(opts metav1.ListOptions) bool {
 	return opts.ResourceVersion != "" && (opts.SendInitialEvents == nil || !*opts.SendInitialEvents)
 }
 
-// IsWatchListSemanticsUnSupported passes the client's answer on to the reflector.
+// IsWatchListSemanticsUnSupported tells the reflector not to use streaming lists, unless
+// they were asked for and the client supports them.
 func (lw *listWatch) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
+	return !lw.streaming || watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
+}
+
+// pagedListOptions makes the reflector's first list a paged one. The reflector lists with
+// resourceVersion "0" (any version) so that the apiserver's watch cache serves it, but the
+// cache ignores limit for "0": the whole list comes as one body, which the client holds, with
+// its decoded items, until the last byte is read. A consistent read (resourceVersion "") with
+// the pager's limit is served from the same cache page by page since Kubernetes 1.34
+// (ListFromCacheSnapshot), at the latest version rather than any: one page is held at a time.
+// Continuations and lists from a known resourceVersion are left as they are. pageSize, when
+// not zero, replaces the limit of every paged request.
+func pagedListOptions(opts metav1.ListOptions, pageSize int64) metav1.ListOptions {
+	if opts.ResourceVersion == "0" && opts.Continue == "" && opts.Limit > 0 && opts.ResourceVersionMatch == "" {
+		opts.ResourceVersion = ""
+	}
+	if pageSize > 0 && opts.Limit > 0 {
+		opts.Limit = pageSize
+	}
+	return opts
 }
 
 // retry calls call until it succeeds, fails in a way a retry cannot mend, or ctx ends.

@@ -55,6 +55,7 @@ type options struct {
 	burst          int
 	metricsAddr    string
 	unhealthyAfter time.Duration
+	streamingLists bool
 	leader         leaderFlags
 }
 
@@ -102,6 +103,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
+	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first) instead of a paged LIST: less waiting on a busy API server's cache, more time overall (docs/benchmarks.md)")
 	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
@@ -173,7 +175,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		UnhealthyAfter: o.unhealthyAfter, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
+		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
 	})
 	if err != nil {
 		return err
