@@ -27,10 +27,6 @@ import (
 // managedFields as the API server returns them.
 func NewClient(cfg *rest.Config) (dynamic.Interface, error) {
 	config := dynamic.ConfigFor(cfg)
-	fallback, ok := runtime.SerializerInfoForMediaType(config.NegotiatedSerializer.SupportedMediaTypes(), runtime.ContentTypeJSON)
-	if !ok {
-		return nil, fmt.Errorf("create informer client: the dynamic client has no JSON serializer")
-	}
 	config.NegotiatedSerializer = newFastSerializer(config.NegotiatedSerializer)
 	// What dynamic.NewForConfigAndClient does after ConfigFor, which would put client-go's
 	// serializer back.
@@ -40,7 +36,7 @@ func NewClient(cfg *rest.Config) (dynamic.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create informer client: %w", err)
 	}
-	return &client{Interface: dynamic.New(restClient), rest: restClient, fallback: fallback.Serializer}, nil
+	return &client{Interface: dynamic.New(restClient), rest: restClient}, nil
 }
 
 // fastSerializer is the dynamic client's negotiated serializer with the JSON decoders

@@ -36,9 +36,8 @@ type Options struct {
 
 // Factory starts, shares and stops dynamic informers by reference count.
 type Factory struct {
-	client   dynamic.Interface
-	opts     Options
-	pageSize int64 // set by tests only: see listWatch.pageSize
+	client dynamic.Interface
+	opts   Options
 
 	mu       sync.Mutex
 	entries  map[Key]*entry
@@ -88,12 +87,8 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 // start builds and runs an informer; called with f.mu held.
 func (f *Factory) start(key Key) (*entry, error) {
 	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
-	var pg *pages
-	if c, ok := f.client.(*client); ok {
-		pg = &pages{c: c, key: key}
-	}
-	lw := &listWatch{inner: f.listWatch(key, pg), client: f.client, health: health, known: newKnown(), backoff: f.opts.Backoff,
-		streaming: f.opts.StreamingLists, pageSize: f.pageSize}
+	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(),
+		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.opts.Resync,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -107,26 +102,23 @@ func (f *Factory) start(key Key) (*entry, error) {
 		return nil, fmt.Errorf("set watch error handler on informer %s: %w", key, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f.wg.Go(func() {
-		inf.RunWithContext(ctx)
-		if pg != nil {
-			pg.stop()
-		}
-	})
+	f.wg.Go(func() { inf.RunWithContext(ctx) })
 	logger.Debug("informer started")
 	return &entry{informer: inf, health: health, cancel: cancel}, nil
 }
 
-// listWatch lists and watches key's objects with the dynamic client, listing through pg
-// when it is not nil.
-func (f *Factory) listWatch(key Key, pg *pages) *cache.ListWatch {
+// listWatch lists and watches key's objects with the dynamic client; NewClient's lists
+// decode the response while it arrives.
+func (f *Factory) listWatch(key Key) *cache.ListWatch {
 	ri := f.client.Resource(key.GVR).Namespace(key.Namespace)
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
 	}
 	list := ri.List
-	if pg != nil {
-		list = pg.list
+	if c, ok := f.client.(*client); ok {
+		list = func(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+			return c.list(ctx, key.GVR, key.Namespace, o)
+		}
 	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {

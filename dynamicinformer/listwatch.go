@@ -31,13 +31,12 @@ type listWatch struct {
 	backoff Backoff
 	// streaming: initial lists are streaming lists where the client and server support them.
 	streaming bool
-	pageSize  int64 // when not zero, the limit of every paged list request (tests)
 }
 
 // ListWithContext lists, retrying transient failures until the list succeeds or ctx ends.
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	var out runtime.Object
-	opts = pagedListOptions(opts, lw.pageSize)
+	opts = initialListOptions(opts)
 	err := lw.retry(ctx, func() (err error) {
 		out, err = lw.inner.ListWithContext(ctx, opts)
 		return err
@@ -102,20 +101,19 @@ func (lw *listWatch) IsWatchListSemanticsUnSupported() bool {
 	return !lw.streaming || watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
 }
 
-// pagedListOptions makes the reflector's first list a paged one. The reflector lists with
-// resourceVersion "0" (any version) so that the apiserver's watch cache serves it, but the
-// cache ignores limit for "0": the whole list comes as one body, which the client holds, with
-// its decoded items, until the last byte is read. A consistent read (resourceVersion "") with
-// the pager's limit is served from the same cache page by page since Kubernetes 1.34
-// (ListFromCacheSnapshot), at the latest version rather than any: one page is held at a time.
-// Continuations and lists from a known resourceVersion are left as they are. pageSize, when
-// not zero, replaces the limit of every paged request.
-func pagedListOptions(opts metav1.ListOptions, pageSize int64) metav1.ListOptions {
-	if opts.ResourceVersion == "0" && opts.Continue == "" && opts.Limit > 0 && opts.ResourceVersionMatch == "" {
-		opts.ResourceVersion = ""
-	}
-	if pageSize > 0 && opts.Limit > 0 {
-		opts.Limit = pageSize
+// initialListOptions makes the reflector's lists from scratch consistent reads in one
+// response. The reflector's first list asks for resourceVersion "0" (any version, so that
+// the apiserver's watch cache serves it) with a limit of 500, which the cache ignores for
+// "0"; after "410 Gone" it asks for "" (the latest) with that limit, which the apiserver
+// serves page by page from a cache snapshot, or from etcd once compaction has removed the
+// snapshots of a quiet resource (every continuation decodes its page from etcd: twice the
+// apiserver's CPU of one response, measured). resourceVersion "" without a limit is served
+// from the watch cache, consistent (ConsistentListFromCache, Kubernetes 1.31 and later), in
+// one response, which the client decodes as it arrives, never holding it whole
+// (listbody.go). Lists from a known resourceVersion and continuations are left as they are.
+func initialListOptions(opts metav1.ListOptions) metav1.ListOptions {
+	if (opts.ResourceVersion == "0" || opts.ResourceVersion == "") && opts.Continue == "" && opts.ResourceVersionMatch == "" {
+		opts.ResourceVersion, opts.Limit = "", 0
 	}
 	return opts
 }
