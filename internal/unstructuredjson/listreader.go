@@ -277,11 +277,16 @@ func (s *bracketScan) advanceString(data []byte) bool {
 // stopped: the first byte none can hold.
 func (s *bracketScan) advanceToken(data []byte) bool {
 	for i := s.pos; i < len(data); i++ {
-		if c := data[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '+' || c == '-' || c == '.') {
+		if !tokenByte(data[i]) {
 			s.pos = i
 			return true
 		}
 	}
 	s.pos = len(data)
 	return false
+}
+
+// tokenByte reports whether c can be part of a number or a literal.
+func tokenByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '+' || c == '-' || c == '.'
 }
