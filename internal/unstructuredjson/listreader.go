@@ -183,7 +183,7 @@ func (s *listReader) member() error {
 	if d.peek() != '"' {
 		return d.syntaxError("'\"' starting an object key")
 	}
-	key, err := d.key()
+	key, _, err := d.key()
 	if err != nil {
 		return err
 	}
