@@ -3,6 +3,7 @@ package unstructuredjson
 import (
 	"errors"
 	"io"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -14,7 +15,7 @@ const readBufferSize = 64 << 10
 // ReadList decodes a list document from r as List decodes it, item by item as the bytes
 // arrive, without holding the whole document: only the value being decoded and what has
 // been read past it are in memory, next to the decoded items. ReadList succeeds exactly
-// when List would on the same bytes, with an equal list; it reads r to its end.
+// when List would on the same bytes, with an equal list, having read r to its end.
 //
 // An error is the reader's (unexpected EOF included) or List's verdict on the bytes read so
 // far: invalid JSON, or ErrUnusual. Either way the document is consumed, so a caller that
@@ -62,7 +63,7 @@ func (s *listReader) more() error {
 		n := copy(s.buf[:size], s.buf[keep:])
 		s.buf, s.d.pos = s.buf[:n], s.d.pos-keep
 		if size-n < size/4 {
-			s.buf = append(s.buf, make([]byte, size)...)[:n]
+			s.buf = slices.Grow(s.buf, size)
 		}
 	}
 	read, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
