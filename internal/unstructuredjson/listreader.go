@@ -222,10 +222,7 @@ func (s *listReader) items() error {
 		return nil
 	}
 	for err == nil {
-		if err = s.complete(); err != nil {
-			return err
-		}
-		if err = d.listItem(); err != nil {
+		if err = s.item(); err != nil {
 			return err
 		}
 		if c, err = s.peek(); err == nil && c == ',' {
@@ -240,6 +237,32 @@ func (s *listReader) items() error {
 		}
 	}
 	return err
+}
+
+// item decodes one list item at the position. It decodes what the buffer holds first,
+// which is the whole item for all but one item per read. When that fails before the end of
+// the input the item may be cut: what the failed attempt pushed is dropped, the item's end is
+// read (complete) and it is decoded again, so that an error is the verdict on the whole item.
+// (A cut item never decodes: its closing brace is missing. Subtrees the attempt shared are
+// whole, since each ends with its closing bracket.)
+func (s *listReader) item() error {
+	d := s.d
+	if _, err := s.peek(); err != nil {
+		return err
+	}
+	start, depth, pairs, elems := d.pos, d.depth, len(d.pairs), len(d.elems)
+	err := d.listItem()
+	if err == nil || s.eof {
+		return err
+	}
+	clear(d.pairs[pairs:])
+	clear(d.elems[elems:])
+	d.pairs, d.elems = d.pairs[:pairs], d.elems[:elems]
+	d.pos, d.depth = start, depth
+	if err := s.complete(); err != nil {
+		return err
+	}
+	return d.listItem()
 }
 
 // end checks that only whitespace follows the document, to the end of the reader.
