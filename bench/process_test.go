@@ -74,11 +74,12 @@ type procSample struct {
 // BenchmarkProcessInitialSync compares whole processes, from exec until every seeded
 // Deployment was handled, on both shapes: the runner binary with a JS onAdd, a bare
 // client-go dynamic informer with a Go handler (this test binary, re-executed), the
-// @kubernetes/client-node informer, and the runner again with streaming lists off
-// (runner-list: a plain LIST, as the Node client does; ratios are of "runner"). Peak RSS is
-// the kernel's (getrusage ru_maxrss) for the whole process; CPU is its user and system time,
-// start-up and shut-down included. Contenders alternate within each round; medians and
-// ratios are reported per shape.
+// @kubernetes/client-node informer, and the runner again with --streaming-lists
+// (runner-stream: client-go's streaming list instead of the runner's default LIST; ratios
+// are of "runner" and "runner-stream"). The Go contenders run from copies loaded as a
+// deployed binary is (deployedCopy). Peak RSS is the kernel's (getrusage ru_maxrss) for the
+// whole process; CPU is its user and system time, start-up and shut-down included.
+// Contenders alternate within each round; medians and ratios are reported per shape.
 func BenchmarkProcessInitialSync(b *testing.B) {
 	installNodePeer(b)
 	runner := deployedCopy(b, buildRunner(b))
