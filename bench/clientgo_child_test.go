@@ -20,14 +20,22 @@ const (
 	kubeconfigEnv = "JSINFORMER_BENCH_KUBECONFIG"
 )
 
-func clientGoCommand(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
+// clientGoCommand runs bin, a copy of this test binary, as the client-go contender.
+func clientGoCommand(bin string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
+		cmd := exec.CommandContext(b.Context(), bin, "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+sh.namespace, kubeconfigEnv+"="+cp.Kubeconfig)
+		return cmd
+	}
+}
+
+func testExecutable(b *testing.B) string {
+	b.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.CommandContext(b.Context(), self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+sh.namespace, kubeconfigEnv+"="+cp.Kubeconfig)
-	return cmd
+	return self
 }
 
 // clientGoChild runs a bare client-go dynamic informer with a Go handler on the namespace

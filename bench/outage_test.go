@@ -31,15 +31,21 @@ const outageDown = 10 * time.Second
 
 var configmaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 
-// markerTap signals each "marker" the script logs.
+// markerTap signals each "marker" the script logs. A script's log fields come in the group
+// "attrs" (scripting's console).
 type markerTap struct{ seen chan string }
 
 func (h markerTap) Enabled(context.Context, slog.Level) bool { return true }
 func (h markerTap) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == "marker" {
 		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "name" {
-				h.seen <- a.Value.String()
+			if a.Key != "attrs" || a.Value.Kind() != slog.KindGroup {
+				return true
+			}
+			for _, f := range a.Value.Group() {
+				if f.Key == "name" {
+					h.seen <- f.Value.String()
+				}
 			}
 			return true
 		})

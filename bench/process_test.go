@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -75,19 +74,20 @@ type procSample struct {
 // BenchmarkProcessInitialSync compares whole processes, from exec until every seeded
 // Deployment was handled, on both shapes: the runner binary with a JS onAdd, a bare
 // client-go dynamic informer with a Go handler (this test binary, re-executed), the
-// @kubernetes/client-node informer, and the runner again with streaming lists off
-// (runner-list: a plain LIST, as the Node client does; ratios are of "runner"). Peak RSS is
-// the kernel's (getrusage ru_maxrss) for the whole process; CPU is its user and system time,
-// start-up and shut-down included. Contenders alternate within each round; medians and
-// ratios are reported per shape.
+// @kubernetes/client-node informer, and the runner again with --streaming-lists
+// (runner-stream: client-go's streaming list instead of the runner's default LIST; ratios
+// are of "runner" and "runner-stream"). The Go contenders run from copies loaded as a
+// deployed binary is (deployedCopy). Peak RSS is the kernel's (getrusage ru_maxrss) for the
+// whole process; CPU is its user and system time, start-up and shut-down included.
+// Contenders alternate within each round; medians and ratios are reported per shape.
 func BenchmarkProcessInitialSync(b *testing.B) {
 	installNodePeer(b)
-	runner := buildRunner(b)
+	runner := deployedCopy(b, buildRunner(b))
 	processes := []process{
-		{"runner", runnerCommand(runner, nil), false},
-		{"client-go", clientGoCommand, true},
+		{"runner", runnerCommand(runner), false},
+		{"client-go", clientGoCommand(deployedCopy(b, testExecutable(b))), true},
 		{"node", nodeCommand, true},
-		{"runner-list", runnerCommand(runner, []string{"KUBE_FEATURE_WatchListClient=false"}), false},
+		{"runner-stream", runnerCommand(runner, "--streaming-lists"), false},
 	}
 	for _, sh := range []*shape{small, realistic} {
 		b.Run(sh.name, func(b *testing.B) {
@@ -97,7 +97,7 @@ func BenchmarkProcessInitialSync(b *testing.B) {
 			for _, r := range []struct {
 				runner int
 				prefix string
-			}{{0, ""}, {3, "-list"}} {
+			}{{0, ""}, {3, "-stream"}} {
 				for _, base := range []int{1, 2} {
 					suffix := r.prefix + "-vs-" + processes[base].name
 					b.ReportMetric(median(results[r.runner].ms)/median(results[base].ms), "time-ratio"+suffix)
@@ -204,15 +204,14 @@ func buildRunner(b *testing.B) string {
 	return bin
 }
 
-// runnerCommand runs the runner binary with env added to the environment.
-func runnerCommand(bin string, env []string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+// runnerCommand runs the runner binary with flags added.
+func runnerCommand(bin string, flags ...string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
 	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
 		dir := b.TempDir()
 		writeScript(b, dir, "count.js", processScript())
-		cmd := exec.CommandContext(b.Context(), bin, "--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
-			"--gvr", "apps/v1/deployments", "--scripts", dir)
-		cmd.Env = append(os.Environ(), env...)
-		return cmd
+		args := append([]string{"--kubeconfig", cp.Kubeconfig, "-n", sh.namespace,
+			"--gvr", "apps/v1/deployments", "--scripts", dir}, flags...)
+		return exec.CommandContext(b.Context(), bin, args...)
 	}
 }
 

@@ -36,7 +36,7 @@ func NewClient(cfg *rest.Config) (dynamic.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create informer client: %w", err)
 	}
-	return dynamic.New(restClient), nil
+	return &client{Interface: dynamic.New(restClient), rest: restClient}, nil
 }
 
 // fastSerializer is the dynamic client's negotiated serializer with the JSON decoders

@@ -2,8 +2,10 @@ package dynamicinformer_test
 
 import (
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	kdynamicinformer "k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -31,10 +34,28 @@ func oddSpec(i int) string {
 
 // TestInformerCacheMatchesClientGo runs an informer of the Factory (NewClient's decoder)
 // and a client-go dynamic informer with the managedFields transform side by side on custom
-// objects with odd JSON, through the initial streaming list and then watch events, and
-// requires their caches to hold equal objects, and a List through both clients to agree.
+// objects with odd JSON, through the initial list (a LIST, or a streaming list) and then
+// watch events, and requires their caches to hold equal objects, and a List through both
+// clients to agree. The LIST must be one consistent read (no resourceVersion, no limit).
 func TestInformerCacheMatchesClientGo(t *testing.T) {
 	t.Parallel()
+	cases := []struct {
+		name      string
+		streaming bool
+		wantLists []string // the list requests' resourceVersion, limit and whether they continue
+	}{
+		{"list", false, []string{"rv= limit= continue=false"}},
+		{"streaming list", true, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testInformerCacheMatchesClientGo(t, tc.streaming, tc.wantLists)
+		})
+	}
+}
+
+func testInformerCacheMatchesClientGo(t *testing.T, streaming bool, wantLists []string) {
 	cp := controlplane.Require(t, env)
 	id := uniqueName("odd")
 	group := id + ".example.com"
@@ -46,11 +67,14 @@ func TestInformerCacheMatchesClientGo(t *testing.T) {
 	waitServed(t, ref, gvr)
 	createOdd(t, ref, gvr, ns, 0, 5)
 
-	fast, err := dynamicinformer.NewClient(cp.Config)
+	lists := &listLog{}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Wrap(lists.wrap)
+	fast, err := dynamicinformer.NewClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := dynamicinformer.NewFactory(fast, dynamicinformer.Options{})
+	f := dynamicinformer.NewFactory(fast, dynamicinformer.Options{StreamingLists: streaming})
 	t.Cleanup(f.Shutdown)
 	h, err := f.Acquire(dynamicinformer.Key{GVR: gvr, Namespace: ns})
 	if err != nil {
@@ -61,6 +85,9 @@ func TestInformerCacheMatchesClientGo(t *testing.T) {
 	waitSynced(t, h.Informer())
 	waitSynced(t, want)
 	waitSameCache(t, h.Informer(), want, 5)
+	if got := lists.get(); !reflect.DeepEqual(got, wantLists) {
+		t.Fatalf("list requests %q, want %q", got, wantLists)
+	}
 
 	// Watch events: more objects, an update, a delete.
 	createOdd(t, ref, gvr, ns, 5, 8)
@@ -73,6 +100,30 @@ func TestInformerCacheMatchesClientGo(t *testing.T) {
 	}
 	waitSameCache(t, h.Informer(), want, 7)
 	compareLists(t, ref, fast, gvr, ns)
+}
+
+// listLog records the list requests (not watches) a client sends, as
+// "rv=<resourceVersion> limit=<limit> continue=<whether a token was sent>".
+type listLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *listLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if q := req.URL.Query(); req.Method == http.MethodGet && q.Get("watch") != "true" {
+			l.mu.Lock()
+			l.reqs = append(l.reqs, fmt.Sprintf("rv=%s limit=%s continue=%t", q.Get("resourceVersion"), q.Get("limit"), q.Get("continue") != ""))
+			l.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+func (l *listLog) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.reqs...)
 }
 
 // waitServed polls until the apiserver serves gvr: a new CRD takes a moment to be.

@@ -9,16 +9,25 @@
 //
 // Every informer strips metadata.managedFields before objects enter its cache (the transform
 // must be set before the informer starts, which Factory guarantees). Cached objects are shared
-// by all users and must be treated as immutable: equal strings inside them may even be shared
-// between objects.
+// by all users and must be treated as immutable: equal strings, and equal maps and slices
+// inside them (not an object's own map or its metadata), may even be shared between objects.
 //
 // NewClient is the dynamic client to build a Factory on: client-go's, with its JSON decoding
 // (list bodies, watch frames and their objects) done by internal/unstructuredjson, which
-// gives client-go's objects without ever allocating managedFields, several times faster.
+// gives client-go's objects without ever allocating managedFields, several times faster,
+// and with equal small subtrees shared between objects (cached objects are immutable).
 // Whatever that decoder does not reproduce exactly goes to client-go's decoder, so malformed
 // responses fail as they do in client-go: a watch decode error is an error event, after which
 // the reflector restarts the watch from the last resourceVersion. Any dynamic.Interface works
 // with the Factory; this one is what makes it fast.
+//
+// Initial lists: by default an informer takes its initial state from one consistent LIST
+// (resourceVersion "", no limit: listwatch.go's initialListOptions says why), which
+// NewClient's client decodes item by item as the response arrives (listbody.go), never
+// holding the body; then it watches from the list's resourceVersion. With
+// Options.StreamingLists it uses client-go's streaming list (a watch that sends every object
+// first) where the server supports it. A relist after "410 Gone" found by a watch is a
+// streaming list either way (watchproxy.go). docs/benchmarks.md measures both.
 //
 // Watch health: each informer's ListerWatcher (listwatch.go) retries failing lists and watches
 // itself with a bounded, jittered Backoff, so client-go's reflector, whose backoff grows to a

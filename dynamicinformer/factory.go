@@ -28,6 +28,10 @@ type Options struct {
 	OnHealth func(HealthEvent)
 	// Remind is the least time between two StillFailing events of one informer; default 1m.
 	Remind time.Duration
+	// StreamingLists makes informers take their initial state from a streaming list (a watch
+	// that sends every object first, client-go's WatchListClient) where the server supports
+	// it, instead of a paged LIST (listwatch.go says why that is the default).
+	StreamingLists bool
 }
 
 // Factory starts, shares and stops dynamic informers by reference count.
@@ -83,7 +87,8 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 // start builds and runs an informer; called with f.mu held.
 func (f *Factory) start(key Key) (*entry, error) {
 	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
-	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(), backoff: f.opts.Backoff}
+	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(),
+		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.opts.Resync,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -102,16 +107,23 @@ func (f *Factory) start(key Key) (*entry, error) {
 	return &entry{informer: inf, health: health, cancel: cancel}, nil
 }
 
-// listWatch lists and watches key's objects with the dynamic client.
+// listWatch lists and watches key's objects with the dynamic client; NewClient's lists
+// decode the response while it arrives.
 func (f *Factory) listWatch(key Key) *cache.ListWatch {
 	ri := f.client.Resource(key.GVR).Namespace(key.Namespace)
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
 	}
+	list := ri.List
+	if c, ok := f.client.(*client); ok {
+		list = func(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+			return c.list(ctx, key.GVR, key.Namespace, o)
+		}
+	}
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			tweak(&o)
-			return ri.List(ctx, o)
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			tweak(&o)

@@ -29,11 +29,14 @@ type listWatch struct {
 	health  *tracker
 	known   *known
 	backoff Backoff
+	// streaming: initial lists are streaming lists where the client and server support them.
+	streaming bool
 }
 
 // ListWithContext lists, retrying transient failures until the list succeeds or ctx ends.
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	var out runtime.Object
+	opts = initialListOptions(opts)
 	err := lw.retry(ctx, func() (err error) {
 		out, err = lw.inner.ListWithContext(ctx, opts)
 		return err
@@ -92,9 +95,27 @@ func isPlain(opts metav1.ListOptions) bool {
 	return opts.ResourceVersion != "" && (opts.SendInitialEvents == nil || !*opts.SendInitialEvents)
 }
 
-// IsWatchListSemanticsUnSupported passes the client's answer on to the reflector.
+// IsWatchListSemanticsUnSupported tells the reflector not to use streaming lists, unless
+// they were asked for and the client supports them.
 func (lw *listWatch) IsWatchListSemanticsUnSupported() bool {
-	return watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
+	return !lw.streaming || watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
+}
+
+// initialListOptions makes the reflector's lists from scratch consistent reads in one
+// response. The reflector's first list asks for resourceVersion "0" (any version, so that
+// the apiserver's watch cache serves it) with a limit of 500, which the cache ignores for
+// "0"; after "410 Gone" it asks for "" (the latest) with that limit, which the apiserver
+// serves page by page from a cache snapshot, or from etcd once compaction has removed the
+// snapshots of a quiet resource (every continuation decodes its page from etcd: twice the
+// apiserver's CPU of one response, measured). resourceVersion "" without a limit is served
+// from the watch cache, consistent (ConsistentListFromCache, Kubernetes 1.31 and later), in
+// one response, which the client decodes as it arrives, never holding it whole
+// (listbody.go). Lists from a known resourceVersion and continuations are left as they are.
+func initialListOptions(opts metav1.ListOptions) metav1.ListOptions {
+	if (opts.ResourceVersion == "0" || opts.ResourceVersion == "") && opts.Continue == "" && opts.ResourceVersionMatch == "" {
+		opts.ResourceVersion, opts.Limit = "", 0
+	}
+	return opts
 }
 
 // retry calls call until it succeeds, fails in a way a retry cannot mend, or ctx ends.

@@ -51,6 +51,9 @@ type Config struct {
 	// Backoff paces the informers' retries of failing lists and watches; zero fields take
 	// dynamicinformer.DefaultBackoff's.
 	Backoff dynamicinformer.Backoff
+	// StreamingLists makes informers take their initial state from streaming lists instead of
+	// paged LISTs (dynamicinformer.Options.StreamingLists).
+	StreamingLists bool
 	// PaceGC lets the engine start garbage collections itself, between reloads, so that a
 	// cycle over a large cache does not start in the middle of one (collect.go). Collections
 	// are process-wide: an embedder sharing the process with other work may leave it off. The

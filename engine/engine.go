@@ -99,6 +99,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	factory := dynamicinformer.NewFactory(informerClient, dynamicinformer.Options{
 		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
+		StreamingLists: cfg.StreamingLists,
 	})
 	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))
 	e.client = newK8sClient(dyn, e.resolver, cfg)

@@ -1,6 +1,7 @@
 package unstructuredjson_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -53,6 +54,10 @@ func BenchmarkList(b *testing.B) {
 		{"fast", func(d []byte) error { _, err := unstructuredjson.List(d, unstructuredjson.Options{}); return err }},
 		{"fast-drop-managedFields", func(d []byte) error {
 			_, err := unstructuredjson.List(d, unstructuredjson.Options{DropManagedFields: true})
+			return err
+		}},
+		{"ReadList-drop-managedFields", func(d []byte) error { // as a response body: 32 KiB reads
+			_, err := unstructuredjson.ReadList(smallReads{bytes.NewReader(d), 32 << 10}, unstructuredjson.Options{DropManagedFields: true})
 			return err
 		}},
 	}

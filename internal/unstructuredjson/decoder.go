@@ -22,6 +22,7 @@ const (
 	root                      // an object handed out: its "metadata" decoded as metadata
 	metadata                  // managedFields skipped (validated, not allocated)
 	list                      // a list document: "items" decoded as the list's items
+	own                       // a map unique to its object: never shared (share.go)
 )
 
 // decoder is the state of one decode call. It is taken from a pool and not shared.
@@ -42,7 +43,13 @@ type decoder struct {
 	elems  []any
 	keys   keyTable
 	values *valueCache
+	shares *shareTable
 	buf    []byte // scratch for strings that need unescaping
+
+	// The last value decoded: its content hash, and whether it may be a member of a shared
+	// subtree (a scalar, or a shared map or array). A member of a map has its member hash.
+	vhash   uint64
+	vshared bool
 }
 
 type pair struct {
@@ -50,7 +57,9 @@ type pair struct {
 	val any
 }
 
-var decoders = sync.Pool{New: func() any { return &decoder{keys: newKeyTable(), values: new(valueCache)} }}
+var decoders = sync.Pool{New: func() any {
+	return &decoder{keys: newKeyTable(), values: new(valueCache), shares: new(shareTable)}
+}}
 
 // getDecoder returns a pooled decoder reset to data.
 func getDecoder(data []byte, strip bool) *decoder {
@@ -127,15 +136,19 @@ func (d *decoder) value() (any, error) {
 // literal decodes true, false or null.
 func (d *decoder) literal() (any, error) {
 	rest := d.data[d.pos:]
+	d.vshared = true
 	switch {
 	case hasPrefix(rest, "true"):
 		d.pos += 4
+		d.vhash = hashTrue
 		return true, nil
 	case hasPrefix(rest, "false"):
 		d.pos += 5
+		d.vhash = hashFalse
 		return false, nil
 	case hasPrefix(rest, "null"):
 		d.pos += 4
+		d.vhash = hashNull
 		return nil, nil
 	}
 	return nil, d.syntaxError("a value")
@@ -159,16 +172,20 @@ func (d *decoder) object(m mode) (map[string]any, error) {
 		return nil, err
 	}
 	base := len(d.pairs)
+	var h uint64
+	shared := m == plain
 	d.skipSpace()
 	if d.peek() == '}' {
 		d.pos++
 		d.depth--
-		return map[string]any{}, nil
+		return d.buildShared(base, h, shared), nil
 	}
 	for {
 		if err := d.member(m); err != nil {
 			return nil, err
 		}
+		h += d.vhash
+		shared = shared && d.vshared
 		d.skipSpace()
 		switch d.peek() {
 		case ',':
@@ -182,7 +199,7 @@ func (d *decoder) object(m mode) (map[string]any, error) {
 		break
 	}
 	d.depth--
-	return d.buildMap(base), nil
+	return d.buildShared(base, h, shared), nil
 }
 
 // member decodes one "key": value and pushes it on the pairs stack, or skips it.
@@ -191,7 +208,7 @@ func (d *decoder) member(m mode) error {
 	if d.peek() != '"' {
 		return d.syntaxError("'\"' starting an object key")
 	}
-	key, err := d.key()
+	key, keyHash, err := d.key()
 	if err != nil {
 		return err
 	}
@@ -204,11 +221,17 @@ func (d *decoder) member(m mode) error {
 	var v any
 	switch {
 	case m&metadata != 0 && key == "managedFields":
+		d.vhash, d.vshared = 0, false
 		return d.skip()
 	case m&list != 0 && key == "items":
+		d.vhash, d.vshared = 0, false
 		return d.listItems()
-	case m&root != 0 && d.strip && key == "metadata" && d.peek() == '{':
-		v, err = d.object(metadata)
+	case m&root != 0 && key == "metadata" && d.peek() == '{':
+		if d.strip {
+			v, err = d.object(metadata | own)
+		} else {
+			v, err = d.object(own)
+		}
 	default:
 		v, err = d.value()
 	}
@@ -221,7 +244,32 @@ func (d *decoder) member(m mode) error {
 		}
 	}
 	d.pairs = append(d.pairs, pair{key, v})
+	d.vhash = memberHash(keyHash, d.vhash)
 	return nil
+}
+
+// buildShared pops the pairs above base into a map, or returns the shared map equal to
+// them when they may be shared (share.go), and sets the map's hash and whether it is shared.
+func (d *decoder) buildShared(base int, h uint64, shared bool) map[string]any {
+	ps := d.pairs[base:]
+	if !shared || len(ps) > maxShared {
+		d.vshared = false
+		return d.buildMap(base)
+	}
+	h = mix(h + uint64(len(ps)))
+	d.vhash, d.vshared = h, true
+	if m, ok := d.sharedMap(ps, h); ok {
+		clear(ps)
+		d.pairs = d.pairs[:base]
+		return m
+	}
+	m := d.buildMap(base)
+	if len(m) < len(ps) { // a repeated key: the map is not what the hash describes
+		d.vshared = false
+		return m
+	}
+	d.share(h, m)
+	return m
 }
 
 // buildMap pops the pairs above base into a map of their size; a repeated key keeps its
@@ -244,17 +292,20 @@ func (d *decoder) array() ([]any, error) {
 		return nil, err
 	}
 	base := len(d.elems)
+	h, shared := uint64(hashNum), true
 	d.skipSpace()
 	if d.peek() == ']' {
 		d.pos++
 		d.depth--
-		return []any{}, nil
+		return d.buildArray(base, h, shared), nil
 	}
 	for {
 		v, err := d.value()
 		if err != nil {
 			return nil, err
 		}
+		h = mix(h ^ d.vhash)
+		shared = shared && d.vshared
 		d.elems = append(d.elems, v)
 		d.skipSpace()
 		switch d.peek() {
@@ -269,10 +320,26 @@ func (d *decoder) array() ([]any, error) {
 		break
 	}
 	d.depth--
+	return d.buildArray(base, h, shared), nil
+}
+
+// buildArray pops the elements above base into a slice, or returns the shared slice equal
+// to them when they may be shared (share.go), and sets its hash and whether it is shared.
+func (d *decoder) buildArray(base int, h uint64, shared bool) []any {
 	es := d.elems[base:]
-	out := make([]any, len(es))
-	copy(out, es)
+	d.vhash, d.vshared = h, shared && len(es) <= maxShared
+	var out []any
+	if d.vshared {
+		out, _ = d.sharedArray(es, h)
+	}
+	if out == nil {
+		out = make([]any, len(es))
+		copy(out, es)
+		if d.vshared {
+			d.share(h, out)
+		}
+	}
 	clear(es)
 	d.elems = d.elems[:base]
-	return out, nil
+	return out
 }

@@ -66,6 +66,7 @@ func checkList(t *testing.T, data []byte, strip, wantFast, wantErr bool) {
 		t.Fatalf("fast path accepted a list apimachinery rejects: %v", refErr)
 	}
 	mustNotDiff(t, diffList(got, want))
+	checkReadList(t, data, strip)
 }
 
 // checkWatchEvent holds WatchEvent to its contract on a frame; wantErr says apimachinery

@@ -26,7 +26,13 @@
 // Equal strings may share one copy: object keys come from a per-decoder table and short
 // string values from a per-decoder cache of boxed values (strings are immutable, so the
 // sharing cannot be observed; it saves ~10 % of a decoded Deployment's memory and half of
-// the allocations).
+// the allocations). Equal small subtrees, maps and arrays, are shared too (share.go), within
+// one result and between the results of one pooled decoder: results must be treated as
+// immutable, as informer caches are (it halves the memory of decoded Deployments). An
+// object's own maps, the object and its metadata, are never shared.
+//
+// ReadList decodes a list from a reader, item by item as the bytes arrive, with List's
+// results and errors, holding only the value being decoded.
 // All functions are safe for concurrent use; each call has its own decoder state (pooled).
 // The decoder is plain Go (no unsafe, no assembly, no JIT) and behaves the same on every
 // platform Go supports.

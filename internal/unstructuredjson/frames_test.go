@@ -73,6 +73,7 @@ var readers = map[string]func([]byte) io.Reader{
 	"halves":   func(b []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(b)) },
 	"61 bytes": func(b []byte) io.Reader { return &chunkReader{b: b, n: 61} },
 	"data+EOF": func(b []byte) io.Reader { return iotest.DataErrReader(bytes.NewReader(b)) },
+	"4 KiB":    func(b []byte) io.Reader { return &chunkReader{b: b, n: 4096} },
 }
 
 // chunkReader returns at most n bytes per Read.

@@ -60,6 +60,7 @@ func fuzzObject(t *testing.T, data []byte, strip bool) {
 }
 
 func fuzzList(t *testing.T, data []byte, strip bool) {
+	checkReadList(t, data, strip)
 	got, err := unstructuredjson.List(data, unstructuredjson.Options{DropManagedFields: strip})
 	want, refErr := refList(data, strip)
 	mustAgreeOnError(t, err, refErr)

@@ -13,29 +13,35 @@ const (
 // keyTable interns object keys: the 20,000 items of a list, or the objects of a watch,
 // repeat the same few hundred keys, and one string per key instead of one per occurrence
 // saves an allocation per member and the memory of the copies. Owned by one decoder.
-type keyTable map[string]string
+type keyTable map[string]tableKey
+
+// tableKey is an interned key and its hash (share.go).
+type tableKey struct {
+	key  string
+	hash uint64
+}
 
 func newKeyTable() keyTable { return make(keyTable, 256) }
 
-// key decodes the object key at the position.
-func (d *decoder) key() (string, error) {
+// key decodes the object key at the position, and returns it with its hash.
+func (d *decoder) key() (string, uint64, error) {
 	content, kind, err := d.scanString()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if kind == escaped || (kind == utf8Bytes && !utf8.Valid(content)) {
 		d.buf = unquote(d.buf[:0], content)
-		return string(d.buf), nil
+		return string(d.buf), hashBytes(d.buf), nil
 	}
 	if len(content) > maxKeyLen {
-		return string(content), nil
+		return string(content), hashBytes(content), nil
 	}
 	if k, ok := d.keys[string(content)]; ok { // no allocation for the lookup
-		return k, nil
+		return k.key, k.hash, nil
 	}
-	k := string(content)
+	k := tableKey{string(content), hashBytes(content)}
 	if len(d.keys) < maxKeys {
-		d.keys[k] = k
+		d.keys[k.key] = k
 	}
-	return k, nil
+	return k.key, k.hash, nil
 }

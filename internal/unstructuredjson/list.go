@@ -18,6 +18,12 @@ func List(data []byte, opts Options) (*unstructured.UnstructuredList, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.listOf(m)
+}
+
+// listOf makes the UnstructuredList of a decoded list document: its members m and the
+// decoder's items.
+func (d *decoder) listOf(m map[string]any) (*unstructured.UnstructuredList, error) {
 	if _, err := d.gvk.groupVersionKind(); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ func (d *decoder) number() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.vhash, d.vshared = hashBytes(lit)^hashNum, true
 	return convertNumber(lit, integer)
 }
 

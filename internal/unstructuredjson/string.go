@@ -123,10 +123,13 @@ func (d *decoder) strValue() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.vshared = true
 	if kind == asciiOnly || (kind == utf8Bytes && utf8.Valid(content)) {
-		return d.values.value(content), nil
+		d.vhash = hashBytes(content)
+		return d.values.value(content, d.vhash), nil
 	}
 	d.buf = unquote(d.buf[:0], content)
+	d.vhash = hashBytes(d.buf)
 	return string(d.buf), nil
 }
 

@@ -23,12 +23,12 @@ type valueSlot struct {
 
 type valueCache [valueSlots]valueSlot
 
-// value returns b as a boxed string, from the cache when it holds it.
-func (c *valueCache) value(b []byte) any {
+// value returns b, whose hash is h, as a boxed string, from the cache when it holds it.
+func (c *valueCache) value(b []byte, h uint64) any {
 	if len(b) > maxValueLen {
 		return string(b)
 	}
-	slot := &c[maphash.Bytes(valueSeed, b)&(valueSlots-1)]
+	slot := &c[h&(valueSlots-1)]
 	if slot.v != nil && slot.s == string(b) { // no allocation for the comparison
 		return slot.v
 	}

@@ -19,7 +19,7 @@ func WatchEvent(data []byte) (eventType string, object []byte, err error) {
 		if d.peek() != '"' {
 			return "", nil, ErrUnusual // also an empty frame, "{}"
 		}
-		key, err := d.key()
+		key, _, err := d.key()
 		if err != nil {
 			return "", nil, err
 		}
