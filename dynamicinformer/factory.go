@@ -30,7 +30,7 @@ type Options struct {
 	Remind time.Duration
 	// StreamingLists makes informers take their initial state from a streaming list (a watch
 	// that sends every object first, client-go's WatchListClient) where the server supports
-	// it, instead of a paged LIST (listwatch.go says why that is the default).
+	// it, instead of one LIST decoded as it arrives (listwatch.go says why that is the default).
 	StreamingLists bool
 }
 

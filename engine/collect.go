@@ -36,6 +36,7 @@ type heapReading struct {
 	allocs uint64 // allocated since the process started
 	goal   uint64 // heap size at which the runtime will want the current cycle finished
 	inUse  uint64 // live and not yet swept objects
+	live   uint64 // what the last collection left live (the memory guard's reading)
 	off    bool   // GOGC=off: the user wants no collection before a memory limit, if any
 }
 
@@ -93,7 +94,7 @@ func (c *collector) run(when string, r heapReading) {
 	c.logger.Debug("collected garbage "+when, "heap_in_use", r.inUse, "heap_goal", r.goal, "took", time.Since(start).Round(time.Millisecond).String())
 }
 
-var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent"}
+var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent", "/gc/heap/live:bytes"}
 
 // gogcOff is /gc/gogc:percent with GOGC=off: -1 as a uint64.
 const gogcOff = ^uint64(0)
@@ -106,6 +107,6 @@ func readHeap() heapReading {
 	metrics.Read(s[:])
 	return heapReading{
 		allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64(),
-		off: s[3].Value.Uint64() == gogcOff,
+		off: s[3].Value.Uint64() == gogcOff, live: s[4].Value.Uint64(),
 	}
 }

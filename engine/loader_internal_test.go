@@ -153,3 +153,21 @@ func TestMemoryStopTransitions(t *testing.T) {
 		t.Errorf("v3 is %s, want current", v3.currentState())
 	}
 }
+
+// A verdict on a version replaced meanwhile (the guard measured it before a reload swapped it
+// out) stops nothing: its successor keeps serving and nothing is marked stopped.
+func TestMemoryStopOfAReplacedVersionDoesNothing(t *testing.T) {
+	t.Parallel()
+	source := newFakeSource(3)
+	e := loaderEngine(t, source)
+	e.loadContent("a.js", cmScript("v1", `onAdd() {}`))
+	v1 := pending(e, "a.js")
+	e.syncUntil(t, v1)
+	e.loadContent("a.js", cmScript("v2", `onAdd() {}`))
+	v2 := pending(e, "a.js")
+	e.syncUntil(t, v2)
+	e.onMemoryStop(memoryStop{v: v1, bytes: 1 << 30})
+	if current(e, "a.js") != v2 || len(e.stopped) != 0 || v2.currentState() != stateCurrent {
+		t.Fatalf("a stale verdict changed the loader: current %v (want v2), stopped %v", current(e, "a.js"), e.stopped)
+	}
+}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"log/slog"
-	"runtime/metrics"
 	"time"
 
 	"github.com/jsinformer/jsinformer/scripting"
@@ -167,14 +166,7 @@ func growing(h []memSample) bool {
 }
 
 // liveHeap is the heap the last garbage collection left live.
-func liveHeap() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64())
-}
+func liveHeap() int64 { return int64(readHeap().live) }
 
 // requestMemory asks each runtime of v for a measurement after its next call.
 func (v *version) requestMemory() {
