@@ -48,7 +48,10 @@ util, k8s, defineScript), the definition object, ctx and ctx.cache; and
 ` + testDeclarationsFile + `, the globals of test files (test, describe, expect, harness, ...; see
 docs/testing.md). With --gvr it also writes ` + resourcesFile + `: an interface for each named
 resource, generated from the OpenAPI v3 schemas the cluster serves (custom resources
-included), and every type they use. Scripts import them with
+included), and every type they use. A resource's interface is named after its kind, whatever
+else is generated (when several share a kind, the storage version keeps the plain name;
+docs/scripts.md says how the others are named); nested objects are named by their path
+(ApplicationSpecSource), free-form data is JsonValue. Scripts import them with
 ` + "`import type { Deployment } from \"./resources\"`" + `; the runner strips types without checking
 them, tsc --noEmit checks them (see docs/scripts.md).
 
