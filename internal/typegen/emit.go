@@ -69,7 +69,7 @@ func (g *generator) emitComponent(b *strings.Builder, name string) {
 // emitNested writes the nested shapes named inside the component full, by name.
 func (g *generator) emitNested(b *strings.Builder, full string) {
 	list := g.nestedOf[full]
-	byName := make(map[string]nestedType, len(list))
+	byName := make(map[string]*nestedType, len(list))
 	names := make([]string, 0, len(list))
 	for _, nt := range list {
 		byName[nt.name] = nt

@@ -53,7 +53,8 @@ type generator struct {
 
 	taken     map[string]bool         // every TypeScript name given
 	nested    map[*schema]string      // named nested shapes
-	nestedOf  map[string][]nestedType // by the component they are in
+	nestedOf  map[string][]*nestedType // by the component they are in
+	visited   []*nestedType            // all of them, in the order they were named
 	byKey     map[string]string       // nested shape key -> name of its first declaration
 	canonical map[string]string       // nested name -> name of its first declaration
 	keying    bool                    // writing a key: no comments, canonical names
@@ -70,7 +71,7 @@ type Module struct {
 // (see names.go).
 func Generate(src Source, resources []Resource) (*Module, error) {
 	g := &generator{src: src, docs: map[string]*document{}, schemas: map[string]*schema{}, roots: map[string]Resource{},
-		nested: map[*schema]string{}, nestedOf: map[string][]nestedType{}, byKey: map[string]string{}, canonical: map[string]string{}}
+		nested: map[*schema]string{}, nestedOf: map[string][]*nestedType{}, byKey: map[string]string{}, canonical: map[string]string{}}
 	fulls := make([]string, 0, len(resources))
 	for _, r := range resources {
 		full, err := g.addRoot(r)
@@ -84,17 +85,18 @@ func Generate(src Source, resources []Resource) (*Module, error) {
 	for _, n := range g.names {
 		g.taken[n] = true
 	}
+	for _, full := range g.order { // named after the resources, and as stable
+		g.nameNested(full)
+	}
 	others := slices.DeleteFunc(slices.Sorted(maps.Keys(g.schemas)), func(n string) bool { _, root := g.roots[n]; return root })
 	for full, n := range uniqueNames(others, g.taken) {
 		g.names[full] = n
 		g.taken[n] = true
 	}
-	for _, full := range g.order {
-		g.nameNested(full)
-	}
 	for _, full := range g.components() {
 		g.nameNested(full)
 	}
+	g.dedupe()
 	m := &Module{g: g}
 	for _, full := range fulls {
 		m.Names = append(m.Names, g.names[full])

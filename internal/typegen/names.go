@@ -16,11 +16,12 @@ import (
 //     their version (V1beta1VirtualService), and by their group's first label as well when
 //     the group differs (MonitoringV1Probe, CoreV1Event).
 //  2. JsonValue, the free-form type, is reserved.
-//  3. The other schemas take the last segment of their dotted name (PodSpec), with as many
+//  3. The resources' nested object shapes are named after the resource and the path to them
+//     (ApplicationSpecSource); a clash there gets a number.
+//  4. The other schemas take the last segment of their dotted name (PodSpec), with as many
 //     segments before it as it takes to tell them apart from each other and from the names
 //     above (CoreV1Probe beside a Probe resource, CoreV1Event beside EventsV1Event).
-//  4. Nested object shapes are named after the type they are in and the path to them
-//     (ApplicationSpecSource), last; a clash there gets a number.
+//  5. Their nested object shapes, as in 3.
 
 // rootNames names the resources; order lists them in the order requested.
 func rootNames(order []string, roots map[string]Resource) map[string]string {

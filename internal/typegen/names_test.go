@@ -52,6 +52,7 @@ var (
 	probes  = Resource{Group: "monitoring.coreos.com", Version: "v1", Resource: "probes", Kind: "Probe", Namespaced: true}
 	vsV1    = Resource{Group: "networking.istio.io", Version: "v1", Resource: "virtualservices", Kind: "VirtualService", Namespaced: true}
 	vsBeta  = Resource{Group: "networking.istio.io", Version: "v1beta1", Resource: "virtualservices", Kind: "VirtualService", Namespaced: true}
+	pods    = Resource{Group: "custom.example.com", Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true}
 	events  = Resource{Group: "events.example.com", Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 	events2 = Resource{Group: "audit.example.com", Version: "v1alpha1", Resource: "events", Kind: "Event"}
 
@@ -60,6 +61,7 @@ var (
 		"apis/networking.istio.io/v1":   {crdComponent("networking.istio.io", "v1", "VirtualService", `{"type": "object", "properties": {"hosts": {"type": "array", "items": {"type": "string"}}}}`)},
 		"apis/networking.istio.io/v1beta1": {crdComponent("networking.istio.io", "v1beta1", "VirtualService",
 			`{"type": "object", "properties": {"hosts": {"type": "array", "items": {"type": "string"}}}}`)},
+		"apis/custom.example.com/v1":      {crdComponent("custom.example.com", "v1", "Pod", `{"type": "object", "properties": {"image": {"type": "string"}}}`)},
 		"apis/events.example.com/v1":      {crdComponent("events.example.com", "v1", "Event", `{"type": "object", "properties": {"note": {"type": "string"}}}`)},
 		"apis/audit.example.com/v1alpha1": {crdComponent("audit.example.com", "v1alpha1", "Event", `{"type": "object", "properties": {"note": {"type": "string"}}}`)},
 	})
@@ -86,6 +88,8 @@ func TestResourceNames(t *testing.T) {
 		{"two versions, the preferred first", []Resource{preferred(vsV1), vsBeta}, []string{"VirtualService", "V1beta1VirtualService"}, nil},
 		{"two versions, none preferred: the first", []Resource{vsBeta, vsV1}, []string{"VirtualService", "V1VirtualService"}, nil},
 		{"one kind in two groups", []Resource{events, events2}, []string{"Event", "AuditV1alpha1Event"}, nil},
+		{"a nested shape's name a built-in schema also has", []Resource{deployments, pods}, []string{"Deployment", "Pod"},
+			[]string{"  spec?: PodSpec;", "export interface PodSpec {\n  image?: string;\n}", "export interface CoreV1PodSpec {", "  spec?: CoreV1PodSpec;"}},
 		{"a resource given twice", []Resource{probes, probes}, []string{"Probe", "Probe"}, nil},
 	}
 	for _, tt := range tests {
@@ -128,7 +132,7 @@ func exported(out []byte) []string {
 // or after.
 func TestNamesStableWhenAResourceIsAdded(t *testing.T) {
 	t.Parallel()
-	for _, base := range []Resource{probes, widgets, vsBeta} {
+	for _, base := range []Resource{probes, widgets, vsBeta, pods} {
 		alone, err := generate(namingSource, []Resource{base}, "")
 		if err != nil {
 			t.Fatal(err)

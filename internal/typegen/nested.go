@@ -56,17 +56,25 @@ func (g *generator) visit(top string, s *schema, path string) {
 	}
 	name := free(path, g.taken)
 	g.taken[name] = true
-	key := g.key(s)
-	nt := nestedType{name: name, schema: s}
-	if same, ok := g.byKey[key]; ok {
-		nt.same = same
-		g.canonical[name] = same
-	} else {
-		g.byKey[key] = name
-		g.canonical[name] = name
-	}
 	g.nested[s] = name
-	g.nestedOf[top] = append(g.nestedOf[top], nt)
+	g.nestedOf[top] = append(g.nestedOf[top], &nestedType{name: name, schema: s})
+	g.visited = append(g.visited, g.nestedOf[top][len(g.nestedOf[top])-1])
+}
+
+// dedupe finds the nested shapes that repeat one named before them, once every name is
+// given: in the order they were named, so a shape's own nested shapes come first and its key
+// can refer to their first declarations.
+func (g *generator) dedupe() {
+	for _, nt := range g.visited {
+		key := g.key(nt.schema)
+		if same, ok := g.byKey[key]; ok {
+			nt.same = same
+			g.canonical[nt.name] = same
+		} else {
+			g.byKey[key] = nt.name
+			g.canonical[nt.name] = nt.name
+		}
+	}
 }
 
 // plainObject reports whether s is typed as one interface: an object with properties whose
