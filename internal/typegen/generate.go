@@ -51,13 +51,13 @@ type generator struct {
 	order   []string            // roots in the order requested
 	names   map[string]string   // component full name -> TypeScript name
 
-	taken     map[string]bool         // every TypeScript name given
-	nested    map[*schema]string      // named nested shapes
+	taken     map[string]bool          // every TypeScript name given
+	nested    map[*schema]string       // named nested shapes
 	nestedOf  map[string][]*nestedType // by the component they are in
 	visited   []*nestedType            // all of them, in the order they were named
-	byKey     map[string]string       // nested shape key -> name of its first declaration
-	canonical map[string]string       // nested name -> name of its first declaration
-	keying    bool                    // writing a key: no comments, canonical names
+	byKey     map[string]string        // nested shape key -> name of its first declaration
+	canonical map[string]string        // nested name -> name of its first declaration
+	keying    bool                     // writing a key: no comments, canonical names
 }
 
 // Module is a generated TypeScript module.

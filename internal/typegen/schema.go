@@ -22,7 +22,6 @@ type schema struct {
 	OneOf                []*schema          `json:"oneOf"`
 	Enum                 []json.RawMessage  `json:"enum"`
 	Nullable             bool               `json:"nullable"`
-	Default              json.RawMessage    `json:"default"`
 	IntOrString          bool               `json:"x-kubernetes-int-or-string"`
 	PreserveUnknown      bool               `json:"x-kubernetes-preserve-unknown-fields"`
 	GVK                  []gvk              `json:"x-kubernetes-group-version-kind"`

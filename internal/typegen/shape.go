@@ -89,9 +89,3 @@ func mergeable(base, b *schema) bool {
 	return b.Ref == "" && (b.Type == "" || b.Type == base.Type) && b.Items == nil && !b.IntOrString &&
 		len(b.AllOf)+len(b.AnyOf)+len(b.OneOf) == 0 && (base.Type == "object" || base.Type == "" && len(base.Properties) > 0)
 }
-
-// hasVariants reports whether s, having a shape of its own, has oneOf or anyOf branches that
-// add to it: its type is then a union, never a single named interface.
-func hasVariants(s *schema) bool {
-	return hasOwnShape(s) && (len(shapeBranches(s, s.OneOf)) > 0 || len(shapeBranches(s, s.AnyOf)) > 0)
-}
