@@ -159,7 +159,7 @@ func TestTypesNamesDoNotChange(t *testing.T) {
 		{[]string{"probes.patterns.jsinformer.io"}, "Probe"},
 		{[]string{"probes.patterns.jsinformer.io", "deploy"}, "Probe, Deployment"},
 		{[]string{"deploy", "probes.patterns.jsinformer.io"}, "Deployment, Probe"},
-		{[]string{"pods", "probes.patterns.jsinformer.io", "patterns.jsinformer.io/v1/gateways"}, "Pod, Probe, V1Gateway"},
+		{[]string{"pods", "probes.patterns.jsinformer.io", "patterns.jsinformer.io/v1/gateways"}, "Pod, Probe, Gateway"},
 	} {
 		t.Run(strings.Join(tt.gvrs, "+"), func(t *testing.T) {
 			dir := t.TempDir()
