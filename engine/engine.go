@@ -31,6 +31,7 @@ type Engine struct {
 	factory   informerSource
 	client    *k8sClient
 	stats     *stats
+	book      *statusBook // the state API (status.go)
 	defaults  []dynamicinformer.Resource
 
 	// Owned by the loader goroutine (Run's).
@@ -110,7 +111,7 @@ func New(cfg Config) (*Engine, error) {
 // part of New that the loader's unit tests share.
 func (e *Engine) init(source informerSource, resolver resourceResolver) {
 	e.logger, e.factory, e.resolver = e.cfg.Logger, source, resolver
-	e.stats = newStats(e.cfg.Registerer)
+	e.stats, e.book = newStats(e.cfg.Registerer), newStatusBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
