@@ -31,8 +31,8 @@ type need struct {
 	script    string
 	keys      []dynamicinformer.Key
 	informers []cache.SharedIndexInformer // by key; set once subscribed
-	since  time.Time // when the version began to sync
-	synced bool
+	since     time.Time                   // when the version began to sync
+	synced    bool
 }
 
 func newNeeds() *needs { return &needs{byVersion: map[*version]need{}} }

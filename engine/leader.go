@@ -69,7 +69,7 @@ type leadership struct {
 	elector *leaderelection.LeaderElector
 	leading atomic.Bool
 	holder  atomic.Pointer[string] // the leader last observed, for the state API
-	changes chan bool // to the loader: true when leading starts, false when it stops
+	changes chan bool              // to the loader: true when leading starts, false when it stops
 }
 
 func (l *leadership) valid() bool {

@@ -25,15 +25,15 @@ type statusBook struct {
 }
 
 type scriptRecord struct {
-	hash     string
-	removed  bool
-	live     []*version
-	failed   *VersionStatus // the newest content, which did not load
-	waiting  bool           // failed on an unknown resource
-	stopped  *VersionStatus // the content the memory guard stopped
-	done     []VersionStatus
-	loads    []LoadStatus
-	watches  []WatchStatus
+	hash    string
+	removed bool
+	live    []*version
+	failed  *VersionStatus // the newest content, which did not load
+	waiting bool           // failed on an unknown resource
+	stopped *VersionStatus // the content the memory guard stopped
+	done    []VersionStatus
+	loads   []LoadStatus
+	watches []WatchStatus
 }
 
 func newStatusBook() *statusBook {
