@@ -31,7 +31,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.withLogger(logger), Now: e.timeSource()}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.WithLogger(logger), Now: e.timeSource()}
 	script, err := prog.Instantiate(opts)
 	if err != nil {
 		return nil, err

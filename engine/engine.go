@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -29,7 +30,7 @@ type Engine struct {
 	discovery discovery.DiscoveryInterface
 	resolver  resourceResolver
 	factory   informerSource
-	client    *k8sClient
+	client    *k8sclient.Client
 	stats     *stats
 	book      *statusBook // the state API (status.go)
 	defaults  []dynamicinformer.Resource
@@ -103,7 +104,7 @@ func New(cfg Config) (*Engine, error) {
 		StreamingLists: cfg.StreamingLists,
 	})
 	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))
-	e.client = newK8sClient(dyn, e.resolver, cfg)
+	e.client = k8sclient.New(dyn, e.resolver, k8sclient.Options{DryRun: cfg.DryRun, FieldManager: cfg.FieldManager, Logger: cfg.Logger})
 	return e, nil
 }
 
