@@ -31,7 +31,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.WithLogger(logger), Now: e.timeSource()}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.newClient(logger), Now: e.clock.Now}
 	script, err := prog.Instantiate(opts)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		scripts[i] = s
 	}
 	view := &cacheView{store: v.store, resource: t.resource.String(), resolve: e.resolveName}
-	return newReconciler(v.name, e.reconcileQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
+	return newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command

@@ -18,7 +18,7 @@ import (
 type subscription struct {
 	key      dynamicinformer.Key
 	target   target
-	informer informerHandle
+	informer InformerHandle
 	reg      cache.ResourceEventHandlerRegistration
 	cache    *cacheView
 }
@@ -70,7 +70,7 @@ type version struct {
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
 // error everything acquired so far is given back.
-func (v *version) subscribe(factory informerSource, targets []target, resolve func(string) (string, error)) error {
+func (v *version) subscribe(factory Informers, targets []target, resolve func(string) (string, error)) error {
 	for _, t := range targets {
 		inf, err := factory.Acquire(t.key)
 		if err != nil {
