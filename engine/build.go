@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -45,8 +46,8 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	v := &version{
 		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
-		store: newStore(def.Indexers), queue: newQueue[event](),
-		indexFailed: map[objectKey]bool{},
+		store: scriptcache.New(def.Indexers), queue: newQueue[event](),
+		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
 	}
@@ -109,7 +110,7 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		}
 		scripts[i] = s
 	}
-	view := &cacheView{store: v.store, resource: t.resource.String(), resolve: e.resolveName}
+	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
 	return newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
 }
 

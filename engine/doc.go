@@ -1,6 +1,7 @@
 // Package engine wires script files to shared informers: it is the only package that knows
 // both JavaScript (scripting) and Kubernetes informers (dynamicinformer). It owns the loader,
-// the script versions and their queues, stores and JS indexes, reconcile and schedules, the
+// the script versions and their queues (each version's store and JS indexes are an
+// internal/scriptcache.Store the version owns), index stage, reconcile and schedules, the
 // memory guard, leader election and the state API; what it runs on (informers, clock, the
 // scripts' client) comes in through Env.
 //

@@ -67,11 +67,11 @@ func (v *version) callSchedule(i int) {
 	if v.standby || !v.lead.valid() || first == nil {
 		return
 	}
-	ctx := scripting.Event{Resource: first.resource, Cache: first, Enqueue: v.enqueue}
+	ctx := scripting.Event{Resource: first.Resource, Cache: first, Enqueue: v.enqueue}
 	start := time.Now()
 	err := v.script.RunSchedule(i, ctx)
 	v.metrics[eventSchedule].observe(time.Since(start), err)
 	if err != nil {
-		v.logFailure("schedule", first.resource, "", err)
+		v.logFailure("schedule", first.Resource, "", err)
 	}
 }
