@@ -158,6 +158,7 @@ func (e *Engine) onSynced(v *version) {
 func (e *Engine) unload(name string) {
 	p := e.plugins[name]
 	if p == nil {
+		e.book.removed(name) // a file that never loaded, or one stopped by the memory guard
 		return
 	}
 	delete(e.plugins, name)
