@@ -74,6 +74,7 @@ func (g *memoryGuard) check(ctx context.Context) {
 	live := g.heap()
 	if float64(live) < watchShare*float64(g.limit) {
 		clear(g.history)
+		clear(g.seqs) // holds no version past the episode: a stopped one must be collectable
 		g.warned = false
 		return
 	}
@@ -111,7 +112,9 @@ func (g *memoryGuard) record(serving []measured) {
 			g.usage(m, bytes)
 		}
 	}
-	for m := range g.history {
+	// seqs, not history: a stopped version's history is deleted at once, and a reference
+	// kept here would keep its whole runtime reachable.
+	for m := range g.seqs {
 		if !alive[m] {
 			delete(g.history, m)
 			delete(g.seqs, m)
