@@ -38,9 +38,9 @@ type coalescer struct {
 	limit     int
 	logger    *slog.Logger
 	coalesced prometheus.Counter
-	active    bool                // in an episode: last is filled
+	active    bool                 // in an episode: last is filled
 	last      map[objectRef]*event // the slot of each object's last queued event, in an episode
-	merged    int                 // updates coalesced in this episode
+	merged    int                  // updates coalesced in this episode
 }
 
 func newCoalescer(limit int, logger *slog.Logger, coalesced prometheus.Counter) *coalescer {

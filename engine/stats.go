@@ -18,8 +18,8 @@ type stats struct {
 	versions prometheus.Gauge
 	// coalesced: by script, updates folded into a queued update of the same object (coalesce.go).
 	coalesced *prometheus.CounterVec
-	leader   prometheus.Gauge
-	backlog  *backlog
+	leader    prometheus.Gauge
+	backlog   *backlog
 
 	memory      *prometheus.GaugeVec   // by script: its runtimes' latest measurement
 	memoryStops *prometheus.CounterVec // by script
