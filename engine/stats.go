@@ -79,7 +79,12 @@ func newStats(reg prometheus.Registerer) *stats {
 			Help: "1 while the memory guard keeps a script stopped: until its file changes.",
 		}, []string{"script"}),
 	}
+	runtimes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jsinformer_script_runtimes",
+		Help: "Script runtimes (goja) alive in the process: each version's worker, index stage and reconcile workers, and abandoned runtimes still stuck in a call.",
+	}, func() float64 { return float64(scripting.LiveRuntimes()) })
 	if reg != nil {
+		reg.MustRegister(runtimes)
 		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.coalesced, s.leader, s.backlog,
 			s.memory, s.memoryStops, s.memoryDropped, s.stopped)
 	}
