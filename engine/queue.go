@@ -128,10 +128,15 @@ func (q *queue[T]) close() {
 	q.signal()
 }
 
-// pop returns the next item, waiting for one; ok is false once closed and drained, or when
-// abort is closed.
+// pop returns the next item, waiting for one; ok is false once closed and drained, or as soon
+// as abort is closed, items left or not: an aborted consumer takes nothing more.
 func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 	for {
+		select {
+		case <-abort:
+			return item, false
+		default:
+		}
 		q.mu.Lock()
 		q.waiting = false
 		if q.size > 0 {

@@ -227,7 +227,8 @@ func (v *version) idle(limit time.Duration) bool {
 	}
 }
 
-// halt makes the worker and indexer take no further event; idempotent.
+// halt makes the worker and indexer take no further event (pop returns on abort, whatever is
+// queued); idempotent.
 func (v *version) halt() {
 	v.haltOnce.Do(func() { close(v.abort) })
 	v.intake.close()
