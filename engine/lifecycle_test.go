@@ -113,6 +113,7 @@ func TestMemoryGuardStopFreesTheHogUnderTheLimit(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	r := startEngine(t, map[string]string{"hog.js": watchScript(ns, `  onUpdate() {},`)}, func(c *engine.Config) {
 		c.Registerer, c.MemoryLimit, c.MemoryCheckInterval = reg, limit, 200*time.Millisecond
+		c.HandlerTimeout = 30 * time.Second // a loaded machine makes each hog call take seconds
 	})
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "c", nil, map[string]any{"n": "0"}))
@@ -136,7 +137,15 @@ func TestMemoryGuardStopFreesTheHogUnderTheLimit(t *testing.T) {
 		}
 	})
 	r.write(t, "hog.js", hogScript(ns))
-	stops := r.log.waitFor(t, "the guard's stop", 1, msg("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes", "script", "hog.js"))
+	stopped := msg("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes", "script", "hog.js")
+	deadline := time.Now().Add(5 * time.Minute)
+	for len(r.log.find(stopped)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the guard did not stop the hog within 5 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stops := r.log.find(stopped)
 	ranBefore := len(r.log.find(msg("hog ran")))
 	if stops[0].attrs["dropped_events"] == "" {
 		t.Errorf("the stop's ERROR line does not say how many events it dropped: %v", stops[0])
