@@ -51,8 +51,9 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
 	}
+	// From here v owns every runtime made for it: v.close releases them on any failure.
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
-		v.stop()
+		v.close() // nothing runs yet: closing is immediate
 		return nil, err
 	}
 	// The worker starts first so it handles the initial adds while client-go is still
@@ -61,7 +62,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
 	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
 		e.needs.remove(v)
-		v.stop()
+		e.retiring.Go(v.close) // the worker may be in a call: not on the loader
 		return nil, err
 	}
 	e.needs.subscribed(v, v.subs)
@@ -86,6 +87,13 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 			return fmt.Errorf("instantiate index runtime: %w", err)
 		}
 		v.intake = newQueue[event]()
+	}
+	if e.cfg.MaxBacklog > 0 {
+		coalesced := e.stats.coalesced.WithLabelValues(v.name)
+		v.queue.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
+		if v.intake != v.queue {
+			v.intake.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
+		}
 	}
 	if v.def.Reconcile && !v.standby {
 		var err error

@@ -68,6 +68,9 @@ type Config struct {
 	MemoryLimit int64
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
+	// MaxBacklog is how many events a script version may have queued before updates of one
+	// object are coalesced (coalesce.go); zero means DefaultMaxBacklog, negative no limit.
+	MaxBacklog int
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
@@ -90,6 +93,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second
+	}
+	if c.MaxBacklog == 0 {
+		c.MaxBacklog = DefaultMaxBacklog
 	}
 	if c.FieldManager == "" {
 		c.FieldManager = "jsinformer"

@@ -58,6 +58,8 @@ type version struct {
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once
 	retireOnce      sync.Once
+	closeOnce       sync.Once
+	workerStarted   atomic.Bool     // start ran: the worker (and indexer) goroutines exist
 	synced          chan struct{}   // closed when the worker has handled every initial-list add
 	done            chan struct{}   // closed when the worker and indexer have returned
 	finished        chan struct{}   // closed when retired and joined, after its predecessor's
@@ -66,7 +68,8 @@ type version struct {
 	scheduled       []atomic.Bool   // by schedule entry: a run is queued and not yet started
 	ownerNamespaced bool            // the reconciled resource is namespaced (owner keys are ns/name)
 	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
-	running         sync.WaitGroup  // worker and indexer
+	running         sync.WaitGroup  // worker, indexer and scheduler
+	helpers         sync.WaitGroup  // the goroutines waiting on others: for running (done), for the sync
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
@@ -136,14 +139,15 @@ func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool
 
 // start runs the worker, and the indexer when the script has index functions.
 func (v *version) start() {
+	v.workerStarted.Store(true)
 	v.running.Go(v.work)
 	if v.indexer != nil {
 		v.running.Go(v.index)
 	}
-	go func() {
+	v.helpers.Go(func() {
 		v.running.Wait()
 		close(v.done)
-	}()
+	})
 }
 
 // work handles queued events in order until the queue is closed and drained, or abort.
@@ -158,30 +162,82 @@ func (v *version) work() {
 	}
 }
 
-// retire stops the version. With drain the worker first handles every event already queued
-// (each bounded by the handler timeout); without, it takes no further event and the call
-// running finishes (the engine interrupts it if it outlives the handler timeout).
-func (v *version) retire(drain bool) {
-	v.retireOnce.Do(func() { close(v.retired) })
+// retire stops the version taking events; it reports false if v was retired already. With
+// drain the worker first handles every event already queued (each bounded by the handler
+// timeout); without, it takes no further event and the call running finishes (the engine
+// interrupts it if it outlives the handler timeout). Called by the loader only.
+func (v *version) retire(drain bool) bool {
+	first := false
+	v.retireOnce.Do(func() {
+		first = true
+		close(v.retired)
+	})
+	if !first {
+		return false
+	}
 	v.unsubscribe()
 	if v.reconciler != nil {
 		v.reconciler.shutdown()
 	}
 	if drain {
 		v.intake.close() // the indexer, if any, closes the worker's queue once drained
-		return
+		return true
 	}
 	v.halt()
+	return true
 }
 
-// halt makes the worker and indexer take no further event; idempotent.
+// drop stops v at once: every runtime is interrupted, the queued events and reconcile keys
+// are skipped. It returns how many were. v must be retired (without drain) first.
+func (v *version) drop() (events, keys int) {
+	v.halt()
+	events = v.queue.len()
+	if v.intake != v.queue {
+		events += v.intake.len()
+	}
+	if v.reconciler != nil {
+		keys = v.reconciler.drop()
+	}
+	v.stop()
+	return events, keys
+}
+
+// idle waits up to limit for v's goroutines to finish on their own: the worker and indexer
+// done with their queues, the reconcile workers with their keys. It reports whether they did.
+func (v *version) idle(limit time.Duration) bool {
+	if !v.workerStarted.Load() {
+		return true
+	}
+	finished := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait() // returns once close has stopped whatever was still running
+	wg.Go(func() {
+		<-v.done
+		if v.reconciler != nil {
+			v.reconciler.wait()
+		}
+		close(finished)
+	})
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-finished:
+		return true
+	case <-timer.C:
+		v.stop() // the waiting goroutine above ends once the interrupted calls return
+		return false
+	}
+}
+
+// halt makes the worker and indexer take no further event (pop returns on abort, whatever is
+// queued); idempotent.
 func (v *version) halt() {
 	v.haltOnce.Do(func() { close(v.abort) })
 	v.intake.close()
 	v.queue.close()
 }
 
-// stop halts the version and interrupts its runtimes; idempotent.
+// stop halts the version and interrupts its runtimes; idempotent, safe from any goroutine.
 func (v *version) stop() {
 	v.halt()
 	v.script.Interrupt()
@@ -191,4 +247,24 @@ func (v *version) stop() {
 	if v.reconciler != nil {
 		v.reconciler.interrupt()
 	}
+}
+
+// close releases everything v holds, from any state: it stops v (interrupting whatever still
+// runs), joins every goroutine v started (worker, indexer, scheduler, reconcile workers, the
+// wait for its sync) and closes every runtime it was built with, whether its goroutine ever
+// started or not. v must be unsubscribed already (retire, or a failed subscribe). Idempotent;
+// it blocks for at most the runtimes' grace, so the loader leaves it to a retiring goroutine.
+func (v *version) close() {
+	v.closeOnce.Do(func() {
+		v.stop()
+		v.running.Wait()
+		v.helpers.Wait()
+		if v.reconciler != nil {
+			v.reconciler.close()
+		}
+		v.script.Close() // idempotent: the worker, if it ran, closed it already
+		if v.indexer != nil {
+			v.indexer.Close()
+		}
+	})
 }
