@@ -48,6 +48,11 @@ type Config struct {
 	// UnhealthyAfter is how long an informer a loaded script needs may fail to list/watch, or a
 	// version may take to sync, before Ready reports the runner not ready; default 30s.
 	UnhealthyAfter time.Duration
+	// ConnectionHealth is how the clients notice a silent API server connection (HTTP/2
+	// PINGs, dynamicinformer.WithConnectionHealth); zero fields take
+	// dynamicinformer.DefaultReadIdleTimeout and DefaultPingTimeout, a negative ReadIdleTimeout
+	// leaves the transport as client-go builds it (its environment variables decide).
+	ConnectionHealth dynamicinformer.ConnectionHealth
 	// Backoff paces the informers' retries of failing lists and watches; zero fields take
 	// dynamicinformer.DefaultBackoff's.
 	Backoff dynamicinformer.Backoff
@@ -90,6 +95,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.UnhealthyAfter <= 0 {
 		c.UnhealthyAfter = 30 * time.Second
+	}
+	if c.ConnectionHealth.ReadIdleTimeout == 0 {
+		c.ConnectionHealth.ReadIdleTimeout = dynamicinformer.DefaultReadIdleTimeout
+	}
+	if c.ConnectionHealth.PingTimeout <= 0 {
+		c.ConnectionHealth.PingTimeout = dynamicinformer.DefaultPingTimeout
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second

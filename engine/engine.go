@@ -74,6 +74,13 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg}
+	if cfg.ConnectionHealth.ReadIdleTimeout > 0 {
+		checked, err := dynamicinformer.WithConnectionHealth(cfg.RESTConfig, cfg.ConnectionHealth)
+		if err != nil {
+			return nil, err
+		}
+		e.cfg.RESTConfig, cfg.RESTConfig = checked, checked
+	}
 	restCfg := cfg.RESTConfig
 	if cfg.LeaderElection != nil {
 		var err error

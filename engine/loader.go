@@ -27,6 +27,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 	case plugins.Removed:
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
+		e.stats.forget(ev.Source.Name)
 	case plugins.Synced:
 		e.watcherSynced = true
 		e.checkReady()
@@ -161,7 +162,6 @@ func (e *Engine) unload(name string) {
 		e.retire(p.current, true)
 	}
 	e.logger.Info("script unloaded", "script", name, "version", version)
-	e.stats.loads.WithLabelValues(name, "unloaded").Inc()
 	e.initialDone(name)
 }
 

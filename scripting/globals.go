@@ -24,7 +24,7 @@ func (s *instance) installGlobals() error {
 	}{
 		{"console", newConsole(s.callEnv, s.log)},
 		{"log", newLog(s.callEnv, s.log)},
-		{"util", newUtil(s.callEnv)},
+		{"util", newUtil(s.callEnv, s.now)},
 		{"k8s", newK8s(s.callEnv, s.client, s.context)},
 		{"defineScript", defineScript{s.rt}},
 	} {
