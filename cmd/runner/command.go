@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -190,6 +191,8 @@ func (o *options) run(cmd *cobra.Command) error {
 		logger.Info("memory limit", "limit_bytes", memLimit.bytes, "from", memLimit.from)
 	}
 	reg := prometheus.NewRegistry()
+	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
 	e, err := engine.New(engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
