@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -73,6 +74,8 @@ type Config struct {
 	MemoryLimit int64
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
+	// onCached, when set, sees every object entering an informer's cache, for tests.
+	onCached func(*unstructured.Unstructured)
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every

@@ -106,7 +106,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	factory := dynamicinformer.NewFactory(informerClient, dynamicinformer.Options{
 		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
-		StreamingLists: cfg.StreamingLists,
+		StreamingLists: cfg.StreamingLists, OnCached: cfg.onCached,
 	})
 	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))
 	e.client = newK8sClient(dyn, e.resolver, cfg)
