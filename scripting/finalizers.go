@@ -17,16 +17,18 @@ import (
 // reads the object and sends a JSON patch that first tests the resourceVersion it read, so a
 // change made meanwhile fails the patch instead of being overwritten; it then reads again and
 // retries, up to finalizerAttempts times, after a jittered, doubling pause. Only that failure
-// (409 Conflict, or the 422 of a failed "test" operation) is retried: any other 422 is the
-// patch being refused, which another try cannot mend.
+// is retried: a 409 Conflict, or the 422 kube-apiserver answers when a JSON patch does not
+// apply (its failed resourceVersion test; any other operation of ours applies to the object
+// as read). A 422 that rejects the result (a validation error: an invalid finalizer name)
+// is thrown at once: another try cannot mend it.
 
 const finalizerAttempts = 5
 
 // finalizerBackoff is the pause before the first retry; it doubles, with up to 100% jitter.
 var finalizerBackoff = 10 * time.Millisecond
 
-// testFailed is how kube-apiserver (evanphx/json-patch, which memcluster uses too) words a
-// failed test of the resourceVersion, in the 422's cause.
+// testFailed is how evanphx/json-patch words a failed test of the resourceVersion; a server
+// that passes the patch library's message on says it.
 const testFailed = "testing value /metadata/resourceVersion failed"
 
 // addFinalizer is k8s.addFinalizer(resource, namespace, name, finalizer): the object, with
@@ -97,7 +99,9 @@ func (k *k8sModule) editFinalizers(fn string, call goja.FunctionCall, edit func(
 }
 
 // changedMeanwhile reports whether a finalizer patch failed because the object changed since
-// it was read: a conflict, or the 422 of its failed resourceVersion test.
+// it was read: a conflict, or the patch not applying. kube-apiserver (and memcluster) answer
+// the latter with a 422 that carries no causes (NewGenericServerResponse drops the patch
+// library's message); a validation error's 422 lists its field errors as causes.
 func changedMeanwhile(err error) bool {
 	if apierrors.IsConflict(err) {
 		return true
@@ -107,14 +111,12 @@ func changedMeanwhile(err error) bool {
 		return false
 	}
 	st := status.Status()
-	if strings.Contains(st.Message, testFailed) {
+	if st.Details == nil || len(st.Details.Causes) == 0 || strings.Contains(st.Message, testFailed) {
 		return true
 	}
-	if st.Details != nil {
-		for _, c := range st.Details.Causes {
-			if strings.Contains(c.Message, testFailed) {
-				return true
-			}
+	for _, c := range st.Details.Causes {
+		if strings.Contains(c.Message, testFailed) {
+			return true
 		}
 	}
 	return false
