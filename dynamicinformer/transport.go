@@ -43,17 +43,20 @@ type ConnectionHealth struct {
 //
 // Every client built from the returned config shares the transport, hence its connections,
 // as client-go's transport cache would have them share; build clients from it, not from cfg.
-func WithConnectionHealth(cfg *rest.Config, h ConnectionHealth) (*rest.Config, error) {
+// The transport is the caller's: closeIdle closes its idle connections (and their
+// goroutines) once no client uses it any more. A cfg with its own Transport is returned as it
+// is, with a closeIdle that does nothing.
+func WithConnectionHealth(cfg *rest.Config, h ConnectionHealth) (_ *rest.Config, closeIdle func(), err error) {
 	tc, err := cfg.TransportConfig()
 	if err != nil {
-		return nil, fmt.Errorf("configure transport: %w", err)
+		return nil, nil, fmt.Errorf("configure transport: %w", err)
 	}
 	if tc.Transport != nil {
-		return cfg, nil // the caller brought its own transport; it decides about health checks
+		return cfg, func() {}, nil // the caller brought its own transport; it decides about health checks
 	}
 	tlsConfig, err := transport.TLSConfigFor(tc)
 	if err != nil {
-		return nil, fmt.Errorf("configure transport: %w", err)
+		return nil, nil, fmt.Errorf("configure transport: %w", err)
 	}
 	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	if tc.DialHolder != nil {
@@ -77,9 +80,9 @@ func WithConnectionHealth(cfg *rest.Config, h ConnectionHealth) (*rest.Config, e
 	}
 	rt, err := transport.HTTPWrappersForConfig(tc, t)
 	if err != nil {
-		return nil, fmt.Errorf("configure transport: %w", err)
+		return nil, nil, fmt.Errorf("configure transport: %w", err)
 	}
-	return withTransport(cfg, rt), nil
+	return withTransport(cfg, rt), t.CloseIdleConnections, nil
 }
 
 // allowsHTTP2 is client-go's rule: HTTP/2 unless the TLS options list protocols without it.

@@ -32,6 +32,8 @@ type Engine struct {
 	client    *k8sClient
 	stats     *stats
 	defaults  []dynamicinformer.Resource
+	// closeConns closes the idle connections of the transport New built, if it built one.
+	closeConns func()
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -75,11 +77,11 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg}
 	if cfg.ConnectionHealth.ReadIdleTimeout > 0 {
-		checked, err := dynamicinformer.WithConnectionHealth(cfg.RESTConfig, cfg.ConnectionHealth)
+		checked, closeConns, err := dynamicinformer.WithConnectionHealth(cfg.RESTConfig, cfg.ConnectionHealth)
 		if err != nil {
 			return nil, err
 		}
-		e.cfg.RESTConfig, cfg.RESTConfig = checked, checked
+		e.cfg.RESTConfig, cfg.RESTConfig, e.closeConns = checked, checked, closeConns
 	}
 	restCfg := cfg.RESTConfig
 	if cfg.LeaderElection != nil {
@@ -134,6 +136,9 @@ func (e *Engine) init(source informerSource, resolver resourceResolver) {
 // and informer before returning. It fails fast when the cluster is unreachable, the
 // credentials are rejected, a --gvr is unknown, or the scripts folder does not exist.
 func (e *Engine) Run(ctx context.Context) error {
+	if e.closeConns != nil {
+		defer e.closeConns() // the transport is this engine's: its connections end with it
+	}
 	if err := e.connect(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while connecting: not a failure
