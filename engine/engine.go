@@ -39,6 +39,7 @@ type Engine struct {
 	plugins       map[string]*plugin
 	initial       map[string]bool          // initial scripts not yet synced or failed
 	waiting       map[string]waitingScript // failed on a resource not served yet; retried
+	failures      failures                 // held until their content settles, and reported
 	watcherSynced bool
 	ready         bool
 	synced        chan *version

@@ -17,7 +17,12 @@ const (
 )
 
 func (e *Engine) onPluginEvent(ev plugins.Event) {
-	delete(e.waiting, ev.Source.Name) // a newer content or a removal supersedes a retry
+	if ev.Kind == plugins.Settled {
+		e.onSettled(ev.Source)
+		return
+	}
+	delete(e.waiting, ev.Source.Name)    // a newer content or a removal supersedes a retry,
+	e.failures.supersede(ev.Source.Name) // and a failure held until its content settled
 	switch ev.Kind {
 	case plugins.Loaded:
 		if !e.watcherSynced {
@@ -25,6 +30,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		}
 		e.load(ev.Source)
 	case plugins.Removed:
+		e.failures.forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
 		e.stats.forget(ev.Source.Name)
@@ -46,6 +52,7 @@ func (e *Engine) load(src plugins.Source) {
 			e.retire(p.pending, false)
 			p.pending = nil
 		}
+		e.failures.forget(src.Name)
 		e.logger.Info("script content is the running version again; nothing to reload", "script", src.Name, "version", src.Hash)
 		e.initialDone(src.Name)
 		return
@@ -62,6 +69,7 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.loadFailed(logger, src, err, lastErr)
 		return
 	}
+	e.failures.forget(src.Name)
 	p := e.plugins[src.Name]
 	if p == nil {
 		p = &plugin{}
@@ -83,6 +91,9 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 }
 
 func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, lastErr string) {
+	if e.failures.hold(logger, src, err) {
+		return
+	}
 	attrs := []any{"error", err.Error(), "running_version", e.runningVersion(src.Name)}
 	waiting := errors.Is(err, dynamicinformer.ErrUnknownResource) // a CRD not installed yet, or a typo
 	switch {
@@ -95,6 +106,7 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 		logger.Error("script not loaded", attrs...)
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
 	}
+	e.failures.didReport(src)
 	if waiting {
 		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
 	}
