@@ -94,6 +94,7 @@ func TestHungAPIServerIsNoticed(t *testing.T) {
 			waitView(t, r, "after=")
 			waitUntil(t, "the recovery INFO", time.Now().Add(30*time.Second), func() bool { return len(r.log.find(recovered)) > 0 }, r)
 			waitUntil(t, "ready again", time.Now().Add(30*time.Second), func() bool { return r.engine.Ready() == nil }, r)
+			t.Logf("recovered, the change seen and ready again %v after the freeze", time.Since(frozen).Round(100*time.Millisecond))
 			if c.failover {
 				if took := time.Since(frozen); took > 2*noticeWithin {
 					t.Errorf("recovered through the healthy kube-apiserver %v after the freeze, want within %v", took, 2*noticeWithin)
