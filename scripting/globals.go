@@ -15,7 +15,7 @@ func (s *instance) installGlobals() error {
 	if err := s.captureInternals(); err != nil {
 		return s.scriptError(err)
 	}
-	if err := (&guardedBuiltins{s.callEnv}).install(); err != nil {
+	if err := (&guardedBuiltins{callEnv: s.callEnv}).install(); err != nil {
 		return err
 	}
 	for _, g := range []struct {

@@ -23,6 +23,8 @@ import (
 // runs (installGlobals); the wrappers then run on the executor goroutine like any binding.
 type guardedBuiltins struct {
 	*callEnv
+	// The built-ins reportFrozen's getOwnPropertyDescriptors uses, before they are wrapped.
+	ownKeys, gopd goja.Callable
 }
 
 // guard is one wrapped built-in: where it lives, its name, and the check run before it.
@@ -131,9 +133,8 @@ func (gb *guardedBuiltins) checkLength(what string, n, limit float64) {
 	}
 }
 
-// guardProgram subclasses the typed arrays and ArrayBuffer to check their size, guards the
-// __proto__ setter of read-only objects, and makes Object's and Reflect's introspection report
-// read-only objects as frozen. (A subclass, not a Proxy: goja's instanceof does not
+// guardProgram subclasses the typed arrays and ArrayBuffer to check their size, and guards the
+// __proto__ setter of read-only objects. (A subclass, not a Proxy: goja's instanceof does not
 // accept a Proxy.)
 var guardProgram = goja.MustCompile(internalName, `(function (maxLength, isReadOnly, readOnly) {
   "use strict";
@@ -154,37 +155,6 @@ var guardProgram = goja.MustCompile(internalName, `(function (maxLength, isReadO
   const getProto = proto.get, setProto = proto.set, call = Function.prototype.call.bind(Function.prototype.call);
   defineProperty(Object.prototype, "__proto__", { get: getProto, enumerable: false, configurable: true,
     set: function __proto__(v) { if (isReadOnly(this)) throw readOnly(); return call(setProto, this, v); } });
-  // Read-only objects report what they are: frozen, not extensible, every property
-  // non-writable and non-configurable; freezing, sealing or preventing extensions of one is a
-  // no-op that succeeds, as on any frozen object. (goja's dynamic objects claim extensible and
-  // writable, and refuse preventExtensions with a message of their own.)
-  const gopd = Object.getOwnPropertyDescriptor, ownKeys = Reflect.ownKeys;
-  const asFrozen = (d) => {
-    if (d !== undefined) {
-      d.configurable = false;
-      if ("value" in d) d.writable = false;
-    }
-    return d;
-  };
-  const onView = {
-    "Object.isFrozen": () => true, "Object.isSealed": () => true, "Object.isExtensible": () => false,
-    "Object.freeze": (o) => o, "Object.seal": (o) => o, "Object.preventExtensions": (o) => o,
-    "Reflect.isExtensible": () => false, "Reflect.preventExtensions": () => true,
-    "Object.getOwnPropertyDescriptor": (o, k) => asFrozen(gopd(o, k)),
-    "Reflect.getOwnPropertyDescriptor": (o, k) => asFrozen(gopd(o, k)),
-    "Object.getOwnPropertyDescriptors": (o) => {
-      const out = {};
-      for (const k of ownKeys(o)) out[k] = asFrozen(gopd(o, k));
-      return out;
-    },
-  };
-  for (const full of Object.keys(onView)) {
-    const [ownerName, name] = full.split(".");
-    const owner = globalThis[ownerName], orig = owner[name], viewed = onView[full];
-    const wrapped = { [name](o, ...rest) { return isReadOnly(o) ? viewed(o, ...rest) : call(orig, owner, o, ...rest); } }[name];
-    defineProperty(wrapped, "length", { value: orig.length });
-    defineProperty(owner, name, { value: wrapped, writable: true, enumerable: false, configurable: true });
-  }
 })`, true)
 
 // install wraps the built-ins and replaces JSON.stringify.
@@ -209,6 +179,9 @@ func (gb *guardedBuiltins) install() error {
 	if err := proto.DefineDataPropertySymbol(goja.SymIterator, proto.Get("values"),
 		goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return fmt.Errorf("guard Array.prototype[Symbol.iterator]: %w", err)
+	}
+	if err := gb.reportFrozen(); err != nil {
+		return err
 	}
 	json := gb.rt.Get("JSON").ToObject(gb.rt)
 	return gb.defineFunc(json, "stringify", gb.stringifyBinding, 3)
