@@ -161,8 +161,8 @@ func (e *Engine) onSynced(v *version) {
 	}
 	e.startReconciler(v, prev)
 	took := time.Since(v.started)
-	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
-	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.size()})
+	v.logger.Info("script "+result, "objects", v.store.Size(), "took", took.Round(time.Millisecond).String())
+	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
 	e.initialDone(v.name)
@@ -171,6 +171,7 @@ func (e *Engine) onSynced(v *version) {
 func (e *Engine) unload(name string) {
 	p := e.plugins[name]
 	if p == nil {
+		e.book.removed(name) // a file that never loaded, or one stopped by the memory guard
 		return
 	}
 	delete(e.plugins, name)
