@@ -23,8 +23,9 @@ import (
 // client-go's decoder, so a malformed response or frame fails exactly as it does there: a
 // list fails, a watch reports an error event and the reflector restarts it.
 //
-// Use it for informers only: scripts reading objects through the `k8s` client see
-// managedFields as the API server returns them.
+// It serves informers only, and enforces it: every request but List and Watch fails with
+// ErrListWatchOnly (listonly.go says why). Scripts reading objects through the `k8s` client
+// use a plain dynamic client and see managedFields as the API server returns them.
 func NewClient(cfg *rest.Config) (dynamic.Interface, error) {
 	config := dynamic.ConfigFor(cfg)
 	config.NegotiatedSerializer = newFastSerializer(config.NegotiatedSerializer)

@@ -1,6 +1,7 @@
 package dynamicinformer_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -159,5 +161,40 @@ func watchAll(t *testing.T, client dynamic.Interface) []watch.Event {
 		case <-timeout:
 			t.Fatalf("watch did not end; %d events so far", len(events))
 		}
+	}
+}
+
+// The informer client lists and watches, and refuses every other request: its decoder shares
+// subtrees between the objects of a response, which only an informer's immutable cache may
+// hold.
+func TestClientOnlyListsAndWatches(t *testing.T) {
+	t.Parallel()
+	_, fast := clients(t, fakeAPIServer(t))
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "a"}}}
+	ctx := t.Context()
+	for _, ri := range []dynamic.ResourceInterface{fast.Resource(things), fast.Resource(things).Namespace("ns")} {
+		calls := map[string]func() error{
+			"get":    func() error { _, err := ri.Get(ctx, "a", metav1.GetOptions{}); return err },
+			"create": func() error { _, err := ri.Create(ctx, obj, metav1.CreateOptions{}); return err },
+			"update": func() error { _, err := ri.Update(ctx, obj, metav1.UpdateOptions{}); return err },
+			"status": func() error { _, err := ri.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); return err },
+			"patch": func() error {
+				_, err := ri.Patch(ctx, "a", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{})
+				return err
+			},
+			"apply":  func() error { _, err := ri.Apply(ctx, "a", obj, metav1.ApplyOptions{FieldManager: "t"}); return err },
+			"delete": func() error { return ri.Delete(ctx, "a", metav1.DeleteOptions{}) },
+			"deletecollection": func() error {
+				return ri.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+			},
+		}
+		for name, call := range calls {
+			if err := call(); !errors.Is(err, dynamicinformer.ErrListWatchOnly) {
+				t.Errorf("%s: %v, want ErrListWatchOnly", name, err)
+			}
+		}
+	}
+	if _, err := fast.Resource(things).Namespace("ns").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("list: %v", err)
 	}
 }

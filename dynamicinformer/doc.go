@@ -19,7 +19,9 @@
 // Whatever that decoder does not reproduce exactly goes to client-go's decoder, so malformed
 // responses fail as they do in client-go: a watch decode error is an error event, after which
 // the reflector restarts the watch from the last resourceVersion. Any dynamic.Interface works
-// with the Factory; this one is what makes it fast.
+// with the Factory; this one is what makes it fast. It serves lists and watches only: every
+// other request fails with ErrListWatchOnly, since shared subtrees are safe only in a cache
+// nobody changes.
 //
 // Initial lists: by default an informer takes its initial state from one consistent LIST
 // (resourceVersion "", no limit: listwatch.go's initialListOptions says why), which
@@ -36,6 +38,9 @@
 // (known.go), so the reflector never has to back off before relisting either. Reflector,
 // DeltaFIFO and informer semantics are otherwise client-go's. Deletes inferred from such a
 // relist reach handlers as the last known object, for which FinalStateUnknown is true.
+// A watch whose connection was closed as dead (WithConnectionHealth: an HTTP/2 PING left
+// unanswered, as a hung API server leaves it) marks the informer failing and ends quietly, so
+// the reflector watches again at once through a new connection.
 // Transitions (failing, still failing once per Options.Remind, recovered) go to
 // Options.OnHealth, on the informer's goroutines and in order per informer; Health reports
 // every informer's state. Goroutines: client-go's informer goroutines, owned by the Factory

@@ -32,6 +32,10 @@ type Options struct {
 	// that sends every object first, client-go's WatchListClient) where the server supports
 	// it, instead of one LIST decoded as it arrives (listwatch.go says why that is the default).
 	StreamingLists bool
+	// OnCached, when set, is called with every object as it enters an informer's cache (after
+	// the transform), on the informer's goroutine; for checks that cached objects are never
+	// changed afterwards, as tests of the engine make.
+	OnCached func(*unstructured.Unstructured)
 }
 
 // Factory starts, shares and stops dynamic informers by reference count.
@@ -94,7 +98,7 @@ func (f *Factory) start(key Key) (*entry, error) {
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		ObjectDescription: key.String(),
 	})
-	if err := inf.SetTransform(StripManagedFields); err != nil {
+	if err := inf.SetTransform(f.transform); err != nil {
 		return nil, fmt.Errorf("set transform on informer %s: %w", key, err)
 	}
 	logger := f.opts.Logger.With("informer", key.String())
@@ -105,6 +109,15 @@ func (f *Factory) start(key Key) (*entry, error) {
 	f.wg.Go(func() { inf.RunWithContext(ctx) })
 	logger.Debug("informer started")
 	return &entry{informer: inf, health: health, cancel: cancel}, nil
+}
+
+// transform is StripManagedFields, then Options.OnCached.
+func (f *Factory) transform(obj any) (any, error) {
+	out, err := StripManagedFields(obj)
+	if u, ok := out.(*unstructured.Unstructured); ok && err == nil && f.opts.OnCached != nil {
+		f.opts.OnCached(u)
+	}
+	return out, err
 }
 
 // listWatch lists and watches key's objects with the dynamic client; NewClient's lists

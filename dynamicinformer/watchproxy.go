@@ -2,6 +2,8 @@ package dynamicinformer
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,11 +31,18 @@ const shortWatch = time.Second
 //     after its own relist. If that relist fails, the "410 Gone" goes to the reflector as it
 //     came, and client-go relists as usual.
 //
+// A stream that ends because its connection was found dead (no answer to an HTTP/2 PING: a
+// hung API server, see WithConnectionHealth) marks the informer failing and ends quietly, so
+// the reflector watches again at once from where it was, through a new connection, rather than
+// relisting after its backoff.
+//
 // One goroutine, started by observe and owned by the proxy, does all of this; it ends, closing
-// ResultChan, when the stream ends otherwise or Stop is called.
+// ResultChan, when the stream ends otherwise or Stop is called. Its requests use the proxy's
+// own context, cancelled by Stop, so a stopped proxy never keeps retrying through an outage.
 type proxy struct {
 	lw      *listWatch
 	ctx     context.Context
+	cancel  context.CancelFunc
 	opts    metav1.ListOptions
 	out     chan watch.Event
 	stop    chan struct{}
@@ -54,7 +63,8 @@ const (
 )
 
 func observe(ctx context.Context, lw *listWatch, opts metav1.ListOptions, w watch.Interface, pending bool) watch.Interface {
-	p := &proxy{lw: lw, ctx: ctx, opts: opts, inner: w, pending: pending,
+	ctx, cancel := context.WithCancel(ctx)
+	p := &proxy{lw: lw, ctx: ctx, cancel: cancel, opts: opts, inner: w, pending: pending,
 		out: make(chan watch.Event), stop: make(chan struct{})}
 	go p.run()
 	return p
@@ -65,6 +75,7 @@ func (p *proxy) ResultChan() <-chan watch.Event { return p.out }
 func (p *proxy) Stop() {
 	p.once.Do(func() {
 		close(p.stop)
+		p.cancel()
 		p.mu.Lock()
 		p.inner.Stop()
 		p.mu.Unlock()
@@ -73,6 +84,7 @@ func (p *proxy) Stop() {
 
 func (p *proxy) run() {
 	defer close(p.out)
+	defer p.cancel()
 	for {
 		end, gone := p.pump()
 		switch end {
@@ -111,6 +123,9 @@ func (p *proxy) pump() (ending, watch.Event) {
 				return endClosed, ev
 			case ev.Type == watch.Error && isGone(ev):
 				return endExpired, ev
+			case ev.Type == watch.Error && isConnectionLost(ev):
+				p.lw.health.failed(fmt.Errorf("watch: %w", apierrors.FromObject(ev.Object)))
+				return endClosed, ev
 			}
 			heard = true
 			p.lw.health.received(ev.Type == watch.Error, p.pending)
@@ -132,6 +147,20 @@ func isGone(ev watch.Event) bool {
 	err := apierrors.FromObject(ev.Object)
 	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
 }
+
+// connectionLost is how a watch stream reports, as its last event, that its HTTP/2
+// connection was closed for not answering a PING (net/http's and golang.org/x/net's message).
+const connectionLost = "http2: client connection lost"
+
+// isConnectionLost reports whether ev is client-go's error event for a stream whose
+// connection was closed under it as dead; decoding failures and server errors are not.
+func isConnectionLost(ev watch.Event) bool {
+	err := apierrors.FromObject(ev.Object)
+	return apierrors.HasStatusCause(err, clientWatchDecoding) && strings.Contains(err.Error(), connectionLost)
+}
+
+// clientWatchDecoding is the cause client-go's StreamWatcher gives a stream's read failure.
+const clientWatchDecoding metav1.CauseType = "ClientWatchDecoding"
 
 func (p *proxy) send(ev watch.Event) bool {
 	select {

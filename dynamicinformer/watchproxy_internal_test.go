@@ -1,6 +1,9 @@
 package dynamicinformer
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +162,98 @@ func TestProxyRelistsWhenTheWatchRequestIsGone(t *testing.T) {
 	}
 	if got := next(t, w); got.Type != watch.Bookmark {
 		t.Fatalf("got %s, want the snapshot's bookmark", got.Type)
+	}
+}
+
+// A proxy stopped while it reopens a watch through an outage stops retrying at once, though
+// the context it was opened with lives on.
+func TestStoppedProxyStopsRetrying(t *testing.T) {
+	t.Parallel()
+	inner := &scripted{}
+	lw := newTestListWatch(inner, &events{})
+	w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner.mu.Lock()
+	for range 100_000 {
+		inner.errs = append(inner.errs, errRefused)
+	}
+	inner.mu.Unlock()
+	inner.waitWatches(t, 1).Stop() // a short watch: the proxy reopens it, and every try fails
+	deadline := time.Now().Add(5 * time.Second)
+	for inner.callCount() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy did not retry")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	w.Stop()
+	select {
+	case _, ok := <-w.ResultChan():
+		if ok {
+			t.Fatal("an event after Stop")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stopped proxy is still retrying: its stream never closed")
+	}
+	after := inner.callCount()
+	time.Sleep(50 * time.Millisecond) // fastBackoff retries every few ms: 50ms would see more
+	if n := inner.callCount(); n != after {
+		t.Errorf("%d more tries after the proxy stopped", n-after)
+	}
+}
+
+func (s *scripted) callCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// A stream whose connection was found dead marks the informer failing and ends without
+// passing the error on, so the reflector watches again from where it was; other stream
+// errors are passed on as they came.
+func TestProxyReportsLostConnections(t *testing.T) {
+	t.Parallel()
+	reporter := apierrors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding")
+	cases := []struct {
+		name    string
+		err     error
+		failing bool
+	}{
+		{"ping unanswered", errors.New("http2: client connection lost"), true},
+		{"malformed frame", errors.New("invalid character 'x' looking for beginning of value"), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			inner, ev := &scripted{}, &events{}
+			lw := newTestListWatch(inner, ev)
+			w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{ResourceVersion: "3"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			stream := inner.waitWatches(t, 1)
+			stream.Modify(cm("a", "4"))
+			next(t, w)
+			stream.Error(reporter.AsObject(fmt.Errorf("unable to decode an event from the watch stream: %w", c.err)))
+			got, open := <-w.ResultChan()
+			if c.failing {
+				if open {
+					t.Fatalf("got %s %v, want the stream closed quietly", got.Type, got.Object)
+				}
+				if kinds := ev.wait(t, 1); kinds[0].Kind != Failing || !strings.Contains(kinds[0].Err.Error(), "client connection lost") {
+					t.Fatalf("health events %v, want Failing with the cause", kinds)
+				}
+				return
+			}
+			if !open || got.Type != watch.Error {
+				t.Fatalf("got %s (open %v), want the error passed on", got.Type, open)
+			}
+			if kinds := ev.kinds(); len(kinds) != 0 {
+				t.Fatalf("health events %v, want none", kinds)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -48,6 +49,11 @@ type Config struct {
 	// UnhealthyAfter is how long an informer a loaded script needs may fail to list/watch, or a
 	// version may take to sync, before Ready reports the runner not ready; default 30s.
 	UnhealthyAfter time.Duration
+	// ConnectionHealth is how the clients notice a silent API server connection (HTTP/2
+	// PINGs, dynamicinformer.WithConnectionHealth); zero fields take
+	// dynamicinformer.DefaultReadIdleTimeout and DefaultPingTimeout, a negative ReadIdleTimeout
+	// leaves the transport as client-go builds it (its environment variables decide).
+	ConnectionHealth dynamicinformer.ConnectionHealth
 	// Backoff paces the informers' retries of failing lists and watches; zero fields take
 	// dynamicinformer.DefaultBackoff's.
 	Backoff dynamicinformer.Backoff
@@ -71,6 +77,8 @@ type Config struct {
 	// MaxBacklog is how many events a script version may have queued before updates of one
 	// object are coalesced (coalesce.go); zero means DefaultMaxBacklog, negative no limit.
 	MaxBacklog int
+	// onCached, when set, sees every object entering an informer's cache, for tests.
+	onCached func(*unstructured.Unstructured)
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
@@ -90,6 +98,12 @@ func (c *Config) setDefaults() error {
 	}
 	if c.UnhealthyAfter <= 0 {
 		c.UnhealthyAfter = 30 * time.Second
+	}
+	if c.ConnectionHealth.ReadIdleTimeout == 0 {
+		c.ConnectionHealth.ReadIdleTimeout = dynamicinformer.DefaultReadIdleTimeout
+	}
+	if c.ConnectionHealth.PingTimeout <= 0 {
+		c.ConnectionHealth.PingTimeout = dynamicinformer.DefaultPingTimeout
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second

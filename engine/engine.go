@@ -35,6 +35,8 @@ type Engine struct {
 	stats     *stats
 	book      *statusBook // the state API (status.go)
 	defaults  []dynamicinformer.Resource
+	// closeConns closes the idle connections of the transport New built, if it built one.
+	closeConns func()
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -80,6 +82,13 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg}
+	if cfg.ConnectionHealth.ReadIdleTimeout > 0 {
+		checked, closeConns, err := dynamicinformer.WithConnectionHealth(cfg.RESTConfig, cfg.ConnectionHealth)
+		if err != nil {
+			return nil, err
+		}
+		e.cfg.RESTConfig, cfg.RESTConfig, e.closeConns = checked, checked, closeConns
+	}
 	restCfg := cfg.RESTConfig
 	if cfg.LeaderElection != nil {
 		var err error
@@ -105,7 +114,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	factory := dynamicinformer.NewFactory(informerClient, dynamicinformer.Options{
 		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
-		StreamingLists: cfg.StreamingLists,
+		StreamingLists: cfg.StreamingLists, OnCached: cfg.onCached,
 	})
 	resolver := dynamicinformer.NewResolver(disc, cfg.Logger)
 	client := k8sclient.New(dyn, resolver, k8sclient.Options{DryRun: cfg.DryRun, FieldManager: cfg.FieldManager, Logger: cfg.Logger})
@@ -135,6 +144,9 @@ func (e *Engine) init(env Env) {
 // and informer before returning. It fails fast when the cluster is unreachable, the
 // credentials are rejected, a --gvr is unknown, or the scripts folder does not exist.
 func (e *Engine) Run(ctx context.Context) error {
+	if e.closeConns != nil {
+		defer e.closeConns() // the transport is this engine's: its connections end with it
+	}
 	if err := e.connect(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while connecting: not a failure

@@ -149,6 +149,7 @@ type runner struct {
 	dyn    dynamic.Interface
 	done   chan error
 	cancel context.CancelFunc
+	cache  *cacheCheck // every object entering an informer's cache, verified unchanged at the end
 }
 
 // startEngine writes scripts into a new folder and runs the engine until the test ends.
@@ -174,6 +175,8 @@ func startEngineOn(t *testing.T, cp *controlplane.ControlPlane, scripts map[stri
 	if tweak != nil {
 		tweak(&cfg)
 	}
+	r.cache = newCacheCheck()
+	engine.SetOnCachedForTest(&cfg, r.cache.record)
 	e, err := engine.New(cfg)
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
@@ -187,6 +190,8 @@ func startEngineOn(t *testing.T, cp *controlplane.ControlPlane, scripts map[stri
 			t.Error("engine did not stop within 30s")
 		} else if err != nil {
 			t.Errorf("engine Run returned %v", err)
+		} else {
+			r.cache.verify(t)
 		}
 	})
 	select {

@@ -33,6 +33,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		e.failures.forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
+		e.stats.forget(ev.Source.Name)
 	case plugins.Synced:
 		e.watcherSynced = true
 		e.checkReady()
@@ -183,7 +184,6 @@ func (e *Engine) unload(name string) {
 		e.retire(p.current, true)
 	}
 	e.logger.Info("script unloaded", "script", name, "version", version)
-	e.stats.loads.WithLabelValues(name, "unloaded").Inc()
 	e.book.loaded(name, LoadStatus{Hash: version, Result: LoadUnloaded})
 	e.book.removed(name)
 	e.stats.counts.forget(name)

@@ -42,7 +42,7 @@ func newStats(reg prometheus.Registerer) *stats {
 		}, []string{"script", "handler"}),
 		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jsinformer_script_loads_total",
-			Help: "Script loads by result (loaded, reloaded, failed, unloaded, stopped: by the memory guard).",
+			Help: "Script loads by result (loaded, reloaded, failed, stopped: by the memory guard). A script's series are deleted when its file is removed.",
 		}, []string{"script", "result"}),
 		loadTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "jsinformer_script_load_duration_seconds",
@@ -90,6 +90,20 @@ func newStats(reg prometheus.Registerer) *stats {
 			s.memory, s.memoryStops, s.memoryDropped, s.stopped)
 	}
 	return s
+}
+
+// forget deletes every series of script, once its file is gone: a runner that sees many
+// scripts come and go keeps no stale series. Versions still draining count into series
+// resolved before (handlerMetrics), which are no longer exported.
+func (s *stats) forget(script string) {
+	labels := prometheus.Labels{"script": script}
+	s.calls.DeletePartialMatch(labels)
+	s.duration.DeletePartialMatch(labels)
+	s.loads.DeletePartialMatch(labels)
+	s.loadTime.DeletePartialMatch(labels)
+	s.memory.DeletePartialMatch(labels)
+	s.memoryStops.DeletePartialMatch(labels)
+	s.stopped.DeletePartialMatch(labels)
 }
 
 // handlerMetrics are one handler's series, resolved once: a label lookup per call would cost

@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// objectsOf reads harness({objects}): each item is an object, or the path (relative to the
-// test file) of a YAML or JSON file with one or more documents (List kinds are expanded), or
+// objectsOf reads harness({objects}): each item is an object, or the path (absolute, or
+// relative to the test file) of a YAML or JSON file with one or more documents (List kinds are expanded), or
 // of a recording (.jsonl), whose initial list it takes.
 func objectsOf(dir string, items []any) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
@@ -31,7 +30,11 @@ func objectsOf(dir string, items []any) ([]*unstructured.Unstructured, error) {
 			if strings.HasSuffix(v, ".jsonl") {
 				read = recordedObjects
 			}
-			objs, err := read(filepath.Join(dir, v))
+			path, err := locate(dir, v)
+			if err != nil {
+				return nil, fmt.Errorf("objects[%d]: %w", i, err)
+			}
+			objs, err := read(path)
 			if err != nil {
 				return nil, fmt.Errorf("objects[%d]: %w", i, err)
 			}

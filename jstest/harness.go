@@ -139,7 +139,7 @@ func (h *harness) start(plugin string, flags harnessFlags) error {
 	if h.off, err = offline.New(cfg); err != nil {
 		return fmt.Errorf("harness: %w", err)
 	}
-	content, err := os.ReadFile(filepath.Join(h.f.dir, plugin))
+	content, err := os.ReadFile(resolve(h.f.dir, plugin))
 	if err != nil {
 		h.off.Close()
 		return fmt.Errorf("harness: read plugin: %w", err)

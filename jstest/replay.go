@@ -2,7 +2,6 @@ package jstest
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +18,11 @@ import (
 // seeds the initial list instead, so the plugin sees it at start-up.
 
 func (h *harness) replay(path string) {
-	events, err := recording.ReadFile(filepath.Join(h.f.dir, path))
+	full, err := locate(h.f.dir, path)
+	if err != nil {
+		h.f.throw(fmt.Errorf("h.replay: %w", err))
+	}
+	events, err := recording.ReadFile(full)
 	h.check(err)
 	var last time.Time
 	for i, ev := range events {

@@ -1,6 +1,10 @@
 package jstest_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +51,40 @@ test("a replay can be repeated: a recorded delete removes the object whatever it
   expect(h.list("v1/configmaps", { namespace: "prod" }).map((c) => c.metadata.name)).toEqual(["a", "c"]);
 });
 `})
+}
+
+// Paths in h.replay and objects may be absolute; a missing file's error says where it was
+// looked for.
+func TestReplayAndObjectsPaths(t *testing.T) {
+	t.Parallel()
+	abs := t.TempDir()
+	for name, content := range map[string]string{"events.jsonl": recorded, "cms.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: z, namespace: prod}\n"} {
+		if err := os.WriteFile(filepath.Join(abs, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := runFile(t, "h.test.js", map[string]string{"p.js": recordingPlugin, "h.test.js": fmt.Sprintf(`
+test("absolute paths", () => {
+  const h = harness("./p.js", { objects: [%[1]q] });
+  h.replay(%[2]q);
+  expect(h.list("v1/configmaps", { namespace: "prod" }).map((c) => c.metadata.name)).toEqual(["a", "c", "z"]);
+});
+test("a missing recording", () => { harness("./p.js").replay("missing.jsonl"); });
+test("a missing absolute fixture", () => { harness("./p.js", { objects: [%[3]q] }); });
+`, filepath.Join(abs, "cms.yaml"), filepath.Join(abs, "events.jsonl"), filepath.Join(abs, "nope.yaml"))})
+	if res.Error != "" || len(res.Tests) != 3 {
+		t.Fatalf("file result %+v", res)
+	}
+	if f := res.Tests[0].Failure; f != nil {
+		t.Errorf("absolute paths: %s", f)
+	}
+	for i, want := range []string{
+		"h.replay: missing.jsonl: no such file (looked for " + filepath.Join(filepath.Dir(res.File), "missing.jsonl"),
+		"objects[0]: " + filepath.Join(abs, "nope.yaml") + ": no such file",
+	} {
+		f := res.Tests[i+1].Failure
+		if f == nil || !strings.Contains(f.String(), want) {
+			t.Errorf("test %d failed with %v, want %q", i+2, f, want)
+		}
+	}
 }

@@ -72,3 +72,19 @@ export default { onAdd() { n += [...xs].length } }`, Options{})
 		}
 	}
 }
+
+// BenchmarkInstantiate measures a new version's runtime: globals, guards, module evaluation.
+func BenchmarkInstantiate(b *testing.B) {
+	p, err := Compile("bench.js", []byte(`export default { onAdd(obj) { return obj.metadata.name; } };`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := p.Instantiate(Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

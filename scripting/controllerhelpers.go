@@ -2,7 +2,6 @@ package scripting
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/dop251/goja"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -48,7 +47,8 @@ func (u *utilModule) ownerReference(call goja.FunctionCall) goja.Value {
 // setStatusCondition is util.setStatusCondition(conditions, condition): a new conditions
 // list with condition set as apimachinery's meta.SetStatusCondition sets it: added if its type
 // is new; otherwise updated, lastTransitionTime moving only when status changes. The list
-// given is not changed (it may be a read-only view).
+// given is not changed (it may be a read-only view). A new lastTransitionTime is the script's
+// clock's (Options.Now: virtual under runner test), as Date's is.
 func (u *utilModule) setStatusCondition(call goja.FunctionCall) goja.Value {
 	const fn = "util.setStatusCondition"
 	defer u.guard(fn)
@@ -62,7 +62,7 @@ func (u *utilModule) setStatusCondition(call goja.FunctionCall) goja.Value {
 		panic(u.rt.NewTypeError(fn + ": condition needs type and status (\"True\", \"False\" or \"Unknown\")"))
 	}
 	if cond.LastTransitionTime.IsZero() {
-		cond.LastTransitionTime = metav1.NewTime(time.Now())
+		cond.LastTransitionTime = metav1.NewTime(u.now())
 	}
 	apimeta.SetStatusCondition(&conditions, cond)
 	var out []any

@@ -2,6 +2,7 @@ package scripting
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // runJS runs a handler body in onAdd(obj) and returns what it left in globalThis.out.
@@ -53,6 +55,23 @@ globalThis.out = {
 	}
 }
 
+// A new lastTransitionTime comes from the script's clock (the virtual one under runner test),
+// as Date does, not from the wall clock.
+func TestSetStatusConditionUsesTheScriptsClock(t *testing.T) {
+	t.Parallel()
+	virtual := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
+	s := newTestScript(t, "h.js", `export default { onAdd(obj, ctx) {
+globalThis.out = [util.setStatusCondition([], { type: "Ready", status: "True", reason: "Up", message: "" })[0].lastTransitionTime,
+  new Date().toISOString()];
+} };`, Options{Timeout: 5 * time.Second, Now: func() time.Time { return virtual }})
+	if err := s.OnAdd(Object{}, Event{}); err != nil {
+		t.Fatalf("onAdd: %v", err)
+	}
+	if got, want := outJSON(t, s), `["2030-05-06T07:08:09Z","2030-05-06T07:08:09.000Z"]`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
 // A finalizer patch tests the resourceVersion it read; a conflicting change makes it read
 // again and retry.
 func TestFinalizerEditsRetryOnConflict(t *testing.T) {
@@ -86,5 +105,55 @@ func TestFinalizerEditsRetryOnConflict(t *testing.T) {
 	}
 	if gets != 2 || patches.Load() != 2 {
 		t.Errorf("%d reads and %d patches; want a retry after the conflict (2 and 2)", gets, patches.Load())
+	}
+}
+
+// Only a change made meanwhile (409, or the 422 of a patch that did not apply, shaped as
+// kube-apiserver and memcluster shape it) is retried, after a pause; a validation error's 422
+// is thrown at once.
+func TestFinalizerEditsRetryOnlyAChangeMadeMeanwhile(t *testing.T) {
+	t.Parallel()
+	gr := schema.GroupResource{Resource: "configmaps"}
+	cases := []struct {
+		name    string
+		err     error
+		patches int32
+		out     string
+	}{
+		{"conflict", apierrors.NewConflict(gr, "x", nil), 2, `["other","mine"]`},
+		{"failed test", apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "",
+			"testing value /metadata/resourceVersion failed: test failed", 0, false), 2, `["other","mine"]`},
+		{"failed test, message kept", apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "",
+			"testing value /metadata/resourceVersion failed: test failed", 0, true), 2, `["other","mine"]`},
+		{"invalid object", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "x",
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "finalizers"), "mine", "not a qualified name")}), 1, `422`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var patches atomic.Int32
+			var times []time.Time
+			client := &fakeClient{fn: func(_ context.Context, call fakeCall) (Object, error) {
+				switch call.Method {
+				case "Get":
+					return Object{"metadata": map[string]any{"name": "x", "resourceVersion": "7", "finalizers": []any{"other"}}}, nil
+				case "Patch":
+					times = append(times, time.Now())
+					if patches.Add(1) == 1 {
+						return nil, c.err
+					}
+					return Object{"metadata": map[string]any{"name": "x", "finalizers": []any{"other", "mine"}}}, nil
+				}
+				return nil, nil
+			}}
+			got := runJS(t, client, `try { globalThis.out = k8s.addFinalizer("v1/configmaps", "ns", "x", "mine").metadata.finalizers; }
+catch (e) { globalThis.out = e.code; }`, Object{})
+			if got != c.out || patches.Load() != c.patches {
+				t.Fatalf("got %s after %d patches; want %s after %d", got, patches.Load(), c.out, c.patches)
+			}
+			if len(times) == 2 && times[1].Sub(times[0]) < finalizerBackoff {
+				t.Errorf("retried after %v, want a pause of at least %v", times[1].Sub(times[0]), finalizerBackoff)
+			}
+		})
 	}
 }

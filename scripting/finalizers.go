@@ -2,19 +2,34 @@ package scripting
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // k8s.addFinalizer and k8s.removeFinalizer: conflict-safe edits of metadata.finalizers. Each
 // reads the object and sends a JSON patch that first tests the resourceVersion it read, so a
 // change made meanwhile fails the patch instead of being overwritten; it then reads again and
-// retries, up to finalizerAttempts times.
+// retries, up to finalizerAttempts times, after a jittered, doubling pause. Only that failure
+// is retried: a 409 Conflict, or the 422 kube-apiserver answers when a JSON patch does not
+// apply (its failed resourceVersion test; any other operation of ours applies to the object
+// as read). A 422 that rejects the result (a validation error: an invalid finalizer name)
+// is thrown at once: another try cannot mend it.
 
 const finalizerAttempts = 5
+
+// finalizerBackoff is the pause before the first retry; it doubles, with up to 100% jitter.
+var finalizerBackoff = 10 * time.Millisecond
+
+// testFailed is how evanphx/json-patch words a failed test of the resourceVersion; a server
+// that passes the patch library's message on says it.
+const testFailed = "testing value /metadata/resourceVersion failed"
 
 // addFinalizer is k8s.addFinalizer(resource, namespace, name, finalizer): the object, with
 // the finalizer added unless it was there.
@@ -76,9 +91,45 @@ func (k *k8sModule) editFinalizers(fn string, call goja.FunctionCall, edit func(
 		if err == nil {
 			return k.view(out)
 		}
-		conflict := apierrors.IsConflict(err) || apierrors.IsInvalid(err) // a failed test op is 422
-		if !conflict || attempt == finalizerAttempts {
+		if !changedMeanwhile(err) || attempt == finalizerAttempts {
 			k.throwK8s("patch finalizers of", res, joinKey(ns, name), err)
 		}
+		k.pause(wait.Jitter(finalizerBackoff<<(attempt-1), 1), "patch finalizers of", res, joinKey(ns, name))
+	}
+}
+
+// changedMeanwhile reports whether a finalizer patch failed because the object changed since
+// it was read: a conflict, or the patch not applying. kube-apiserver (and memcluster) answer
+// the latter with a 422 that carries no causes (NewGenericServerResponse drops the patch
+// library's message); a validation error's 422 lists its field errors as causes.
+func changedMeanwhile(err error) bool {
+	if apierrors.IsConflict(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return false
+	}
+	st := status.Status()
+	if st.Details == nil || len(st.Details.Causes) == 0 || strings.Contains(st.Message, testFailed) {
+		return true
+	}
+	for _, c := range st.Details.Causes {
+		if strings.Contains(c.Message, testFailed) {
+			return true
+		}
+	}
+	return false
+}
+
+// pause waits d, throwing if the call's context ends first (its deadline: the handler
+// timeout).
+func (k *k8sModule) pause(d time.Duration, verb, res, target string) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-k.ctx().Done():
+		k.throwK8s(verb, res, target, k.ctx().Err())
 	}
 }

@@ -15,7 +15,7 @@ func (s *instance) installGlobals() error {
 	if err := s.captureInternals(); err != nil {
 		return s.scriptError(err)
 	}
-	if err := (&guardedBuiltins{s.callEnv}).install(); err != nil {
+	if err := (&guardedBuiltins{callEnv: s.callEnv}).install(); err != nil {
 		return err
 	}
 	for _, g := range []struct {
@@ -24,7 +24,7 @@ func (s *instance) installGlobals() error {
 	}{
 		{"console", newConsole(s.callEnv, s.log)},
 		{"log", newLog(s.callEnv, s.log)},
-		{"util", newUtil(s.callEnv)},
+		{"util", newUtil(s.callEnv, s.now)},
 		{"k8s", newK8s(s.callEnv, s.client, s.context)},
 		{"defineScript", defineScript{s.rt}},
 	} {

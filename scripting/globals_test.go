@@ -55,7 +55,7 @@ func TestGlobalsAlone(t *testing.T) {
 		want  string
 	}{
 		{"util", func(t *testing.T, env *callEnv) func(*testing.T) {
-			setGlobal(t, env, "util", newUtil(env))
+			setGlobal(t, env, "util", newUtil(env, nil))
 			return nil
 		},
 			`[util.clone({a: [1]}).a.concat(2), util.base64Decode(util.base64Encode("hé")), util.diff({a: 1}, {a: 2})]`,

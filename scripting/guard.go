@@ -23,6 +23,8 @@ import (
 // runs (installGlobals); the wrappers then run on the executor goroutine like any binding.
 type guardedBuiltins struct {
 	*callEnv
+	// The built-ins reportFrozen's getOwnPropertyDescriptors uses, before they are wrapped.
+	ownKeys, gopd goja.Callable
 }
 
 // guard is one wrapped built-in: where it lives, its name, and the check run before it.
@@ -177,6 +179,9 @@ func (gb *guardedBuiltins) install() error {
 	if err := proto.DefineDataPropertySymbol(goja.SymIterator, proto.Get("values"),
 		goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
 		return fmt.Errorf("guard Array.prototype[Symbol.iterator]: %w", err)
+	}
+	if err := gb.reportFrozen(); err != nil {
+		return err
 	}
 	json := gb.rt.Get("JSON").ToObject(gb.rt)
 	return gb.defineFunc(json, "stringify", gb.stringifyBinding, 3)

@@ -23,6 +23,7 @@ type instance struct {
 	log      *slog.Logger
 	client   Client
 	timeout  time.Duration
+	now      func() time.Time // Options.Now; nil is the wall clock
 	dog      *watchdog
 
 	// base is cancelled by stop; callCtx is derived per call, lazily, for k8s calls (context).
@@ -59,7 +60,7 @@ type indexer struct {
 
 // newInstance creates a runtime without running anything in it; init, on the executor, does.
 func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
-	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, timeout: opts.Timeout, log: log}
+	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, timeout: opts.Timeout, now: opts.Now, log: log}
 	if opts.Now != nil {
 		s.rt.SetTimeSource(opts.Now) // Date follows the engine's clock (virtual in offline tests)
 	}

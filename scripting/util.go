@@ -3,6 +3,7 @@ package scripting
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -13,9 +14,15 @@ import (
 // utilModule is the util global. Used only on the executor goroutine (env.go).
 type utilModule struct {
 	*callEnv
+	now func() time.Time // the script's clock (Options.Now): virtual under runner test
 }
 
-func newUtil(env *callEnv) *utilModule { return &utilModule{callEnv: env} }
+func newUtil(env *callEnv, now func() time.Time) *utilModule {
+	if now == nil {
+		now = time.Now
+	}
+	return &utilModule{callEnv: env, now: now}
+}
 
 // exports is the util object.
 func (u *utilModule) exports() (*goja.Object, error) {

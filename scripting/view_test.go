@@ -155,3 +155,33 @@ func TestViewManyNestedChildren(t *testing.T) {
 		t.Errorf("out = %s, want %s", got, want)
 	}
 }
+
+// Read-only objects say so: frozen, sealed, not extensible, every property non-writable and
+// non-configurable; freezing one again is a no-op that succeeds, as on any frozen object,
+// and writes still throw the documented message. Ordinary objects are unaffected.
+func TestViewsReportFrozen(t *testing.T) {
+	t.Parallel()
+	s := newTestScript(t, "m.js", `export default { onAdd(obj, ctx) {
+  const c = obj.spec.template.spec.containers, d = Object.getOwnPropertyDescriptor(obj, "kind");
+  const ds = Object.getOwnPropertyDescriptors(c), rd = Reflect.getOwnPropertyDescriptor(c, "length");
+  const plain = { a: 1 };
+  let after;
+  try { Object.freeze(obj).kind = "x"; } catch (e) { after = e.message; }
+  globalThis.out = {
+    frozen: [obj, obj.metadata, c, ctx, ctx.cache].map((o) => Object.isFrozen(o) && Object.isSealed(o) && !Object.isExtensible(o) && !Reflect.isExtensible(o)),
+    kind: [d.value, d.writable, d.configurable, d.enumerable],
+    array: [ds[0].writable, ds[0].configurable, ds.length.writable, rd.writable, rd.value],
+    same: [Object.freeze(obj) === obj, Object.seal(c) === c, Object.preventExtensions(obj) === obj, Reflect.preventExtensions(obj)],
+    after,
+    plain: [Object.isFrozen(plain), Object.getOwnPropertyDescriptor(plain, "a").writable, Object.isFrozen(Object.freeze(plain))],
+  };
+} }`, Options{})
+	if err := s.OnAdd(sample(), Event{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"frozen":[true,true,true,true,true],"kind":["Deployment",false,false,true],"array":[false,false,false,false,2],` +
+		`"same":[true,true,true,true],"after":"object is read-only; use util.clone(obj) for a mutable copy","plain":[false,true,true]}`
+	if got := outJSON(t, s); got != want {
+		t.Errorf("out = %s\nwant  %s", got, want)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
 )
 
@@ -57,6 +59,8 @@ type options struct {
 	unhealthyAfter time.Duration
 	memoryLimit    string
 	streamingLists bool
+	readIdle       time.Duration
+	pingTimeout    time.Duration
 	leader         leaderFlags
 	maxBacklog     int
 }
@@ -108,6 +112,8 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.IntVar(&o.maxBacklog, "max-backlog", engine.DefaultMaxBacklog, "events a script may have queued before updates of the same object are coalesced (its handler then sees the last state it was given as old, the newest as new; adds and deletes are never dropped); -1 never coalesces")
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
+	f.DurationVar(&o.readIdle, "http2-read-idle-timeout", dynamicinformer.DefaultReadIdleTimeout, "send an HTTP/2 PING on an API server connection silent this long (0 leaves client-go's transport and its HTTP2_* environment variables in charge)")
+	f.DurationVar(&o.pingTimeout, "http2-ping-timeout", dynamicinformer.DefaultPingTimeout, "close an API server connection whose PING is unanswered this long: a hung API server is noticed within read-idle + ping timeout, and the informers reconnect")
 	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
@@ -130,6 +136,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.unhealthyAfter <= 0 {
 		return errors.New("--unhealthy-after must be positive")
+	}
+	if o.readIdle < 0 || o.pingTimeout <= 0 {
+		return errors.New("--http2-read-idle-timeout must be 0 or positive, --http2-ping-timeout positive")
 	}
 	if o.debounce <= 0 {
 		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
@@ -187,13 +196,15 @@ func (o *options) run(cmd *cobra.Command) error {
 		logger.Info("memory limit", "limit_bytes", memLimit.bytes, "from", memLimit.from)
 	}
 	reg := prometheus.NewRegistry()
+	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
 	e, err := engine.New(engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
-		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog,
+		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(),
 	})
 	if err != nil {
 		return err
@@ -242,6 +253,16 @@ func (o *options) restConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// connectionHealth is the engine's setting for the --http2-* flags; a read-idle timeout of 0
+// turns our check off.
+func (o *options) connectionHealth() dynamicinformer.ConnectionHealth {
+	h := dynamicinformer.ConnectionHealth{ReadIdleTimeout: o.readIdle, PingTimeout: o.pingTimeout}
+	if h.ReadIdleTimeout == 0 {
+		h.ReadIdleTimeout = -1
+	}
+	return h
 }
 
 func serve(srv *http.Server, l net.Listener, logger *slog.Logger) {

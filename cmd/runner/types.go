@@ -69,32 +69,65 @@ Without --gvr no cluster is contacted.`,
 	return cmd
 }
 
+// run writes every file or none: everything is generated first (an unreachable cluster or an
+// unknown resource fails before anything is written), then the files are written beside
+// their targets and renamed into place.
 func (o *typesOptions) run(cmd *cobra.Command) error {
+	files := []typesFile{
+		{declarationsFile, scripting.Declarations()},
+		{testDeclarationsFile, jstest.Declarations()},
+	}
+	if len(o.resources) > 0 {
+		out, err := o.generate(cmd.Context())
+		if err != nil {
+			return err
+		}
+		files = append(files, typesFile{resourcesFile, out})
+	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return fmt.Errorf("create output folder: %w", err)
 	}
-	if err := o.write(cmd, declarationsFile, scripting.Declarations()); err != nil {
-		return err
-	}
-	if err := o.write(cmd, testDeclarationsFile, jstest.Declarations()); err != nil {
-		return err
-	}
-	if len(o.resources) == 0 {
-		return nil
-	}
-	out, err := o.generate(cmd.Context())
-	if err != nil {
-		return err
-	}
-	return o.write(cmd, resourcesFile, out)
+	return writeAll(cmd, o.dir, files)
 }
 
-func (o *typesOptions) write(cmd *cobra.Command, name string, content []byte) error {
-	path := filepath.Join(o.dir, name)
-	if err := os.WriteFile(path, content, 0o644); err != nil {
-		return fmt.Errorf("write types: %w", err)
+type typesFile struct {
+	name    string
+	content []byte
+}
+
+// writeAll writes files into dir: each to a temporary file first, renamed into place once
+// all are written, so a failed write leaves the folder as it was.
+func writeAll(cmd *cobra.Command, dir string, files []typesFile) error {
+	temps := make([]string, 0, len(files))
+	defer func() {
+		for _, t := range temps {
+			_ = os.Remove(t) // gone already once renamed
+		}
+	}()
+	for _, f := range files {
+		tmp, err := os.CreateTemp(dir, "."+f.name+".*")
+		if err != nil {
+			return fmt.Errorf("write types: %w", err)
+		}
+		temps = append(temps, tmp.Name())
+		_, err = tmp.Write(f.content)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(tmp.Name(), 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("write types: %w", err)
+		}
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), "wrote", path)
+	for i, f := range files {
+		path := filepath.Join(dir, f.name)
+		if err := os.Rename(temps[i], path); err != nil {
+			return fmt.Errorf("write types: %w", err)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), "wrote", path)
+	}
 	return nil
 }
 

@@ -64,9 +64,13 @@ func TestTypesErrors(t *testing.T) {
 		{"a stray argument", []string{"deploy"}, `unknown command "deploy"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := execute(t, t.Context(), append([]string{"types", "-o", t.TempDir()}, tt.args...)...)
+			dir := filepath.Join(t.TempDir(), "out")
+			_, err := execute(t, t.Context(), append([]string{"types", "-o", dir}, tt.args...)...)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want it to say %q", err, tt.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				t.Errorf("a failed run wrote %d files (%s...): want all or none", len(entries), entries[0].Name())
 			}
 		})
 	}

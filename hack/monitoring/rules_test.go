@@ -73,7 +73,8 @@ func healthy() map[string]string {
 		"jsinformer_queue_depth{" + p1 + `, script="a.js", version="abc"}`:              "5 150 3 0 7 120 2 0 4 1 0x30",
 		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="loaded"}`:     "1x40",
 		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`:     "0x40",
-		`up{job="unrelated"}`:                                                           "1x40",
+		"jsinformer_script_stopped{" + p1 + `, script="a.js"}`:                          "0x40",
+		`up{job="unrelated"}`: "1x40",
 	}
 }
 
@@ -98,6 +99,7 @@ func TestAlertsFireOnTheirFailureOnly(t *testing.T) {
 		{"JsinformerHandlerErrors", map[string]string{"jsinformer_handler_calls_total{" + call + `, result="timeout"}`: "0x20 0+20x19"}},
 		{"JsinformerQueueGrowing", map[string]string{"jsinformer_queue_depth{" + p1 + `, script="a.js", version="abc"}`: "5x10 10+20x29"}},
 		{"JsinformerScriptLoadFailed", map[string]string{"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`: "0x35 1x4"}},
+		{"JsinformerScriptStopped", map[string]string{"jsinformer_script_stopped{" + p1 + `, script="a.js"}`: "0x35 1x4"}},
 	}
 	all := loadRules(t)
 	for _, tt := range tests {

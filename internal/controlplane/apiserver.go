@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -70,8 +72,19 @@ type Extra struct {
 	process *process
 }
 
-// Stop stops the extra kube-apiserver.
+// Stop stops the extra kube-apiserver, frozen or not.
 func (x *Extra) Stop() error { return x.process.stop(15 * time.Second) }
+
+// Freeze stops the extra kube-apiserver with SIGSTOP, as a hung process: its connections stay
+// open and its port accepts new ones, but nothing answers. Thaw (or Stop, or the test process
+// ending: Pdeathsig) undoes it; a test that freezes registers Thaw or Stop with t.Cleanup first.
+func (x *Extra) Freeze() error { return x.process.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen extra kube-apiserver (SIGCONT); a no-op when it is not frozen.
+func (x *Extra) Thaw() error { return x.process.signal(syscall.SIGCONT) }
+
+// Host is the extra kube-apiserver's address, host:port.
+func (x *Extra) Host() string { return strings.TrimPrefix(x.Config.Host, "https://") }
 
 // StartExtraAPIServer starts another kube-apiserver on the same etcd and waits until it is
 // ready. The caller stops it (Stop also stops it, before etcd).

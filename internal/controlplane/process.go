@@ -53,12 +53,14 @@ func (p *process) exited() bool {
 	}
 }
 
-// stop sends SIGTERM and escalates to SIGKILL after grace.
+// stop sends SIGTERM and escalates to SIGKILL after grace; a frozen process (SIGSTOP) is
+// resumed so that it can act on SIGTERM.
 func (p *process) stop(grace time.Duration) error {
 	if p.exited() {
 		return nil
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	select {
 	case <-p.done:
 		return nil
@@ -68,6 +70,17 @@ func (p *process) stop(grace time.Duration) error {
 		return fmt.Errorf("kill %s: %w", p.name, err)
 	}
 	<-p.done
+	return nil
+}
+
+// signal sends sig to the process; nothing when it has exited.
+func (p *process) signal(sig syscall.Signal) error {
+	if p.exited() {
+		return nil
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signal %s to %s: %w", sig, p.name, err)
+	}
 	return nil
 }
 
