@@ -10,20 +10,26 @@ export interface Widget {
   kind: "Widget";
   /** Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata */
   metadata: ObjectMeta & { name: string; namespace: string };
-  spec?: {
-    color?: string;
-    size?: number;
-  };
-  status?: {
-    conditions?: ({
-      lastTransitionTime?: string;
-      message?: string;
-      observedGeneration?: number;
-      reason?: string;
-      status: "True" | "False" | "Unknown";
-      type: string;
-    })[];
-  };
+  spec?: WidgetSpec;
+  status?: WidgetStatus;
+}
+
+export interface WidgetSpec {
+  color?: string;
+  size?: number;
+}
+
+export interface WidgetStatus {
+  conditions?: WidgetStatusConditions[];
+}
+
+export interface WidgetStatusConditions {
+  lastTransitionTime?: string;
+  message?: string;
+  observedGeneration?: number;
+  reason?: string;
+  status: "True" | "False" | "Unknown";
+  type: string;
 }
 
 /**
@@ -33,7 +39,7 @@ export interface Widget {
  *
  * The exact format is defined in sigs.k8s.io/structured-merge-diff
  */
-export type FieldsV1 = { [key: string]: any };
+export type FieldsV1 = { [key: string]: JsonValue };
 
 /** ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to. */
 export interface ManagedFieldsEntry {
@@ -131,3 +137,10 @@ export interface OwnerReference {
 
 /** Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.  Wrappers are provided for many of the factory methods that the time package offers. */
 export type Time = string;
+
+/**
+ * Any JSON value: data a schema leaves free-form (x-kubernetes-preserve-unknown-fields, or no
+ * type). In a handler it is read-only, as the object is. Narrow it before use:
+ * typeof v === "string", Array.isArray(v), or typeof v === "object" && v !== null && "key" in v.
+ */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
