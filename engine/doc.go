@@ -26,7 +26,9 @@
 // old version: its handlers are removed (waiting until client-go delivers nothing more), the
 // events already queued are still handled (bounded by drainLimit), and its informers are
 // released. Every change therefore reaches at least one version, and the new one ends with
-// the server's state. A load that fails at any step leaves the old version running; one that
+// the server's state. A load that fails at any step leaves the old version running (the
+// failure of content read moments after it changed is reported only once the watcher says
+// that content has settled: it may be a save in progress; settle.go); one that
 // failed because its watch names a resource the server does not serve is retried every
 // Config.RetryUnknownResources, so a CRD installed later is picked up.
 //
