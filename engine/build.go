@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -31,7 +32,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.WithLogger(logger), Now: e.timeSource()}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.newClient(logger), Now: e.clock.Now}
 	script, err := prog.Instantiate(opts)
 	if err != nil {
 		return nil, err
@@ -45,13 +46,14 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	v := &version{
 		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
-		store: newStore(def.Indexers), queue: newQueue[event](),
-		indexFailed: map[objectKey]bool{},
+		store: scriptcache.New(def.Indexers), queue: newQueue[event](),
+		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
 	}
+	// From here v owns every runtime made for it: v.close releases them on any failure.
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
-		v.stop()
+		v.close() // nothing runs yet: closing is immediate
 		return nil, err
 	}
 	// The worker starts first so it handles the initial adds while client-go is still
@@ -60,7 +62,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
 	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
 		e.needs.remove(v)
-		v.stop()
+		e.retiring.Go(v.close) // the worker may be in a call: not on the loader
 		return nil, err
 	}
 	e.needs.subscribed(v, v.subs)
@@ -86,6 +88,13 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		}
 		v.intake = newQueue[event]()
 	}
+	if e.cfg.MaxBacklog > 0 {
+		coalesced := e.stats.coalesced.WithLabelValues(v.name)
+		v.queue.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
+		if v.intake != v.queue {
+			v.intake.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
+		}
+	}
 	if v.def.Reconcile && !v.standby {
 		var err error
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
@@ -109,8 +118,8 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		}
 		scripts[i] = s
 	}
-	view := &cacheView{store: v.store, resource: t.resource.String(), resolve: e.resolveName}
-	return newReconciler(v.name, e.reconcileQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
+	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
+	return newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command

@@ -18,7 +18,7 @@ const DefaultDebounce = plugins.DefaultDebounce
 
 // Config is everything the engine needs; cmd/runner fills it from flags.
 type Config struct {
-	// RESTConfig reaches the cluster.
+	// RESTConfig reaches the cluster; required by New, unused by NewDriven.
 	RESTConfig *rest.Config
 	// Resources are the --gvr names watched by scripts whose definition has no `watch`.
 	Resources []string
@@ -68,6 +68,9 @@ type Config struct {
 	MemoryLimit int64
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
+	// MaxBacklog is how many events a script version may have queued before updates of one
+	// object are coalesced (coalesce.go); zero means DefaultMaxBacklog, negative no limit.
+	MaxBacklog int
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
@@ -76,9 +79,6 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() error {
-	if c.RESTConfig == nil {
-		return errors.New("configure engine: RESTConfig is required")
-	}
 	if c.ScriptsDir == "" {
 		return errors.New("configure engine: ScriptsDir is required")
 	}
@@ -93,6 +93,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second
+	}
+	if c.MaxBacklog == 0 {
+		c.MaxBacklog = DefaultMaxBacklog
 	}
 	if c.FieldManager == "" {
 		c.FieldManager = "jsinformer"

@@ -1,5 +1,9 @@
 // Package engine wires script files to shared informers: it is the only package that knows
-// both JavaScript (scripting) and Kubernetes informers (dynamicinformer).
+// both JavaScript (scripting) and Kubernetes informers (dynamicinformer). It owns the loader,
+// the script versions and their queues (each version's store and JS indexes are an
+// internal/scriptcache.Store the version owns), index stage, reconcile and schedules, the
+// memory guard, leader election and the state API; what it runs on (informers, clock, the
+// scripts' client) comes in through Env.
 //
 // Goroutines and ownership:
 //   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
@@ -7,8 +11,10 @@
 //     script is current.
 //   - Each version (one content of one file) has one worker goroutine that owns its goja
 //     runtime and is the only writer of its store and JS indexes. client-go listener goroutines
-//     only append to the version's unbounded queue, so a slow or stuck script never delays
-//     another script or the informers.
+//     only append to the version's queue, which never blocks them, so a slow or stuck script
+//     never delays another script or the informers. Past Config.MaxBacklog queued events,
+//     updates of an object whose last queued event is an update are folded into it
+//     (coalesce.go): the overload policy that bounds a slow script's backlog.
 //   - A version whose script has index functions also has an index goroutine with a runtime
 //     of its own, between the listeners and the worker: it computes each event's index values
 //     and passes the events on in the order it got them. Index functions are pure by
@@ -19,6 +25,15 @@
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker
 // updates the store and indexes, so ctx.cache always agrees with the events already handled.
+//
+// A version owns every runtime it is built with (worker, index stage, reconcile workers: the
+// reconciler owns its runtimes whether its workers ever start) and every goroutine it starts,
+// including the one waiting for its sync. However it ends (superseded or unloaded while
+// syncing, retired by a reload or an unload, stopped by the memory guard, or at shutdown),
+// the loader retires it once (version.retire; later calls do nothing) and a retiring goroutine
+// Run joins calls version.close, the one release: safe from any state, it interrupts what
+// still runs, joins every goroutine and closes every runtime. scripting.LiveRuntimes (and the
+// jsinformer_script_runtimes metric) counts the runtimes alive, for tests and operators.
 //
 // Reload: a new version registers its own handlers, receives every cached object as an add
 // with isInInitialList, and builds its own store and indexes. When every registration has
@@ -53,15 +68,23 @@
 // Memory guard (memguard.go, memstop.go): with Config.MemoryLimit, a goroutine started by Run
 // and joined before the versions stop reads the live heap every MemoryCheckInterval. It asks
 // serving versions for measurements (taken by each Script's owner after its next call, never
-// concurrently with it) and hands the loader the version to stop; only the loader unloads it
-// and remembers its content as stopped until the file changes.
+// concurrently with it) and hands the loader the version to stop; only the loader stops it,
+// at once (its running call interrupted, its queued events and reconcile keys dropped and
+// counted), and remembers its content as stopped until the file changes. The guard keeps no
+// reference to a version it no longer sees serving, so a stopped version's runtime is garbage.
 //
-// Offline (offline.go) is the same engine on an in-memory cluster (internal/memcluster) and a
-// virtual clock, for `runner test`: the test goroutine plays the loader, scripts' Date and
-// reconcile delays follow the clock (clock.go), and Settle returns when informers, workers
-// and reconcilers are all idle — informers are flushed with the cluster's barrier objects,
-// which a wrapper around every handler consumes (offline_source.go), and reconcile queues
-// count their keys in flight (offline_queue.go).
+// Environment (env.go): the engine takes what it runs on as small interfaces it owns —
+// Informers and Resolver (where objects come from), Clock (scripts' Date, schedules, reconcile
+// delays and queues) and the `k8s` client of each version (package k8sclient: writes, the
+// Event recorder, redaction). New builds the real ones on a cluster; package offline builds
+// an in-memory cluster and a virtual clock and drives the engine through drive.go (NewDriven,
+// Load, Idle, Close) in place of Run. Nothing in the engine asks which one it runs on.
+//
+// State API (status.go, statusbook.go): Status is a snapshot of scripts, their versions and
+// states, recent loads, handler counters, watches, informers and leadership, safe from any
+// goroutine; StatusChanged signals each change. The loader records every transition in the
+// book; the goroutine that joins a retired version freezes it as done, so the book never holds
+// a finished version's memory.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.

@@ -120,6 +120,10 @@ func TestQueueRefusesAfterCloseAndAborts(t *testing.T) {
 	if _, ok := q.pop(abort); ok {
 		t.Fatal("pop on an empty queue returned an item after abort")
 	}
+	q.push(2)
+	if item, ok := q.pop(abort); ok {
+		t.Fatalf("pop after abort returned %d, queued before it: an aborted consumer takes nothing more", item)
+	}
 	q.close()
 	if q.push(1) {
 		t.Fatal("push after close accepted")

@@ -374,3 +374,35 @@ func loads(s engine.ScriptStatus, result engine.LoadResult) int {
 	}
 	return n
 }
+
+// waitLoad waits until script has a load with result (of content hash, unless hash is "")
+// and returns the newest such load.
+func waitLoad(t *testing.T, r *runner, script string, result engine.LoadResult, hash string) engine.LoadStatus {
+	t.Helper()
+	var got engine.LoadStatus
+	waitScript(t, r.engine, script, fmt.Sprintf("a load %s %s", result, hash), func(s engine.ScriptStatus) bool {
+		for i := len(s.Loads) - 1; i >= 0; i-- {
+			if l := s.Loads[i]; l.Result == result && (hash == "" || l.Hash == hash) {
+				got = l
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// countLoads is how many loads of script with result the state API remembers now.
+func countLoads(r *runner, script string, result engine.LoadResult) int {
+	s, _ := r.engine.Status().Script(script)
+	return loads(s, result)
+}
+
+// waitGone waits until script has been unloaded and its last version is done.
+func waitGone(t *testing.T, r *runner, script string) {
+	t.Helper()
+	waitStatus(t, r.engine, script+" unloaded", func(st engine.Status) bool {
+		_, ok := st.Script(script)
+		return !ok
+	})
+}

@@ -79,14 +79,14 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 	}
 	p.pending = v
 	subs := v.subs
-	go func() {
+	v.helpers.Go(func() { // joined by v.close; returns on abort
 		if v.waitSynced(subs, syncWarnAfter) {
 			select {
 			case e.synced <- v:
 			case <-v.abort:
 			}
 		}
-	}()
+	})
 }
 
 func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, lastErr string) {
@@ -160,8 +160,8 @@ func (e *Engine) onSynced(v *version) {
 	}
 	e.startReconciler(v, prev)
 	took := time.Since(v.started)
-	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
-	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.size()})
+	v.logger.Info("script "+result, "objects", v.store.Size(), "took", took.Round(time.Millisecond).String())
+	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
 	e.initialDone(v.name)
@@ -170,6 +170,7 @@ func (e *Engine) onSynced(v *version) {
 func (e *Engine) unload(name string) {
 	p := e.plugins[name]
 	if p == nil {
+		e.book.removed(name) // a file that never loaded, or one stopped by the memory guard
 		return
 	}
 	delete(e.plugins, name)
@@ -208,43 +209,51 @@ func (e *Engine) startReconciler(v, old *version) {
 }
 
 // retire stops v; with drain its queued events and reconcile keys are still handled, within
-// drainLimit.
+// drainLimit. Safe to call again: a retired version is left to the goroutine ending it.
 func (e *Engine) retire(v *version, drain bool) {
+	if !v.retire(drain) {
+		return
+	}
+	e.ending(v, drain, false)
+}
+
+// drop retires v without draining and stops it at once: the call running is interrupted and
+// the events and reconcile keys queued are skipped; it returns how many were.
+func (e *Engine) drop(v *version) (events, keys int) {
+	if !v.retire(false) {
+		return 0, 0
+	}
+	events, keys = v.drop()
+	e.ending(v, false, true)
+	return events, keys
+}
+
+// ending hands a retired v to a retiring goroutine (one Run joins), which waits for v to
+// finish, within drainLimit when draining and the running call's own deadline otherwise,
+// then closes it (v.close: every goroutine joined, every runtime closed) and marks it done,
+// after its predecessors.
+func (e *Engine) ending(v *version, drain, dropped bool) {
 	e.needs.remove(v)
 	v.setState(stateDraining)
-	v.retire(drain)
+	limit := drainLimit
+	if !drain {
+		limit = e.cfg.HandlerTimeout + time.Second // the running call's own deadline, and some
+	}
 	e.retiring.Go(func() {
-		finished := make(chan struct{})
-		go func() {
-			<-v.done
-			if v.reconciler != nil {
-				v.reconciler.wait()
-			}
-			close(finished)
-		}()
-		defer func() {
-			if v.after != nil {
-				<-v.after // the chain: v counts as finished only after its predecessors
-			}
-			v.setState(stateDone)
-			close(v.finished)
-		}()
-		limit := drainLimit
-		if !drain {
-			limit = e.cfg.HandlerTimeout + time.Second // the running call's own deadline, and some
+		if !dropped && !v.idle(limit) {
+			v.logger.Warn("retired version still busy; interrupted it")
 		}
-		select {
-		case <-finished:
-		case <-time.After(limit):
-			v.logger.Warn("retired version still busy; interrupting it")
-			v.stop()
-			<-finished
-		}
+		v.close()
 		e.stats.versions.Dec()
 		e.stats.backlog.remove(v)
 		if drain {
 			e.gc.settle() // the old version's garbage is now collectable
 		}
+		if v.after != nil {
+			<-v.after // the chain: v counts as finished only after its predecessors
+		}
+		v.setState(stateDone)
+		close(v.finished)
 	})
 }
 

@@ -74,6 +74,7 @@ func (g *memoryGuard) check(ctx context.Context) {
 	live := g.heap()
 	if float64(live) < watchShare*float64(g.limit) {
 		clear(g.history)
+		clear(g.seqs) // holds no version past the episode: a stopped one must be collectable
 		g.warned = false
 		return
 	}
@@ -111,7 +112,9 @@ func (g *memoryGuard) record(serving []measured) {
 			g.usage(m, bytes)
 		}
 	}
-	for m := range g.history {
+	// seqs, not history: a stopped version's history is deleted at once, and a reference
+	// kept here would keep its whole runtime reachable.
+	for m := range g.seqs {
 		if !alive[m] {
 			delete(g.history, m)
 			delete(g.seqs, m)
@@ -135,15 +138,17 @@ func (g *memoryGuard) act(ctx context.Context, live int64) {
 	g.stop(ctx, m, h[len(h)-1].bytes)
 }
 
-// suspect is the largest version whose last growthSamples measurements each grew (or were
-// too large to finish), holding at least minBytes.
+// suspect is the largest version whose last growthSamples measurements each grew, holding at
+// least minBytes, or whose last measurement was too large to finish. A truncated measurement
+// counts only what the walk reached in its time: on a loaded machine that can be far below
+// minBytes for a runtime holding hundreds of MB, so truncation alone qualifies.
 func suspect[K comparable](history map[K][]memSample, minBytes int64) (K, bool) {
 	var best K
 	var bestBytes int64
 	found := false
 	for k, h := range history {
 		last := h[len(h)-1]
-		if last.bytes < minBytes || (!last.truncated && !growing(h)) {
+		if !last.truncated && (last.bytes < minBytes || !growing(h)) {
 			continue
 		}
 		if !found || last.bytes > bestBytes {

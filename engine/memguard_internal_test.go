@@ -27,6 +27,8 @@ func TestSuspect(t *testing.T) {
 		{name: "growing but small", history: map[string][]memSample{"a": s(1, 2, 3)}},
 		{name: "too large to measure counts as growing", history: map[string][]memSample{
 			"a": {{bytes: 50, truncated: true}}, "b": s(10, 20, 30)}, want: "a"},
+		{name: "too large to measure, whatever the walk reached", history: map[string][]memSample{
+			"a": {{bytes: 2, truncated: true}}}, want: "a"},
 		{name: "nothing", history: map[string][]memSample{}},
 	}
 	for _, tt := range tests {

@@ -50,7 +50,9 @@ func (e *Engine) newMemoryGuard() *memoryGuard {
 }
 
 // onMemoryStop stops a version the guard found growing, if it still serves; its script stays
-// stopped until its file changes (stoppedForMemory).
+// stopped until its file changes (stoppedForMemory). The stop is immediate: the running call
+// is interrupted and the version's queued events and reconcile keys are dropped (counted),
+// since each of them could grow it further.
 func (e *Engine) onMemoryStop(s memoryStop) {
 	v := s.v
 	p := e.plugins[v.name]
@@ -63,13 +65,14 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 	} else {
 		p.stopped = v
 	}
-	e.retire(v, false)
+	events, keys := e.drop(v)
 	e.stopped[v.name] = v.hash
 	v.logger.Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
-		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit)
+		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
 	e.book.stopped(v.name, v.hash, s.bytes)
 	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadStopped})
 	e.stats.memoryStops.WithLabelValues(v.name).Inc()
+	e.stats.memoryDropped.WithLabelValues(v.name).Add(float64(events + keys))
 	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
 	e.stats.stopped.WithLabelValues(v.name).Set(1)
 	e.stats.memory.DeleteLabelValues(v.name)

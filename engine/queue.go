@@ -23,6 +23,16 @@ type queue[T any] struct {
 	// waiting: the consumer is blocked in pop on an empty queue, so it has finished with
 	// every item it took. The offline harness reads it (idle) to know a version is quiet.
 	waiting bool
+	// over is the overload policy (coalesce.go), nil for none; called with mu held.
+	over overflow[T]
+}
+
+// overflow is what a queue asks its overload policy: whether an item is folded into one
+// queued (offer, before a put), and where items are put and taken from, so it can find them.
+type overflow[T any] interface {
+	offer(q *queue[T], item T) bool
+	put(slot *T)
+	take(q *queue[T], slot *T)
 }
 
 // chunkSize items per chunk: big enough that linking is rare, small enough that an idle
@@ -48,7 +58,7 @@ func (q *queue[T]) push(item T) bool {
 		q.mu.Unlock()
 		return false
 	}
-	q.put(item)
+	q.add(item)
 	q.mu.Unlock()
 	q.signal()
 	return true
@@ -62,22 +72,36 @@ func (q *queue[T]) pushAll(items []T) bool {
 		return false
 	}
 	for _, item := range items {
-		q.put(item)
+		q.add(item)
 	}
 	q.mu.Unlock()
 	q.signal()
 	return true
 }
 
-// put appends item at the tail, linking a chunk when the tail is full; called with mu held.
-func (q *queue[T]) put(item T) {
+// add appends item, unless the overload policy folds it into one queued; called with mu held.
+func (q *queue[T]) add(item T) {
+	if q.over == nil {
+		q.put(item)
+		return
+	}
+	if !q.over.offer(q, item) {
+		q.over.put(q.put(item))
+	}
+}
+
+// put appends item at the tail, linking a chunk when the tail is full, and returns its slot,
+// which stays put until taken; called with mu held.
+func (q *queue[T]) put(item T) *T {
 	if q.tail.n == chunkSize {
 		q.tail.link = q.newChunk()
 		q.tail = q.tail.link
 	}
-	q.tail.items[q.tail.n] = item
+	slot := &q.tail.items[q.tail.n]
+	*slot = item
 	q.tail.n++
 	q.size++
+	return slot
 }
 
 // newChunk returns the spare chunk or a new one; called with mu held.
@@ -104,10 +128,15 @@ func (q *queue[T]) close() {
 	q.signal()
 }
 
-// pop returns the next item, waiting for one; ok is false once closed and drained, or when
-// abort is closed.
+// pop returns the next item, waiting for one; ok is false once closed and drained, or as soon
+// as abort is closed, items left or not: an aborted consumer takes nothing more.
 func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 	for {
+		select {
+		case <-abort:
+			return item, false
+		default:
+		}
 		q.mu.Lock()
 		q.waiting = false
 		if q.size > 0 {
@@ -155,10 +184,13 @@ func (q *queue[T]) take() T {
 		h = q.head
 	}
 	item := h.items[h.next]
+	q.size--
+	if q.over != nil {
+		q.over.take(q, &h.items[h.next])
+	}
 	var zero T
 	h.items[h.next] = zero // drop the reference for the GC
 	h.next++
-	q.size--
 	if q.size == 0 && h == q.tail {
 		h.n, h.next = 0, 0 // empty: reuse the chunk from its start
 	}

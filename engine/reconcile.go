@@ -4,10 +4,12 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -15,23 +17,28 @@ import (
 // keys are deduplicated, one key is never reconciled by two workers at once, failures retry
 // with exponential backoff up to maxRetries. Each worker owns its own runtime, so module-level
 // JS state is not shared between reconcile workers and the event handlers.
+//
+// The reconciler owns its runtimes from the moment it is made, whether its workers ever start
+// or not: close releases them on every path (a version retired before its turn to reconcile
+// came never starts them, and its runtimes must still go).
 type reconciler struct {
 	name       string
 	queue      workqueue.TypedRateLimitingInterface[string]
 	scripts    []*scripting.Script
 	maxRetries int
-	cache      *cacheView
+	cache      *scriptcache.View
 	logger     *slog.Logger
 	metrics    *handlerMetrics
 	allowed    func() bool // false while the runner does not lead: keys are dropped, not run
 	wg         sync.WaitGroup
 
-	mu       sync.Mutex // orders start against shutdown
-	stopping bool       // shut down: a later start starts nothing
+	mu       sync.Mutex  // orders start against shutdown
+	stopping bool        // shut down: a later start starts nothing
+	dropping atomic.Bool // stopped without draining: workers skip the keys left
 }
 
 func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], scripts []*scripting.Script,
-	maxRetries int, cache *cacheView, logger *slog.Logger, stats *stats) *reconciler {
+	maxRetries int, cache *scriptcache.View, logger *slog.Logger, stats *stats) *reconciler {
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
 }
@@ -58,7 +65,9 @@ func (r *reconciler) work(s *scripting.Script) {
 		if quit {
 			return
 		}
-		r.process(s, key)
+		if !r.dropping.Load() {
+			r.process(s, key)
+		}
 		r.queue.Done(key)
 	}
 }
@@ -67,7 +76,7 @@ func (r *reconciler) process(s *scripting.Script, key string) {
 	if !r.allowed() {
 		return // a new leader replays every key
 	}
-	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue}
+	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: r.enqueue}
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
 	r.metrics.observe(time.Since(start), err)
@@ -106,6 +115,14 @@ func (r *reconciler) shutdown() {
 	r.queue.ShutDown()
 }
 
+// drop stops the running reconciles at once and skips the keys left, which it returns.
+func (r *reconciler) drop() int {
+	r.dropping.Store(true)
+	left := r.queue.Len()
+	r.interrupt()
+	return left
+}
+
 // interrupt stops the running reconciles and makes the remaining ones fail fast.
 func (r *reconciler) interrupt() {
 	r.shutdown()
@@ -116,3 +133,13 @@ func (r *reconciler) interrupt() {
 
 // wait blocks until every worker has returned.
 func (r *reconciler) wait() { r.wg.Wait() }
+
+// close stops the reconciler, interrupting the running reconciles, joins its workers and
+// closes every runtime it was made with, started or not. Idempotent.
+func (r *reconciler) close() {
+	r.interrupt()
+	r.wg.Wait() // after shutdown no worker can start, so nothing races this wait
+	for _, s := range r.scripts {
+		s.Close() // the workers that ran have returned: this goroutine owns every runtime now
+	}
+}

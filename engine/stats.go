@@ -16,13 +16,17 @@ type stats struct {
 	loads    *prometheus.CounterVec
 	loadTime *prometheus.HistogramVec
 	versions prometheus.Gauge
-	leader   prometheus.Gauge
-	backlog  *backlog
-	counts   scriptCounts // the state API's handler counters
+	// coalesced: by script, updates folded into a queued update of the same object (coalesce.go).
+	coalesced *prometheus.CounterVec
+	leader    prometheus.Gauge
+	backlog   *backlog
+	counts    scriptCounts // the state API's handler counters
 
 	memory      *prometheus.GaugeVec   // by script: its runtimes' latest measurement
 	memoryStops *prometheus.CounterVec // by script
-	stopped     *prometheus.GaugeVec   // by script: 1 while stopped by the memory guard
+	// memoryDropped: by script, the events and reconcile keys a memory-guard stop skipped.
+	memoryDropped *prometheus.CounterVec
+	stopped       *prometheus.GaugeVec // by script: 1 while stopped by the memory guard
 }
 
 func newStats(reg prometheus.Registerer) *stats {
@@ -46,6 +50,10 @@ func newStats(reg prometheus.Registerer) *stats {
 			// 10 ms to 40 s: a small cache reloads in milliseconds, 20,000 objects in a few hundred.
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 13),
 		}, []string{"script", "result"}),
+		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jsinformer_events_coalesced_total",
+			Help: "Updates folded into a queued update of the same object because the script's backlog passed --max-backlog.",
+		}, []string{"script"}),
 		versions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "jsinformer_script_versions",
 			Help: "Script versions alive, including ones syncing or draining.",
@@ -63,14 +71,23 @@ func newStats(reg prometheus.Registerer) *stats {
 			Name: "jsinformer_memory_guard_stops_total",
 			Help: "Scripts stopped by the memory guard because their memory kept growing near the memory limit.",
 		}, []string{"script"}),
+		memoryDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jsinformer_memory_guard_dropped_total",
+			Help: "Events and reconcile keys queued for a script version the memory guard stopped, dropped unhandled.",
+		}, []string{"script"}),
 		stopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "jsinformer_script_stopped",
 			Help: "1 while the memory guard keeps a script stopped: until its file changes.",
 		}, []string{"script"}),
 	}
+	runtimes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jsinformer_script_runtimes",
+		Help: "Script runtimes (goja) alive in the process: each version's worker, index stage and reconcile workers, and abandoned runtimes still stuck in a call.",
+	}, func() float64 { return float64(scripting.LiveRuntimes()) })
 	if reg != nil {
-		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.leader, s.backlog,
-			s.memory, s.memoryStops, s.stopped)
+		reg.MustRegister(runtimes)
+		reg.MustRegister(s.calls, s.duration, s.loads, s.loadTime, s.versions, s.coalesced, s.leader, s.backlog,
+			s.memory, s.memoryStops, s.memoryDropped, s.stopped)
 	}
 	return s
 }

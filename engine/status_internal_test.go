@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/jsinformer/jsinformer/plugins"
 )
 
 // The state API through the loader's transitions, on fakes (-short).
@@ -76,5 +78,19 @@ func TestStatusThroughTheLoader(t *testing.T) {
 		case <-time.After(time.Until(deadline)):
 			t.Fatalf("a.js still in status after unload: %+v", script("a.js"))
 		}
+	}
+}
+
+// A file whose content never loaded leaves the state API when it is removed.
+func TestStatusForgetsARemovedFileThatNeverLoaded(t *testing.T) {
+	t.Parallel()
+	e := loaderEngine(t, newFakeSource(1))
+	e.loadContent("broken.js", "export default {")
+	if s, ok := e.Status().Script("broken.js"); !ok || s.State != ScriptFailed {
+		t.Fatalf("broken.js = %+v, want failed", s)
+	}
+	e.onPluginEvent(plugins.Event{Kind: plugins.Removed, Source: plugins.Source{Name: "broken.js"}})
+	if s, ok := e.Status().Script("broken.js"); ok {
+		t.Fatalf("broken.js still reported after its removal: %+v", s)
 	}
 }

@@ -211,7 +211,7 @@ func (r *scriptRecord) state(versions []VersionStatus) ScriptState {
 // status is v's VersionStatus now.
 func (v *version) status() VersionStatus {
 	vs := VersionStatus{Hash: v.hash, State: VersionState(v.currentState().String()), Started: v.started,
-		Objects: v.store.size(), Queued: v.queue.len()}
+		Objects: v.store.Size(), Queued: v.queue.len()}
 	if v.intake != nil && v.intake != v.queue {
 		vs.Queued += v.intake.len()
 	}

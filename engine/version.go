@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -18,9 +19,9 @@ import (
 type subscription struct {
 	key      dynamicinformer.Key
 	target   target
-	informer informerHandle
+	informer InformerHandle
 	reg      cache.ResourceEventHandlerRegistration
-	cache    *cacheView
+	cache    *scriptcache.View
 }
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
@@ -41,22 +42,24 @@ type version struct {
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
 	def        scripting.Definition
 	logger     *slog.Logger
-	store      *store
+	store      *scriptcache.Store
 	subs       []*subscription // the loader's: the worker reads scheduleCache instead
 	// scheduleCache is the first watched resource's cache, ctx.cache of schedules; written by
 	// subscribe before the loader starts the schedules, never cleared.
-	scheduleCache *cacheView
+	scheduleCache *scriptcache.View
 	intake        *queue[event]                      // client-go listeners push here; the same queue without indexer
 	queue         *queue[event]                      // the worker pops here
 	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
 
-	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
-	reconciler  *reconciler        // nil unless the script exports reconcile
-	enqueue     func(string)       // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
+	reconciler  *reconciler              // nil unless the script exports reconcile
+	enqueue     func(string)             // ctx.enqueue: reconciler.enqueue, nil without reconcile
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once
 	retireOnce      sync.Once
+	closeOnce       sync.Once
+	workerStarted   atomic.Bool     // start ran: the worker (and indexer) goroutines exist
 	synced          chan struct{}   // closed when the worker has handled every initial-list add
 	done            chan struct{}   // closed when the worker and indexer have returned
 	finished        chan struct{}   // closed when retired and joined, after its predecessor's
@@ -65,12 +68,13 @@ type version struct {
 	scheduled       []atomic.Bool   // by schedule entry: a run is queued and not yet started
 	ownerNamespaced bool            // the reconciled resource is namespaced (owner keys are ns/name)
 	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
-	running         sync.WaitGroup  // worker and indexer
+	running         sync.WaitGroup  // worker, indexer and scheduler
+	helpers         sync.WaitGroup  // the goroutines waiting on others: for running (done), for the sync
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
 // error everything acquired so far is given back.
-func (v *version) subscribe(factory informerSource, targets []target, resolve func(string) (string, error)) error {
+func (v *version) subscribe(factory Informers, targets []target, resolve func(string) (string, error)) error {
 	for _, t := range targets {
 		inf, err := factory.Acquire(t.key)
 		if err != nil {
@@ -78,8 +82,8 @@ func (v *version) subscribe(factory informerSource, targets []target, resolve fu
 			return fmt.Errorf("watch %s: %w", t.key, err)
 		}
 		sub := &subscription{key: t.key, target: t, informer: inf}
-		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
-		v.store.reserve(sub.cache.resource, len(inf.Informer().GetStore().ListKeys()))
+		sub.cache = &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: resolve}
+		v.store.Reserve(sub.cache.Resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if v.scheduleCache == nil {
 			v.scheduleCache = sub.cache
@@ -135,14 +139,15 @@ func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool
 
 // start runs the worker, and the indexer when the script has index functions.
 func (v *version) start() {
+	v.workerStarted.Store(true)
 	v.running.Go(v.work)
 	if v.indexer != nil {
 		v.running.Go(v.index)
 	}
-	go func() {
+	v.helpers.Go(func() {
 		v.running.Wait()
 		close(v.done)
-	}()
+	})
 }
 
 // work handles queued events in order until the queue is closed and drained, or abort.
@@ -157,30 +162,82 @@ func (v *version) work() {
 	}
 }
 
-// retire stops the version. With drain the worker first handles every event already queued
-// (each bounded by the handler timeout); without, it takes no further event and the call
-// running finishes (the engine interrupts it if it outlives the handler timeout).
-func (v *version) retire(drain bool) {
-	v.retireOnce.Do(func() { close(v.retired) })
+// retire stops the version taking events; it reports false if v was retired already. With
+// drain the worker first handles every event already queued (each bounded by the handler
+// timeout); without, it takes no further event and the call running finishes (the engine
+// interrupts it if it outlives the handler timeout). Called by the loader only.
+func (v *version) retire(drain bool) bool {
+	first := false
+	v.retireOnce.Do(func() {
+		first = true
+		close(v.retired)
+	})
+	if !first {
+		return false
+	}
 	v.unsubscribe()
 	if v.reconciler != nil {
 		v.reconciler.shutdown()
 	}
 	if drain {
 		v.intake.close() // the indexer, if any, closes the worker's queue once drained
-		return
+		return true
 	}
 	v.halt()
+	return true
 }
 
-// halt makes the worker and indexer take no further event; idempotent.
+// drop stops v at once: every runtime is interrupted, the queued events and reconcile keys
+// are skipped. It returns how many were. v must be retired (without drain) first.
+func (v *version) drop() (events, keys int) {
+	v.halt()
+	events = v.queue.len()
+	if v.intake != v.queue {
+		events += v.intake.len()
+	}
+	if v.reconciler != nil {
+		keys = v.reconciler.drop()
+	}
+	v.stop()
+	return events, keys
+}
+
+// idle waits up to limit for v's goroutines to finish on their own: the worker and indexer
+// done with their queues, the reconcile workers with their keys. It reports whether they did.
+func (v *version) idle(limit time.Duration) bool {
+	if !v.workerStarted.Load() {
+		return true
+	}
+	finished := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait() // returns once close has stopped whatever was still running
+	wg.Go(func() {
+		<-v.done
+		if v.reconciler != nil {
+			v.reconciler.wait()
+		}
+		close(finished)
+	})
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case <-finished:
+		return true
+	case <-timer.C:
+		v.stop() // the waiting goroutine above ends once the interrupted calls return
+		return false
+	}
+}
+
+// halt makes the worker and indexer take no further event (pop returns on abort, whatever is
+// queued); idempotent.
 func (v *version) halt() {
 	v.haltOnce.Do(func() { close(v.abort) })
 	v.intake.close()
 	v.queue.close()
 }
 
-// stop halts the version and interrupts its runtimes; idempotent.
+// stop halts the version and interrupts its runtimes; idempotent, safe from any goroutine.
 func (v *version) stop() {
 	v.halt()
 	v.script.Interrupt()
@@ -190,4 +247,24 @@ func (v *version) stop() {
 	if v.reconciler != nil {
 		v.reconciler.interrupt()
 	}
+}
+
+// close releases everything v holds, from any state: it stops v (interrupting whatever still
+// runs), joins every goroutine v started (worker, indexer, scheduler, reconcile workers, the
+// wait for its sync) and closes every runtime it was built with, whether its goroutine ever
+// started or not. v must be unsubscribed already (retire, or a failed subscribe). Idempotent;
+// it blocks for at most the runtimes' grace, so the loader leaves it to a retiring goroutine.
+func (v *version) close() {
+	v.closeOnce.Do(func() {
+		v.stop()
+		v.running.Wait()
+		v.helpers.Wait()
+		if v.reconciler != nil {
+			v.reconciler.close()
+		}
+		v.script.Close() // idempotent: the worker, if it ran, closed it already
+		if v.indexer != nil {
+			v.indexer.Close()
+		}
+	})
 }

@@ -62,7 +62,9 @@ func (x *executor) quit() {
 // which joins it in Close, unless it was abandoned.
 func (s *instance) serve() {
 	x := &s.exec
+	liveRuntimes.Add(1)
 	defer close(x.exited)
+	defer liveRuntimes.Add(-1) // before exited closes: Close returns with the count down
 	for !x.stopped.Load() && <-x.req {
 		x.err = s.safely(x.call)
 		x.call = nil

@@ -176,8 +176,9 @@ func (s *Script) Interrupt() {
 	}
 }
 
-// Close interrupts the Script and waits for its runtime's goroutine to end (an abandoned one
-// is not waited for). Only the owner may call it, with no call in progress; idempotent.
+// Close interrupts the Script, waits for its runtime's goroutine to end (an abandoned one
+// is not waited for) and lets go of the runtime, so a closed Script kept by someone holds none
+// of the script's memory. Only the owner may call it, with no call in progress; idempotent.
 func (s *Script) Close() {
 	s.Interrupt()
 	s.mu.Lock()
@@ -186,6 +187,9 @@ func (s *Script) Close() {
 	if in != nil {
 		<-in.exec.exited
 	}
+	s.mu.Lock()
+	s.cur = nil // the runtime, and all the script made in it, goes with the next collection
+	s.mu.Unlock()
 }
 
 // noop is the result of calling a handler the script does not define: nothing, unless the

@@ -58,6 +58,7 @@ type options struct {
 	memoryLimit    string
 	streamingLists bool
 	leader         leaderFlags
+	maxBacklog     int
 }
 
 func newCommand() *cobra.Command {
@@ -105,6 +106,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
+	f.IntVar(&o.maxBacklog, "max-backlog", engine.DefaultMaxBacklog, "events a script may have queued before updates of the same object are coalesced (its handler then sees the last state it was given as old, the newest as new; adds and deletes are never dropped); -1 never coalesces")
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
 	o.leader.add(f)
 	o.kube.AddFlags(f)
@@ -116,6 +118,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.allNamespaces && cmd.Flags().Changed("namespace") {
 		return errors.New("-A/--all-namespaces and -n/--namespace cannot be used together")
+	}
+	if o.maxBacklog == 0 || o.maxBacklog < -1 {
+		return fmt.Errorf("--max-backlog %d: want a positive number of events, or -1 never to coalesce", o.maxBacklog)
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
@@ -188,7 +193,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
-		MemoryLimit: memLimit.bytes,
+		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog,
 	})
 	if err != nil {
 		return err

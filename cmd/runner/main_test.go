@@ -58,6 +58,7 @@ func TestClearErrors(t *testing.T) {
 		{"unknown resource", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--gvr", "deploymnets"}, "did you mean apps/v1/deployments"},
 		{"-A with -n", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "-A", "-n", "x"}, "cannot be used together"},
 		{"bad log format", []string{"--scripts", scripts, "--log-format", "xml"}, "--log-format must be text or json"},
+		{"zero backlog", []string{"--scripts", scripts, "--max-backlog", "0"}, "--max-backlog 0: want a positive number of events"},
 		{"negative debounce", []string{"--scripts", scripts, "--debounce", "-1s"}, "--debounce must be positive, not -1s"},
 		{"bad label selector", []string{"--scripts", scripts, "-l", "app in (a,b"}, `-l/--selector "app in (a,b" is not a valid label selector`},
 		{"bad field selector", []string{"--scripts", scripts, "--field-selector", "name"}, `--field-selector "name" is not a valid field selector`},
@@ -122,7 +123,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	}
 	for _, want := range []string{"--gvr", "--scripts", "--kubeconfig", "--context", "--namespace", "--all-namespaces",
 		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
-		"--unhealthy-after", "--memory-limit", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
+		"--unhealthy-after", "--memory-limit", "--max-backlog", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 		"--leader-elect-retry-period", "--leader-elect-resource-name", "--leader-elect-resource-namespace",
 		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {
 		if !strings.Contains(out, want) {
