@@ -128,7 +128,8 @@ func TestGenerateFromTheCluster(t *testing.T) {
 		"export interface Widget {\n",
 		"  apiVersion: \"example.com/v1\";\n",
 		"  metadata: ObjectMeta & { name: string; namespace: string };\n",
-		"  spec?: {\n    color?: string;\n    size?: number;\n  };\n",
+		"  spec?: WidgetSpec;\n",
+		"export interface WidgetSpec {\n  color?: string;\n  size?: number;\n}\n",
 		"export interface Deployment {\n",
 		"export interface PodSpec {\n",
 	} {
