@@ -35,7 +35,7 @@ func TestLoadFailuresWaitForTheirContentToSettle(t *testing.T) {
 		steps []step
 	}{
 		{name: "reported once settled", steps: []step{
-			loaded(broken), settled(broken2), step{kind: plugins.Settled, content: broken, failed: 1},
+			loaded(broken), settled(broken2), {kind: plugins.Settled, content: broken, failed: 1},
 		}},
 		{name: "not Settling: reported at once", steps: []step{
 			{kind: plugins.Loaded, content: broken, failed: 1}, {kind: plugins.Settled, content: broken, failed: 1},
@@ -44,22 +44,22 @@ func TestLoadFailuresWaitForTheirContentToSettle(t *testing.T) {
 			loaded(half), loaded(good), settled(half), settled(good),
 		}},
 		{name: "superseded by other broken content", steps: []step{
-			loaded(half), loaded(broken), settled(half), step{kind: plugins.Settled, content: broken, failed: 1},
+			loaded(half), loaded(broken), settled(half), {kind: plugins.Settled, content: broken, failed: 1},
 		}},
 		{name: "superseded by removal", steps: []step{
 			loaded(half), {kind: plugins.Removed}, settled(half),
 		}},
 		{name: "the same broken content saved again through a half-written state", steps: []step{
-			loaded(broken), step{kind: plugins.Settled, content: broken, failed: 1},
-			step{kind: plugins.Loaded, content: "", settling: true, failed: 1},
-			step{kind: plugins.Loaded, content: broken, settling: true, failed: 1},
-			step{kind: plugins.Settled, content: broken, failed: 1},
+			loaded(broken), {kind: plugins.Settled, content: broken, failed: 1},
+			{kind: plugins.Loaded, content: "", settling: true, failed: 1},
+			{kind: plugins.Loaded, content: broken, settling: true, failed: 1},
+			{kind: plugins.Settled, content: broken, failed: 1},
 		}},
 		{name: "broken again after content that loaded", steps: []step{
-			loaded(broken), step{kind: plugins.Settled, content: broken, failed: 1},
-			step{kind: plugins.Loaded, content: good, settling: true, failed: 1},
-			step{kind: plugins.Loaded, content: broken, settling: true, failed: 1},
-			step{kind: plugins.Settled, content: broken, failed: 2},
+			loaded(broken), {kind: plugins.Settled, content: broken, failed: 1},
+			{kind: plugins.Loaded, content: good, settling: true, failed: 1},
+			{kind: plugins.Loaded, content: broken, settling: true, failed: 1},
+			{kind: plugins.Settled, content: broken, failed: 2},
 		}},
 	}
 	for _, tt := range tests {
