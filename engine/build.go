@@ -37,6 +37,10 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	def := script.Definition()
+	if err := e.checkMetricNames(src.Name, def); err != nil {
+		script.Close()
+		return nil, err
+	}
 	targets, err := e.targets(src.Name, def)
 	if err != nil {
 		script.Close()
@@ -76,6 +80,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 			v.metrics[kind] = e.stats.handler(v.name, name)
 		}
 	}
+	v.scriptMetrics = e.scriptMetrics.newVersion(v)
 	v.intake = v.queue
 	if len(v.def.Indexers) > 0 {
 		var err error
@@ -90,6 +95,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 			return err
 		}
 		v.reconciler.allowed = v.lead.valid
+		v.reconciler.sink = v.metricSink()
 		v.enqueue = v.reconciler.enqueue
 	}
 	return nil

@@ -16,6 +16,11 @@ import (
 // long enough for editors' multi-step saves, short enough to feel immediate.
 const DefaultDebounce = plugins.DefaultDebounce
 
+// DefaultMetricSeriesLimit is the default of Config.MetricSeriesLimit: a script's family with
+// more series than this is a mistake (a label per object where a count was meant) that would
+// weigh on the runner and on Prometheus.
+const DefaultMetricSeriesLimit = 10_000
+
 // Config is everything the engine needs; cmd/runner fills it from flags.
 type Config struct {
 	// RESTConfig reaches the cluster.
@@ -66,6 +71,9 @@ type Config struct {
 	// of Go heap, the script whose memory keeps growing is stopped until its file changes.
 	// The runner sets it from --memory-limit, GOMEMLIMIT or the container's limit.
 	MemoryLimit int64
+	// MetricSeriesLimit is the most series one metric family of a script may have
+	// (--metric-series-limit); default DefaultMetricSeriesLimit.
+	MetricSeriesLimit int
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
@@ -90,6 +98,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.UnhealthyAfter <= 0 {
 		c.UnhealthyAfter = 30 * time.Second
+	}
+	if c.MetricSeriesLimit <= 0 {
+		c.MetricSeriesLimit = DefaultMetricSeriesLimit
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second

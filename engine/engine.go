@@ -31,7 +31,10 @@ type Engine struct {
 	factory   informerSource
 	client    *k8sClient
 	stats     *stats
-	defaults  []dynamicinformer.Resource
+	// scriptMetrics serves the scripts' metric families (scriptmetrics.go); the loader swaps
+	// its entries, scrapes read them.
+	scriptMetrics *scriptMetrics
+	defaults      []dynamicinformer.Resource
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -118,8 +121,9 @@ func (e *Engine) init(source informerSource, resolver resourceResolver) {
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
+	e.scriptMetrics = newScriptMetrics(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {
-		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready))
+		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.errors)
 	}
 }
 

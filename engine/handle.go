@@ -22,6 +22,9 @@ func (v *version) handle(ev event) {
 	case eventSchedule:
 		v.callSchedule(ev.due)
 		return
+	case eventCollect:
+		v.collectMetrics(ev.collect)
+		return
 	}
 	v.call(ev)
 	if v.reconciler != nil {
@@ -41,6 +44,7 @@ func (v *version) call(ev event) {
 		FinalStateUnknown: ev.unknown,
 		Cache:             ev.sub.cache,
 		Enqueue:           v.enqueue,
+		Metrics:           v.metricSink(),
 	}
 	start := time.Now()
 	var err error

@@ -122,6 +122,7 @@ func (e *Engine) onSynced(v *version) {
 	}
 	old := p.current
 	p.current, p.pending = v, nil
+	e.scriptMetrics.serve(v.scriptMetrics, v.name) // the switch, as scrapes see it
 	v.setState(stateCurrent)
 	e.startSchedules(v)
 	e.needs.synced(v)
@@ -187,6 +188,7 @@ func (e *Engine) startReconciler(v, old *version) {
 // drainLimit.
 func (e *Engine) retire(v *version, drain bool) {
 	e.needs.remove(v)
+	e.scriptMetrics.withdraw(v.scriptMetrics)
 	v.setState(stateDraining)
 	v.retire(drain)
 	e.retiring.Go(func() {

@@ -169,8 +169,12 @@ func (r *recordingMetrics) record(op, family string, labels []string, v float64)
 	return r.err
 }
 
-func (r *recordingMetrics) Add(f string, l []string, n float64) error { return r.record("add", f, l, n) }
-func (r *recordingMetrics) Set(f string, l []string, v float64) error { return r.record("set", f, l, v) }
+func (r *recordingMetrics) Add(f string, l []string, n float64) error {
+	return r.record("add", f, l, n)
+}
+func (r *recordingMetrics) Set(f string, l []string, v float64) error {
+	return r.record("set", f, l, v)
+}
 func (r *recordingMetrics) Observe(f string, l []string, v float64) error {
 	return r.record("observe", f, l, v)
 }

@@ -39,25 +39,26 @@ const example = `  # Log every Deployment change with the example scripts
 
 // options are the runner's own flags; the kubeconfig flags live in genericclioptions.
 type options struct {
-	kube           *genericclioptions.ConfigFlags
-	resources      []string
-	scripts        string
-	allNamespaces  bool
-	labelSelector  string
-	fieldSelector  string
-	resync         time.Duration
-	handlerTimeout time.Duration
-	debounce       time.Duration
-	logFormat      string
-	verbosity      int
-	dryRun         bool
-	qps            float32
-	burst          int
-	metricsAddr    string
-	unhealthyAfter time.Duration
-	memoryLimit    string
-	streamingLists bool
-	leader         leaderFlags
+	kube              *genericclioptions.ConfigFlags
+	resources         []string
+	scripts           string
+	allNamespaces     bool
+	labelSelector     string
+	fieldSelector     string
+	resync            time.Duration
+	handlerTimeout    time.Duration
+	debounce          time.Duration
+	logFormat         string
+	verbosity         int
+	dryRun            bool
+	qps               float32
+	burst             int
+	metricsAddr       string
+	unhealthyAfter    time.Duration
+	metricSeriesLimit int
+	memoryLimit       string
+	streamingLists    bool
+	leader            leaderFlags
 }
 
 func newCommand() *cobra.Command {
@@ -103,6 +104,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.Float32Var(&o.qps, "qps", 50, "client requests per second to the API server")
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
+	f.IntVar(&o.metricSeriesLimit, "metric-series-limit", engine.DefaultMetricSeriesLimit, "most series one metric family a script declares may have: past it a collect's family is left out of the scrape, and ctx.metrics refuses new series")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
@@ -125,6 +127,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.unhealthyAfter <= 0 {
 		return errors.New("--unhealthy-after must be positive")
+	}
+	if o.metricSeriesLimit <= 0 {
+		return errors.New("--metric-series-limit must be positive")
 	}
 	if o.debounce <= 0 {
 		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
@@ -188,7 +193,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
-		MemoryLimit: memLimit.bytes,
+		MemoryLimit: memLimit.bytes, MetricSeriesLimit: o.metricSeriesLimit,
 	})
 	if err != nil {
 		return err
