@@ -22,7 +22,7 @@ test("days until each certificate expires", () => {
     { name: "tls_secret_expiry_days", labels: { namespace: "web", name: "api" }, value: 3.5 },
     { name: "tls_secret_expiry_days", labels: { namespace: "web", name: "site" }, value: 30 },
   ]);
-  h.advance("10d");
+  h.advance("240h");
   expect(h.metrics().map((s) => s.value)).toEqual([-6.5, 20]);
 });
 
