@@ -152,7 +152,8 @@ func TestDashboardShowsScriptSeries(t *testing.T) {
 		Type  string `json:"type"`
 		Query any    `json:"query"`
 	}) bool {
-		q, _ := v.Query.(map[string]any)["query"].(string)
+		query, _ := v.Query.(map[string]any)
+		q, _ := query["query"].(string)
 		return v.Name == "metric" && strings.HasPrefix(q, "label_values(jsinformer_script_metric_errors_total{") && strings.HasSuffix(q, ", metric)")
 	}) {
 		t.Error("no variable metric lists the script families")
