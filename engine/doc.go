@@ -54,6 +54,15 @@
 // concurrently with it) and hands the loader the version to stop; only the loader unloads it
 // and remembers its content as stopped until the file changes.
 //
+// Metrics from scripts (scriptmetrics*.go): one collector, registered once, maps each script
+// to its serving version's families; the loader swaps the entry in onSynced, when the new
+// version takes over, and removes it when a version retires without a successor, so a scrape
+// sees one version's families per script. A scrape queues an eventCollect on each serving
+// version's worker and waits (bounded by the handler timeout per family, plus one for the
+// call running); the worker runs the collects between two events, so they read the store as
+// the handlers do. Families without collect live in Go behind a mutex per family, written by
+// the worker, reconcile workers and schedules through ctx.metrics.
+//
 // Offline (offline.go) is the same engine on an in-memory cluster (internal/memcluster) and a
 // virtual clock, for `runner test`: the test goroutine plays the loader, scripts' Date and
 // reconcile delays follow the clock (clock.go), and Settle returns when informers, workers

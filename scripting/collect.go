@@ -116,7 +116,7 @@ func (s *instance) sample(v goja.Value, spec *MetricSpec, i int) (MetricSample, 
 	if spec.Type == Counter && value < 0 {
 		return MetricSample{}, s.resultError("returned element %d with a negative value (%v) for the counter %s", i, value, spec.Name)
 	}
-	labels, lerr := readLabels(obj.Get("labels"), spec)
+	labels, lerr := readLabels(obj.Get("labels"), spec, i == 0) // the first sample in full: a key too many is a mistake in every one
 	if lerr != nil {
 		return MetricSample{}, s.resultError("returned element %d: %s", i, lerr.msg)
 	}
