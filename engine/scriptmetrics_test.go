@@ -96,7 +96,7 @@ const replicasScript = `export default {
 func TestScriptMetricsFollowTheCache(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	ns := "script-metrics"
+	ns := uniqueName("script-metrics")
 	r := startEngine(t, nil, func(c *engine.Config) { c.Registerer = reg })
 	r.namespace(t, ns)
 	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx", 2))
@@ -156,7 +156,7 @@ func TestScriptMetricsFollowTheCache(t *testing.T) {
 func TestScriptMetricFailuresAreContained(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	ns := "script-metrics-fail"
+	ns := uniqueName("script-metrics-fail")
 	r := startEngine(t, nil, func(c *engine.Config) {
 		c.Registerer, c.MetricSeriesLimit, c.HandlerTimeout = reg, 3, 500*time.Millisecond
 	})
