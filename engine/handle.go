@@ -63,7 +63,7 @@ func (v *version) call(ev event) {
 }
 
 // handlerNames are the JS names of the handlers, indexed by the event kind that calls them.
-var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete", eventSchedule: "schedule"}
+var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete", eventSchedule: "schedule", eventCollect: "collect"}
 
 func (v *version) defines(kind eventKind) bool {
 	switch kind {
@@ -75,6 +75,8 @@ func (v *version) defines(kind eventKind) bool {
 		return v.def.OnDelete
 	case eventSchedule:
 		return len(v.def.Schedules) > 0
+	case eventCollect:
+		return v.scriptMetrics != nil && len(v.scriptMetrics.collected) > 0
 	}
 	return false
 }

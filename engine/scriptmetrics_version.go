@@ -167,7 +167,9 @@ func (v *version) collectMetrics(req *collectRequest) {
 			results[i].skipped = true // standbys call nothing; the leader serves the series
 			continue
 		}
+		start := time.Now()
 		results[i].samples, results[i].err = v.script.Collect(f.spec.Name, ev, vm.parent.limit)
+		v.metrics[eventCollect].observe(time.Since(start), results[i].err)
 	}
 	req.reply <- results
 }
