@@ -36,7 +36,7 @@ func TestExample15WidgetReadyMetric(t *testing.T) {
 func TestExample17TeamReplicasMetric(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	r := startEngine(t, example(t, "17-team-replicas-metric.js"), func(c *engine.Config) { c.Registerer = reg })
+	r := startEngine(t, examples(t, "17-team-replicas-metric.js", "lib/labels.js"), func(c *engine.Config) { c.Registerer = reg })
 	ns := r.namespace(t, uniqueName("ex17"))
 	team := ns // a team of this test's own: other tests' Deployments are "unassigned"
 	for _, d := range []struct {
@@ -47,7 +47,7 @@ func TestExample17TeamReplicasMetric(t *testing.T) {
 		obj["metadata"].(map[string]any)["labels"] = map[string]any{"team": team}
 		r.create(t, deploymentsGVR, obj)
 	}
-	waitSeries(t, reg, "team_replicas_desired", "the team's sum", func(s map[string]float64) bool { return s["team="+team] == 5 })
+	waitSeriesLogged(t, reg, r, "team_replicas_desired", "the team's sum", func(s map[string]float64) bool { return s["team="+team] == 5 })
 	// Without a controller-manager nothing becomes available.
 	waitSeries(t, reg, "team_replicas_available", "nothing available", func(s map[string]float64) bool { v, ok := s["team="+team]; return ok && v == 0 })
 	r.delete(t, deploymentsGVR, ns, "b")

@@ -49,6 +49,12 @@ func seriesOf(families []*dto.MetricFamily, name string) map[string]float64 {
 // waitSeries polls until family name's series satisfy ok.
 func waitSeries(t *testing.T, reg prometheus.Gatherer, name, what string, ok func(map[string]float64) bool) map[string]float64 {
 	t.Helper()
+	return waitSeriesLogged(t, reg, nil, name, what, ok)
+}
+
+// waitSeriesLogged is waitSeries, with r's log in the failure.
+func waitSeriesLogged(t *testing.T, reg prometheus.Gatherer, r *runner, name, what string, ok func(map[string]float64) bool) map[string]float64 {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got := series(t, reg, name)
@@ -56,7 +62,11 @@ func waitSeries(t *testing.T, reg prometheus.Gatherer, name, what string, ok fun
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s is %v", what, name, got)
+			log := ""
+			if r != nil {
+				log = "\nlog:\n" + r.log.dump()
+			}
+			t.Fatalf("%s: %s is %v%s", what, name, got, log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
