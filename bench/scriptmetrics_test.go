@@ -94,8 +94,9 @@ func BenchmarkScriptMetricsScrape(b *testing.B) {
 }
 
 // BenchmarkScriptMetricsLatency: write→handler latency at latencyRate writes a second (the
-// event latency benchmark's writer and script) with and without a scrape every second of the
-// 20,000-series family another script of the same runner declares. The rounds alternate;
+// event latency benchmark's writer and script) with no scrape, with a scrape every second of
+// the 20,000-series family another script of the same runner declares, and with a scrape
+// every second of the Go collector's. The rounds alternate, twice;
 // $JSINFORMER_LATENCY_SECONDS sets each round's length (default 30).
 func BenchmarkScriptMetricsLatency(b *testing.B) {
 	cp := seeded(b)
@@ -108,28 +109,27 @@ func BenchmarkScriptMetricsLatency(b *testing.B) {
 		d = time.Duration(n) * time.Second
 	}
 	for range b.N {
-		var quiet, scraped []float64
-		for _, scraping := range []bool{false, true, false, true} {
-			lat := scrapedLatency(b, cp, d, scraping)
-			if scraping {
-				scraped = append(scraped, lat...)
-			} else {
-				quiet = append(quiet, lat...)
+		lat := map[string][]float64{}
+		for range 2 {
+			for _, mode := range []string{"quiet", "js", "go"} {
+				lat[mode] = append(lat[mode], scrapedLatency(b, cp, d, mode)...)
 			}
 		}
-		b.ReportMetric(percentile(quiet, 50), "quiet-p50-ms")
-		b.ReportMetric(percentile(quiet, 99), "quiet-p99-ms")
-		b.ReportMetric(percentile(scraped, 50), "scraped-p50-ms")
-		b.ReportMetric(percentile(scraped, 99), "scraped-p99-ms")
-		b.ReportMetric(percentile(scraped, 99)-percentile(quiet, 99), "p99-delta-ms")
-		b.Logf("p99 without scrapes %.2f ms (%d updates), with a scrape a second %.2f ms (%d updates)",
-			percentile(quiet, 99), len(quiet), percentile(scraped, 99), len(scraped))
+		for _, mode := range []string{"quiet", "js", "go"} {
+			b.ReportMetric(percentile(lat[mode], 50), mode+"-p50-ms")
+			b.ReportMetric(percentile(lat[mode], 99), mode+"-p99-ms")
+			b.Logf("%s: p50 %.2f ms, p99 %.2f ms (%d updates)", mode, percentile(lat[mode], 50), percentile(lat[mode], 99), len(lat[mode]))
+		}
+		b.ReportMetric(percentile(lat["js"], 99)-percentile(lat["quiet"], 99), "js-p99-delta-ms")
+		b.ReportMetric(percentile(lat["go"], 99)-percentile(lat["quiet"], 99), "go-p99-delta-ms")
 	}
 }
 
 // scrapedLatency runs one round: a runner with the latency script and the metrics script,
-// writes for d, scraping every second when scraping.
-func scrapedLatency(b *testing.B, cp *controlplane.ControlPlane, d time.Duration, scraping bool) []float64 {
+// writes for d, and scrapes every second: nothing (quiet), the script's family (js), or the
+// same family from the Go collector over a client-go informer of its own (go), the cost of
+// serving 20,000 series a second without JavaScript.
+func scrapedLatency(b *testing.B, cp *controlplane.ControlPlane, d time.Duration, mode string) []float64 {
 	ns := fmt.Sprintf("latency-metrics-%d", time.Now().UnixNano())
 	seedLatency(b, cp, ns)
 	latScript := `export default { watch: { resource: "v1/configmaps", namespace: "` + ns + `" },
@@ -137,10 +137,15 @@ func scrapedLatency(b *testing.B, cp *controlplane.ControlPlane, d time.Duration
 	tap := latencyTap{lat: newLatencies(), ready: make(chan struct{}), once: &sync.Once{}}
 	reg, stop := startRunnerWith(b, cp, map[string]string{"metrics.js": metricsScript, "lat.js": latScript}, slog.New(tap), tap.ready)
 	defer stop()
+	if mode == "go" {
+		goReg, stopGo := startGoCollector(b, cp)
+		defer stopGo()
+		reg = goReg
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var scrapes sync.WaitGroup
 	var scrapeErr error
-	if scraping {
+	if mode != "quiet" {
 		scrapes.Go(func() {
 			tick := time.NewTicker(time.Second)
 			defer tick.Stop()
@@ -166,9 +171,12 @@ func scrapedLatency(b *testing.B, cp *controlplane.ControlPlane, d time.Duration
 		b.Fatal(scrapeErr)
 	}
 	lat := tap.lat.wait(b)
-	if len(lat) < latencyRate*int(d/time.Second)/2 {
+	// A loaded machine may not sustain the rate (the writer and the API server share its
+	// cores): the achieved rate is reported, and only a round with almost nothing fails.
+	if len(lat) < latencyRate*int(d/time.Second)/10 {
 		b.Fatalf("only %d updates timed", len(lat))
 	}
+	b.Logf("round %s: %d updates in %s (%.0f/s)", mode, len(lat), d, float64(len(lat))/d.Seconds())
 	return lat
 }
 
@@ -188,7 +196,8 @@ func startRunnerWith(b *testing.B, cp *controlplane.ControlPlane, scripts map[st
 		}
 	}
 	reg := prometheus.NewRegistry()
-	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: logger, PaceGC: true, Registerer: reg})
+	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: logger, PaceGC: true, Registerer: reg,
+		MetricSeriesLimit: 2 * seedCount}) // a series per Deployment: above the default 10,000
 	if err != nil {
 		b.Fatal(err)
 	}
