@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -31,7 +32,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.withLogger(logger), Now: e.timeSource()}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.newClient(logger), Now: e.clock.Now}
 	script, err := prog.Instantiate(opts)
 	if err != nil {
 		return nil, err
@@ -47,10 +48,10 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
-		src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
+		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
-		store: newStore(def.Indexers), queue: newQueue[event](),
-		indexFailed: map[objectKey]bool{},
+		store: scriptcache.New(def.Indexers), queue: newQueue[event](),
+		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
 	}
@@ -67,6 +68,8 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		v.stop()
 		return nil, err
 	}
+	e.needs.subscribed(v, v.subs)
+	e.book.added(v, targetKeys(targets))
 	e.stats.versions.Inc()
 	e.stats.backlog.add(v)
 	return v, nil
@@ -113,8 +116,8 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		}
 		scripts[i] = s
 	}
-	view := &cacheView{store: v.store, resource: t.resource.String(), resolve: e.resolveName}
-	return newReconciler(v.name, e.reconcileQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
+	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
+	return newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command
@@ -168,6 +171,14 @@ func (e *Engine) resolveName(name string) (string, error) {
 		return "", err
 	}
 	return res.String(), nil
+}
+
+func targetKeys(targets []target) []dynamicinformer.Key {
+	keys := make([]dynamicinformer.Key, len(targets))
+	for i, t := range targets {
+		keys[i] = t.key
+	}
+	return keys
 }
 
 func firstNonEmpty(a, b string) string {

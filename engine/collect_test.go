@@ -3,6 +3,7 @@ package engine_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
 )
@@ -15,17 +16,22 @@ func TestCollectsOnceAfterInitialSync(t *testing.T) {
 	pre := startEngine(t, nil, nil)
 	ns := pre.namespace(t, uniqueName("collect"))
 	for _, pace := range []bool{true, false} {
-		r := startEngine(t, map[string]string{"a.js": watchScript(ns, `  onAdd(cm, ctx) {},`)},
-			func(c *engine.Config) { c.PaceGC = pace })
+		v1 := watchScript(ns, `  onAdd(cm, ctx) {},`)
+		r := startEngine(t, map[string]string{"a.js": v1}, func(c *engine.Config) { c.PaceGC = pace })
 		r.write(t, "a.js", watchScript(ns, `  onAdd(cm, ctx) { log.info("v2"); },`))
-		r.log.waitFor(t, "reload", 1, msg("script reloaded", "script", "a.js"))
-		want := 0
+		// v1 done: it drained, and the collector's look after the reload has returned.
+		waitScript(t, r.engine, "a.js", "v1 drained after the reload", func(s engine.ScriptStatus) bool {
+			old, ok := s.Version(hashOf(v1))
+			return ok && old.State == engine.VersionDone
+		})
 		if pace {
-			want = 1
 			r.log.waitFor(t, "collection after the initial sync", 1, msg("collected garbage after the initial sync"))
+		} else if stopped, err := r.stop(30 * time.Second); !stopped || err != nil {
+			// Run has joined every goroutine the collector could run on.
+			t.Fatalf("engine stopped %v, %v", stopped, err)
 		}
-		if got := r.log.find(msg("collected garbage after the initial sync")); len(got) != want {
-			t.Fatalf("PaceGC %v: collections after the initial sync = %d, want %d\n%s", pace, len(got), want, r.log.dump())
+		if got := r.log.find(msg("collected garbage after the initial sync")); len(got) != boolInt(pace) {
+			t.Fatalf("PaceGC %v: collections after the initial sync = %d, want %d\n%s", pace, len(got), boolInt(pace), r.log.dump())
 		}
 		if !pace {
 			if got := r.log.find(func(rec record) bool { return strings.HasPrefix(rec.msg, "collected garbage") }); len(got) > 0 {
@@ -33,4 +39,11 @@ func TestCollectsOnceAfterInitialSync(t *testing.T) {
 			}
 		}
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

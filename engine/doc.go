@@ -1,5 +1,9 @@
 // Package engine wires script files to shared informers: it is the only package that knows
-// both JavaScript (scripting) and Kubernetes informers (dynamicinformer).
+// both JavaScript (scripting) and Kubernetes informers (dynamicinformer). It owns the loader,
+// the script versions and their queues (each version's store and JS indexes are an
+// internal/scriptcache.Store the version owns), index stage, reconcile and schedules, the
+// memory guard, leader election and the state API; what it runs on (informers, clock, the
+// scripts' client) comes in through Env.
 //
 // Goroutines and ownership:
 //   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
@@ -26,7 +30,9 @@
 // old version: its handlers are removed (waiting until client-go delivers nothing more), the
 // events already queued are still handled (bounded by drainLimit), and its informers are
 // released. Every change therefore reaches at least one version, and the new one ends with
-// the server's state. A load that fails at any step leaves the old version running; one that
+// the server's state. A load that fails at any step leaves the old version running (the
+// failure of content read moments after it changed is reported only once the watcher says
+// that content has settled: it may be a save in progress; settle.go); one that
 // failed because its watch names a resource the server does not serve is retried every
 // Config.RetryUnknownResources, so a CRD installed later is picked up.
 //
@@ -63,12 +69,18 @@
 // the handlers do. Families without collect live in Go behind a mutex per family, written by
 // the worker, reconcile workers and schedules through ctx.metrics.
 //
-// Offline (offline.go) is the same engine on an in-memory cluster (internal/memcluster) and a
-// virtual clock, for `runner test`: the test goroutine plays the loader, scripts' Date and
-// reconcile delays follow the clock (clock.go), and Settle returns when informers, workers
-// and reconcilers are all idle — informers are flushed with the cluster's barrier objects,
-// which a wrapper around every handler consumes (offline_source.go), and reconcile queues
-// count their keys in flight (offline_queue.go).
+// Environment (env.go): the engine takes what it runs on as small interfaces it owns —
+// Informers and Resolver (where objects come from), Clock (scripts' Date, schedules, reconcile
+// delays and queues) and the `k8s` client of each version (package k8sclient: writes, the
+// Event recorder, redaction). New builds the real ones on a cluster; package offline builds
+// an in-memory cluster and a virtual clock and drives the engine through drive.go (NewDriven,
+// Load, Idle, Close) in place of Run. Nothing in the engine asks which one it runs on.
+//
+// State API (status.go, statusbook.go): Status is a snapshot of scripts, their versions and
+// states, recent loads, handler counters, watches, informers and leadership, safe from any
+// goroutine; StatusChanged signals each change. The loader records every transition in the
+// book; the goroutine that joins a retired version freezes it as done, so the book never holds
+// a finished version's memory.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.

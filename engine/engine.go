@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -25,21 +27,23 @@ import (
 type Engine struct {
 	cfg       Config
 	logger    *slog.Logger
-	dynamic   dynamic.Interface
-	discovery discovery.DiscoveryInterface
-	resolver  resourceResolver
-	factory   informerSource
-	client    *k8sClient
+	discovery discovery.DiscoveryInterface // Run's connection check; nil in a driven engine
+	resolver  Resolver
+	factory   Informers
+	clock     Clock
+	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats
 	// scriptMetrics serves the scripts' metric families (scriptmetrics.go); the loader swaps
 	// its entries, scrapes read them.
 	scriptMetrics *scriptMetrics
+	book          *statusBook // the state API (status.go)
 	defaults      []dynamicinformer.Resource
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
 	initial       map[string]bool          // initial scripts not yet synced or failed
 	waiting       map[string]waitingScript // failed on a resource not served yet; retried
+	failures      failures                 // held until their content settles, and reported
 	watcherSynced bool
 	ready         bool
 	synced        chan *version
@@ -52,7 +56,6 @@ type Engine struct {
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
 	lead     *leadership // nil without leader election
-	offline  *offline    // nil but in an Offline engine: its virtual clock and reconcile queues
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -73,6 +76,9 @@ func (p *plugin) latest() *version {
 
 // New validates cfg and builds the clients; it does not contact the cluster.
 func New(cfg Config) (*Engine, error) {
+	if cfg.RESTConfig == nil {
+		return nil, errors.New("configure engine: RESTConfig is required")
+	}
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
@@ -94,7 +100,7 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create discovery client: %w", err)
 	}
-	e.dynamic, e.discovery = dyn, disc
+	e.discovery = disc
 	// Informers decode lists and watch events with the fast decoder (internal/unstructuredjson).
 	informerClient, err := dynamicinformer.NewClient(restCfg)
 	if err != nil {
@@ -104,16 +110,18 @@ func New(cfg Config) (*Engine, error) {
 		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
 		StreamingLists: cfg.StreamingLists,
 	})
-	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))
-	e.client = newK8sClient(dyn, e.resolver, cfg)
+	resolver := dynamicinformer.NewResolver(disc, cfg.Logger)
+	client := k8sclient.New(dyn, resolver, k8sclient.Options{DryRun: cfg.DryRun, FieldManager: cfg.FieldManager, Logger: cfg.Logger})
+	e.init(Env{Informers: FactoryInformers(factory), Resolver: resolver, Clock: realClock{},
+		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }})
 	return e, nil
 }
 
-// init sets up everything but the clients, on the given informer source and resolver: the
-// part of New that the loader's unit tests share.
-func (e *Engine) init(source informerSource, resolver resourceResolver) {
-	e.logger, e.factory, e.resolver = e.cfg.Logger, source, resolver
-	e.stats = newStats(e.cfg.Registerer)
+// init sets up everything on env: the part of New that NewDriven and the loader's unit tests
+// share.
+func (e *Engine) init(env Env) {
+	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
+	e.stats, e.book = newStats(e.cfg.Registerer), newStatusBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}

@@ -27,7 +27,7 @@ func (v *version) enqueueMapped(ev event) {
 	}
 	keys, err := v.script.EnqueueKeys(ev.sub.target.watch, ev.obj)
 	if err != nil {
-		v.logFailure("watch.enqueue", ev.sub.cache.resource, ev.key, err)
+		v.logFailure("watch.enqueue", ev.sub.cache.Resource, ev.key, err)
 		return
 	}
 	for _, k := range keys {

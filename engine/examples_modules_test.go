@@ -72,9 +72,9 @@ func TestExample11NpmPackage(t *testing.T) {
 		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
 	}
 	r := startEngine(t, examples(t, "11-outdated-images.js", "package.json"), nil)
-	fails := r.log.waitFor(t, "the load fails without node_modules", 1, msg("script not loaded", "script", "11-outdated-images.js"))
-	if e := fails[0].attrs["error"]; !strings.Contains(e, `Could not resolve "semver"`) {
-		t.Fatalf("error = %q, want it to name the missing package", e)
+	failed := waitLoad(t, r, "11-outdated-images.js", engine.LoadFailed, "")
+	if e := failed.Error; e == nil || !strings.Contains(e.Message, `Could not resolve "semver"`) {
+		t.Fatalf("error = %+v, want it to name the missing package", e)
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -84,7 +84,7 @@ func TestExample11NpmPackage(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm install in the scripts folder: %v\n%s", err, out)
 	}
-	r.log.waitFor(t, "loaded once semver is installed", 1, msg("script loaded", "script", "11-outdated-images.js"))
+	waitLoad(t, r, "11-outdated-images.js", engine.LoadLoaded, "")
 
 	ns := r.namespace(t, uniqueName("ex11"))
 	r.create(t, deploymentsGVR, deployment(ns, "current", "registry.local:5000/library/nginx:1.27.3", 1))
@@ -118,16 +118,22 @@ func TestExamplesFolderAsTheDemoRunsIt(t *testing.T) {
 	if len(want) < 11 {
 		t.Fatalf("only %d examples found: %v", len(want), want)
 	}
+	st := r.engine.Status()
 	for _, name := range want {
-		if got := r.log.find(msg("script loaded", "script", name)); len(got) != 1 {
-			t.Errorf("%s: loaded %d times, want once", name, len(got))
+		s, _ := st.Script(name)
+		if n := loads(s, engine.LoadLoaded); n != 1 || s.State != engine.ScriptServing {
+			t.Errorf("%s: loaded %d times, state %q; want once, serving", name, n, s.State)
+		}
+		if n := loads(s, engine.LoadFailed); n > 0 {
+			t.Errorf("%s: %d failed loads: %+v", name, n, s.Loads)
 		}
 	}
-	if failed := r.log.find(msg("script not loaded")); len(failed) > 0 {
-		t.Errorf("load failures: %v", failed)
-	}
-	if loaded := r.log.find(msg("script loaded")); len(loaded) != len(want) {
-		t.Errorf("%d scripts loaded, want the %d examples: %v", len(loaded), len(want), loaded)
+	if len(st.Scripts) != len(want) {
+		var names []string
+		for _, s := range st.Scripts {
+			names = append(names, s.Name)
+		}
+		t.Errorf("%d scripts known, want the %d examples: %v", len(st.Scripts), len(want), names)
 	}
 }
 

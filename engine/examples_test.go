@@ -150,7 +150,7 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 	gizmos := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gizmos"}
 	waitServed(t, r, gizmos)
 	r.write(t, "g.js", `export default { watch: "`+short+`", onAdd(g) { log.info("gizmo", { name: g.metadata.name }); } };`)
-	r.log.waitFor(t, "script on the new CRD loads", 1, msg("script loaded", "script", "g.js"))
+	waitLoad(t, r, "g.js", engine.LoadLoaded, "")
 	ns := r.namespace(t, uniqueName("late-crd"))
 	r.create(t, gizmos, map[string]any{"apiVersion": group + "/v1", "kind": "Gizmo",
 		"metadata": map[string]any{"name": "g1", "namespace": ns}})
@@ -162,6 +162,11 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 	group := uniqueName("retry") + ".example.com" // unique: CRDs are cluster-wide and stay
 	script := `export default { watch: "sprockets.` + group + `", onAdd(s) { log.info("sprocket", { name: s.metadata.name }); } };`
 	r := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) { c.RetryUnknownResources = 100 * time.Millisecond })
+	waiting := waitScript(t, r.engine, "s.js", "waiting for its resource", func(s engine.ScriptStatus) bool { return s.State == engine.ScriptWaiting })
+	if l, _ := lastLoad(waiting, engine.LoadWaiting); l.Error == nil || !strings.Contains(l.Error.Message, "unknown resource") {
+		t.Fatalf("waiting load %+v, want an unknown resource error", l)
+	}
+	// The operator's contract: the first failure is one WARN.
 	fails := r.log.waitFor(t, "load failure", 1, msg("script waiting for its resource to be served", "script", "s.js"))
 	if fails[0].level != slog.LevelWarn {
 		t.Errorf("level = %s, want WARN: waiting for a CRD is a supported case", fails[0].level)
@@ -183,7 +188,7 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 		t.Fatalf("errors logged while waiting for the CRD: %v", got)
 	}
 	r.create(t, crdsGVR, crd)
-	r.log.waitFor(t, "loaded after the CRD appears", 1, msg("script loaded", "script", "s.js"))
+	waitLoad(t, r, "s.js", engine.LoadLoaded, "")
 	sprockets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "sprockets"}
 	r.create(t, sprockets, map[string]any{"apiVersion": group + "/v1", "kind": "Sprocket", "metadata": map[string]any{"name": "s1"}})
 	r.log.waitFor(t, "sprocket seen", 1, msg("sprocket", "name", "s1"))

@@ -20,7 +20,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // Fakes behind the engine's seams, for unit tests of the loader's transitions: real client-go
@@ -72,7 +74,7 @@ func (s *fakeSource) unblock() {
 	s.blocked = nil
 }
 
-func (s *fakeSource) Acquire(key dynamicinformer.Key) (informerHandle, error) {
+func (s *fakeSource) Acquire(key dynamicinformer.Key) (InformerHandle, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[key]
@@ -191,8 +193,9 @@ func loaderEngine(t *testing.T, source *fakeSource) *Engine {
 		t.Fatal(err)
 	}
 	e := &Engine{cfg: cfg}
-	e.init(source, fakeResolver{})
-	e.client = newK8sClient(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), e.resolver, cfg)
+	client := k8sclient.New(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), fakeResolver{}, k8sclient.Options{Logger: cfg.Logger})
+	e.init(Env{Informers: source, Resolver: fakeResolver{}, Clock: realClock{},
+		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }})
 	t.Cleanup(func() {
 		e.shutdown()
 		if n := len(source.Active()); n != 0 {

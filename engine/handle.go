@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -15,10 +16,10 @@ func (v *version) handle(ev event) {
 		close(v.synced)
 		return
 	case eventAdd, eventUpdate:
-		k := objectKey{resource: ev.sub.cache.resource, key: ev.key}
-		v.store.set(k, ev.obj, ev.values)
+		k := scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key}
+		v.store.Set(k, ev.obj, ev.values)
 	case eventDelete:
-		v.store.remove(objectKey{resource: ev.sub.cache.resource, key: ev.key})
+		v.store.Remove(scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key})
 	case eventSchedule:
 		v.callSchedule(ev.due)
 		return
@@ -39,7 +40,7 @@ func (v *version) call(ev event) {
 		return
 	}
 	ctx := scripting.Event{
-		Resource:          ev.sub.cache.resource,
+		Resource:          ev.sub.cache.Resource,
 		IsInInitialList:   ev.initial,
 		FinalStateUnknown: ev.unknown,
 		Cache:             ev.sub.cache,
@@ -58,7 +59,7 @@ func (v *version) call(ev event) {
 	}
 	v.metrics[ev.kind].observe(time.Since(start), err)
 	if err != nil {
-		v.logFailure(handlerNames[ev.kind], ev.sub.cache.resource, ev.key, err)
+		v.logFailure(handlerNames[ev.kind], ev.sub.cache.Resource, ev.key, err)
 	}
 }
 

@@ -81,7 +81,7 @@ func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
 	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
 	r.log.waitFor(t, "the add", 1, msg("add", "name", "one"))
 	r.write(t, "a.js", "export default {")
-	r.log.waitFor(t, "the broken save", 1, msg("script not loaded", "script", "a.js"))
+	waitLoad(t, r, "a.js", engine.LoadFailed, hashOf("export default {"))
 	r.write(t, "a.js", good)
 	r.log.waitFor(t, "the save back", 1, msg("script content is the running version again; nothing to reload", "script", "a.js"))
 	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
@@ -89,10 +89,10 @@ func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
 	if got := r.log.find(msg("add", "name", "one")); len(got) != 1 {
 		t.Errorf("%q was handled %d times, want once: the save back replayed the cache", "one", len(got))
 	}
-	if got := r.log.find(msg("script loaded", "script", "a.js")); len(got) != 1 {
-		t.Errorf("script loaded %d times, want once", len(got))
+	if n := countLoads(r, "a.js", engine.LoadLoaded); n != 1 {
+		t.Errorf("script loaded %d times, want once", n)
 	}
-	if got := r.log.find(msg("script reloaded", "script", "a.js")); len(got) != 0 {
-		t.Errorf("script reloaded %d times, want never", len(got))
+	if n := countLoads(r, "a.js", engine.LoadReloaded); n != 0 {
+		t.Errorf("script reloaded %d times, want never", n)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -69,7 +70,7 @@ func (v *version) indexValues(obj scripting.Object) (values [][]string, failures
 // noteIndexFailures logs an object's index failures the first time, and again only after its
 // index functions have succeeded in between, or it was deleted. Runs on the index goroutine.
 func (v *version) noteIndexFailures(ev *event, failures []error) {
-	k := objectKey{resource: ev.sub.cache.resource, key: ev.key}
+	k := scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key}
 	if failures == nil {
 		if len(v.indexFailed) > 0 {
 			delete(v.indexFailed, k)
@@ -79,7 +80,7 @@ func (v *version) noteIndexFailures(ev *event, failures []error) {
 	if !v.indexFailed[k] {
 		for i, err := range failures {
 			if err != nil {
-				v.logFailure("indexers."+v.def.Indexers[i], k.resource, k.key, err)
+				v.logFailure("indexers."+v.def.Indexers[i], k.Resource, k.Object, err)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -26,7 +27,7 @@ func TestIndexStageBatches(t *testing.T) {
 			var logs bytes.Buffer
 			v := indexTestVersion(t, src, &logs)
 			batch := make([]event, size)
-			sub := &subscription{cache: &cacheView{resource: "v1/configmaps"}}
+			sub := &subscription{cache: &scriptcache.View{Resource: "v1/configmaps"}}
 			for i := range batch {
 				name := fmt.Sprintf("cm-%03d", i)
 				obj := scripting.Object{"metadata": map[string]any{"name": name}, "spec": map[string]any{"n": int64(i)}}
@@ -64,7 +65,7 @@ func indexTestVersion(t *testing.T, src string, logs *bytes.Buffer) *version {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &version{logger: slog.New(slog.NewTextHandler(logs, nil)), indexFailed: map[objectKey]bool{}}
+	v := &version{logger: slog.New(slog.NewTextHandler(logs, nil)), indexFailed: map[scriptcache.Key]bool{}}
 	if v.indexer, err = prog.Instantiate(scripting.Options{}); err != nil {
 		t.Fatal(err)
 	}

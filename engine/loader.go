@@ -17,7 +17,12 @@ const (
 )
 
 func (e *Engine) onPluginEvent(ev plugins.Event) {
-	delete(e.waiting, ev.Source.Name) // a newer content or a removal supersedes a retry
+	if ev.Kind == plugins.Settled {
+		e.onSettled(ev.Source)
+		return
+	}
+	delete(e.waiting, ev.Source.Name)    // a newer content or a removal supersedes a retry,
+	e.failures.supersede(ev.Source.Name) // and a failure held until its content settled
 	switch ev.Kind {
 	case plugins.Loaded:
 		if !e.watcherSynced {
@@ -25,6 +30,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		}
 		e.load(ev.Source)
 	case plugins.Removed:
+		e.failures.forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
 	case plugins.Synced:
@@ -45,6 +51,7 @@ func (e *Engine) load(src plugins.Source) {
 			e.retire(p.pending, false)
 			p.pending = nil
 		}
+		e.failures.forget(src.Name)
 		e.logger.Info("script content is the running version again; nothing to reload", "script", src.Name, "version", src.Hash)
 		e.initialDone(src.Name)
 		return
@@ -61,6 +68,7 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.loadFailed(logger, src, err, lastErr)
 		return
 	}
+	e.failures.forget(src.Name)
 	p := e.plugins[src.Name]
 	if p == nil {
 		p = &plugin{}
@@ -82,6 +90,9 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 }
 
 func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, lastErr string) {
+	if e.failures.hold(logger, src, err) {
+		return
+	}
 	attrs := []any{"error", err.Error(), "running_version", e.runningVersion(src.Name)}
 	waiting := errors.Is(err, dynamicinformer.ErrUnknownResource) // a CRD not installed yet, or a typo
 	switch {
@@ -93,6 +104,15 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 	default:
 		logger.Error("script not loaded", attrs...)
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
+	}
+	e.failures.didReport(src)
+	if err.Error() != lastErr {
+		result := LoadFailed
+		if waiting {
+			result = LoadWaiting
+		}
+		e.book.failed(src.Name, src.Hash, time.Now(), err)
+		e.book.loaded(src.Name, LoadStatus{Hash: src.Hash, Result: result, Error: errorStatus(err)})
 	}
 	if waiting {
 		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
@@ -141,7 +161,8 @@ func (e *Engine) onSynced(v *version) {
 	}
 	e.startReconciler(v, prev)
 	took := time.Since(v.started)
-	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
+	v.logger.Info("script "+result, "objects", v.store.Size(), "took", took.Round(time.Millisecond).String())
+	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
 	e.initialDone(v.name)
@@ -150,6 +171,7 @@ func (e *Engine) onSynced(v *version) {
 func (e *Engine) unload(name string) {
 	p := e.plugins[name]
 	if p == nil {
+		e.book.removed(name) // a file that never loaded, or one stopped by the memory guard
 		return
 	}
 	delete(e.plugins, name)
@@ -163,6 +185,9 @@ func (e *Engine) unload(name string) {
 	}
 	e.logger.Info("script unloaded", "script", name, "version", version)
 	e.stats.loads.WithLabelValues(name, "unloaded").Inc()
+	e.book.loaded(name, LoadStatus{Hash: version, Result: LoadUnloaded})
+	e.book.removed(name)
+	e.stats.counts.forget(name)
 	e.initialDone(name)
 }
 
@@ -246,6 +271,7 @@ func (e *Engine) checkReady() {
 	e.ready = true
 	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
+	e.book.bump()
 	e.retiring.Go(e.gc.initialSynced)
 	if e.cfg.OnReady != nil {
 		e.cfg.OnReady()

@@ -41,7 +41,7 @@ func TestRapidSavesEndWithTheLastOnly(t *testing.T) {
 	for _, v := range versions[:2] {
 		waitState(t, v, stateDone)
 	}
-	if n := versions[2].store.size(); n != 20 {
+	if n := versions[2].store.Size(); n != 20 {
 		t.Errorf("the serving version holds %d objects, want 20", n)
 	}
 	if informers, total := refs(source); informers != 1 || total != 1 {

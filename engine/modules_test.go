@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jsinformer/jsinformer/engine"
 )
 
 // moduleScript logs "hello" with the tag lib/tag.js gives, for every add in namespace ns.
@@ -31,7 +33,7 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 		"lib/tag.js":      tagModule("v1"),
 	}, nil)
 	for _, module := range []string{"lib/tag.js", "team/helpers.js"} {
-		if got := r.log.find(msg("script loaded", "script", module)); len(got) > 0 {
+		if _, ok := r.engine.Status().Script(module); ok {
 			t.Fatalf("module %s was loaded as a plugin", module)
 		}
 	}
@@ -42,19 +44,19 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 
 	r.write(t, "lib/tag.js", tagModule("v2"))
 	for _, script := range []string{"a.js", "team/b.js"} {
-		r.log.waitFor(t, script+" reloaded", 1, msg("script reloaded", "script", script))
+		waitLoad(t, r, script, engine.LoadReloaded, "")
 		r.log.waitFor(t, script+" replays on v2", 1, msg("hello", "script", script, "tag", "v2/one"))
 	}
 
 	broken := "// the shared module\nexport function tag(obj) {\n  return obj.metadata.name +;\n}\n"
 	r.write(t, "lib/tag.js", broken)
 	for _, script := range []string{"a.js", "team/b.js"} {
-		fails := r.log.waitFor(t, script+" not loaded", 1, msg("script not loaded", "script", script))
-		if e := fails[0].attrs["error"]; !strings.HasPrefix(e, "lib/tag.js:3:29: ") {
-			t.Errorf("%s: error = %q, want it positioned at lib/tag.js:3:29", script, e)
+		failed := waitLoad(t, r, script, engine.LoadFailed, "")
+		if e := failed.Error; e == nil || !strings.HasPrefix(e.Message, "lib/tag.js:3:29: ") {
+			t.Errorf("%s: error = %+v, want it positioned at lib/tag.js:3:29", script, e)
 		}
-		if fails[0].attrs["running_version"] == "none" {
-			t.Errorf("%s: no running version after the failed load", script)
+		if s, _ := r.engine.Status().Script(script); s.State != engine.ScriptServing {
+			t.Errorf("%s: no running version after the failed load: %s", script, s.State)
 		}
 	}
 	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
@@ -62,9 +64,7 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 	r.log.waitFor(t, "team/b.js still serves v2", 1, msg("hello", "script", "team/b.js", "tag", "v2/two"))
 
 	r.write(t, "lib/tag.js", "export function tag(obj) {\n  if (obj.metadata.name === \"three\") throw new Error(\"no threes\");\n  return \"v3\";\n}\n")
-	r.log.waitFor(t, "both reloaded once more", 2, func(rec record) bool {
-		return rec.msg == "script reloaded" && rec.attrs["script"] == "a.js"
-	})
+	waitScript(t, r.engine, "a.js", "reloaded once more", func(s engine.ScriptStatus) bool { return loads(s, engine.LoadReloaded) == 2 })
 	r.create(t, configmapsGVR, configmap(ns, "three", nil, nil))
 	failed := r.log.waitFor(t, "the throw", 1, msg("script handler failed", "script", "a.js", "object", ns+"/three"))
 	if e, s := failed[0].attrs["error"], failed[0].attrs["stack"]; e != "lib/tag.js:2:44: Error: no threes" ||
@@ -72,10 +72,10 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 		t.Errorf("error %q, stack %q: want them in lib/tag.js", e, s)
 	}
 
-	if got := r.log.find(msg("script reloaded", "script", "c.js")); len(got) > 0 {
-		t.Errorf("c.js, which imports nothing, was reloaded %d times", len(got))
+	if n := countLoads(r, "c.js", engine.LoadReloaded); n > 0 {
+		t.Errorf("c.js, which imports nothing, was reloaded %d times", n)
 	}
-	if got := r.log.find(msg("script not loaded", "script", "c.js")); len(got) > 0 {
-		t.Errorf("c.js failed to load: %v", got)
+	if n := countLoads(r, "c.js", engine.LoadFailed); n > 0 {
+		t.Errorf("c.js failed to load %d times", n)
 	}
 }

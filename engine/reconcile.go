@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -20,7 +21,7 @@ type reconciler struct {
 	queue      workqueue.TypedRateLimitingInterface[string]
 	scripts    []*scripting.Script
 	maxRetries int
-	cache      *cacheView
+	cache      *scriptcache.View
 	logger     *slog.Logger
 	metrics    *handlerMetrics
 	allowed    func() bool       // false while the runner does not lead: keys are dropped, not run
@@ -32,7 +33,7 @@ type reconciler struct {
 }
 
 func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], scripts []*scripting.Script,
-	maxRetries int, cache *cacheView, logger *slog.Logger, stats *stats) *reconciler {
+	maxRetries int, cache *scriptcache.View, logger *slog.Logger, stats *stats) *reconciler {
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
 }
@@ -68,7 +69,7 @@ func (r *reconciler) process(s *scripting.Script, key string) {
 	if !r.allowed() {
 		return // a new leader replays every key
 	}
-	ev := scripting.Event{Resource: r.cache.resource, Cache: r.cache, Enqueue: r.enqueue, Metrics: r.sink}
+	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: r.enqueue, Metrics: r.sink}
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
 	r.metrics.observe(time.Since(start), err)

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"fmt"
 	"testing"
+
+	"github.com/jsinformer/jsinformer/engine"
 )
 
 // Three versions of a script whose reconcile runs long, saved in quick succession, never
@@ -26,7 +28,7 @@ func TestReconcileVersionsNeverOverlap(t *testing.T) {
 	r.create(t, configmapsGVR, configmap(ns, "c", nil, nil))
 	r.log.waitFor(t, "v1 reconciling", 1, msg("reconcile", "edge", "begin", "tag", "v1"))
 	r.write(t, "slow.js", script("v2"))
-	r.log.waitFor(t, "v2 reloaded", 1, msg("script reloaded", "version", hashOf(script("v2"))))
+	waitLoad(t, r, "slow.js", engine.LoadReloaded, hashOf(script("v2")))
 	r.write(t, "slow.js", script("v3"))
 	r.log.waitFor(t, "v3 reconciled", 1, msg("reconcile", "edge", "end", "tag", "v3"))
 

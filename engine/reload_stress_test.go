@@ -42,7 +42,7 @@ func TestReloadsDuringUpdatesEndWithServerState(t *testing.T) {
 	for k := 1; k <= reloads; k++ {
 		src := stormScript(ns, k)
 		r.write(t, "a.js", src)
-		r.log.waitFor(t, fmt.Sprintf("reload %d", k), 1, msg("script reloaded", "version", hashOf(src)))
+		waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(src))
 	}
 	close(stop)
 	wg.Wait()
@@ -111,7 +111,7 @@ func TestNoLeakAfterManyReloads(t *testing.T) {
 	reloadTo := func(k int) {
 		src := stormScript(ns, k)
 		r.write(t, "a.js", src)
-		r.log.waitFor(t, fmt.Sprintf("reload %d", k), 1, msg("script reloaded", "version", hashOf(src)))
+		waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(src))
 	}
 	reloadTo(1) // warm up: first reload allocates what every later one reuses
 	goroutines, heap := runtime.NumGoroutine(), liveHeap()

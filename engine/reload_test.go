@@ -4,12 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -90,19 +90,19 @@ func TestReloadOnEveryKindOfFileChange(t *testing.T) {
 			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
 			tt.change(t, r.dir, filepath.Join(r.dir, "a.js"), v2)
 			if tt.removed {
-				r.log.waitFor(t, "unload", 1, msg("script unloaded", "script", "a.js"))
+				waitGone(t, r, "a.js")
 				waitInformers(t, r, 0)
 				return
 			}
-			r.log.waitFor(t, "reload", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+			waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
 			r.log.waitFor(t, "v2 gets the cache as initial adds", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
 			r.create(t, configmapsGVR, configmap(ns, "second", nil, nil))
 			r.log.waitFor(t, "v2 sees second", 1, msg("hello", "tag", "v2", "name", "second", "initial", "false"))
 			if got := r.log.find(msg("hello", "tag", "v1", "name", "second")); len(got) != 0 {
 				t.Fatal("the old version still handled events after the reload")
 			}
-			if got := r.log.find(msg("script not loaded")); len(got) != 0 {
-				t.Fatalf("a half-written file was loaded: %v", got)
+			if n := countLoads(r, "a.js", engine.LoadFailed); n != 0 {
+				t.Fatalf("a half-written file was loaded: %d failed loads", n)
 			}
 		})
 	}
@@ -116,12 +116,12 @@ func TestReloadThroughConfigMapVolumeSymlinks(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "..2026_01", "a.js"), taggedScript(ns, "v1"))
 	mustDo(t, os.Symlink("..2026_01", filepath.Join(dir, "..data")))
 	mustDo(t, os.Symlink(filepath.Join("..data", "a.js"), filepath.Join(dir, "a.js")))
-	r.log.waitFor(t, "load through symlinks", 1, msg("script loaded", "script", "a.js"))
+	waitLoad(t, r, "a.js", engine.LoadLoaded, "")
 	v2 := taggedScript(ns, "v2")
 	writeFile(t, filepath.Join(dir, "..2026_02", "a.js"), v2)
 	mustDo(t, os.Symlink("..2026_02", filepath.Join(dir, "..data_tmp")))
 	mustDo(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
-	r.log.waitFor(t, "reload after ..data swap", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+	waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
 	r.log.waitFor(t, "v2 serves", 1, msg("hello", "tag", "v2", "name", "x"))
@@ -134,22 +134,26 @@ func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 	r.namespace(t, ns)
 	broken := "export default {\n  watch: \"configmaps\",\n  onAdd(cm) { log.info(\"x\" }\n};\n"
 	r.write(t, "a.js", broken)
-	fails := r.log.waitFor(t, "load failure", 1, msg("script not loaded", "script", "a.js"))
-	if e := fails[0].attrs["error"]; !strings.Contains(e, "a.js:3:") {
-		t.Fatalf("load error %q lacks a.js:3:col", e)
+	failed := waitLoad(t, r, "a.js", engine.LoadFailed, hashOf(broken))
+	if e := failed.Error; e == nil || e.File != "a.js" || e.Line != 3 || e.Column == 0 || !strings.Contains(e.Message, "a.js:3:") {
+		t.Fatalf("load error %+v lacks a.js:3:col", e)
 	}
 	r.create(t, configmapsGVR, configmap(ns, "during", nil, nil))
 	r.log.waitFor(t, "v1 still serving", 1, msg("hello", "tag", "v1", "name", "during"))
 	r.write(t, "a.js", broken) // the same broken content again: no second report
 	invalid := watchScript(ns, `  onAdd: "not a function",`)
 	r.write(t, "a.js", invalid)
-	r.log.waitFor(t, "validation failure", 2, msg("script not loaded", "script", "a.js"))
+	waitLoad(t, r, "a.js", engine.LoadFailed, hashOf(invalid))
 	v2 := taggedScript(ns, "v2")
 	r.write(t, "a.js", v2)
-	r.log.waitFor(t, "fixed version loads", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+	waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
 	r.log.waitFor(t, "v2 sees the cache", 1, msg("hello", "tag", "v2", "name", "during"))
-	if got := r.log.find(msg("script not loaded", "script", "a.js")); len(got) != 2 {
-		t.Fatalf("load failures logged %d times, want 2 (one per distinct broken content)", len(got))
+	if n := countLoads(r, "a.js", engine.LoadFailed); n != 2 {
+		t.Fatalf("%d failed loads, want 2 (one per distinct broken content)", n)
+	}
+	// The operator's contract: each distinct failure is logged once, as an ERROR.
+	if got := r.log.find(msg("script not loaded", "script", "a.js")); len(got) != 2 || got[0].level != slog.LevelError {
+		t.Fatalf("load failures logged %v, want 2 ERRORs", got)
 	}
 }
 
@@ -171,9 +175,9 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	r.log.waitFor(t, "index by color", 1, msg("probe", "keys", ns+"/a"))
 	v2 := script("shade")
 	r.write(t, "a.js", v2)
-	reloaded := r.log.waitFor(t, "reload", 1, msg("script reloaded", "version", hashOf(v2)))
-	if took, err := time.ParseDuration(reloaded[0].attrs["took"]); err != nil || took <= 0 {
-		t.Errorf("script reloaded: took = %q, want a positive duration (%v)", reloaded[0].attrs["took"], err)
+	reloaded := waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
+	if reloaded.TookSeconds <= 0 || reloaded.Objects != 3 {
+		t.Errorf("reload took %vs with %d objects, want a positive duration and 3", reloaded.TookSeconds, reloaded.Objects)
 	}
 	for _, result := range []string{"loaded", "reloaded"} {
 		if n := loadsObserved(t, reg, "a.js", result); n != 1 {
@@ -191,7 +195,7 @@ func TestReloadChangingWatchMovesInformers(t *testing.T) {
 	r := startEngine(t, map[string]string{"a.js": taggedScript("reload-watch-a", "a")}, nil)
 	waitInformers(t, r, 1, "namespace=reload-watch-a")
 	r.write(t, "a.js", taggedScript("reload-watch-b", "b"))
-	r.log.waitFor(t, "reload", 1, msg("script reloaded", "script", "a.js"))
+	waitLoad(t, r, "a.js", engine.LoadReloaded, "")
 	waitInformers(t, r, 1, "namespace=reload-watch-b")
 	mustDo(t, os.Remove(filepath.Join(r.dir, "a.js")))
 	waitInformers(t, r, 0)

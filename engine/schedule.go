@@ -6,33 +6,42 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// runSchedules is the version's scheduler: it queues an eventSchedule for each entry of the
-// definition's `schedule` when it is due, so run(ctx) is called on the worker, never beside
-// another handler of the version. Started by the loader when the version becomes current (its
-// cache complete), it is one of the version's goroutines and ends when the version is
-// retired. An entry due again while its last run is still queued is not queued twice.
-func (v *version) runSchedules() {
+// startSchedules starts v's scheduler; called by the loader when v becomes current (its cache
+// complete). The scheduler queues an eventSchedule for each entry of the definition's
+// `schedule` when it is due on the engine's clock, so run(ctx) is called on the worker, never
+// beside another handler of the version. Its first timer is set here, on the loader, so a
+// driver that moves a virtual clock sees it as soon as the version serves. It is one of the
+// version's goroutines and ends when the version is retired. An entry due again while its last
+// run is still queued is not queued twice.
+func (e *Engine) startSchedules(v *version) {
+	if len(v.def.Schedules) == 0 || v.standby {
+		return
+	}
 	specs := v.def.Schedules
 	next := make([]time.Time, len(specs))
-	now := time.Now()
+	now := e.clock.Now()
 	for i, s := range specs {
 		next[i] = s.Next(now)
 	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		first := earliest(next)
-		timer.Reset(time.Until(next[first]))
-		select {
-		case <-v.retired:
-			return
-		case now := <-timer.C:
-			if v.scheduled[first].CompareAndSwap(false, true) {
-				v.queue.push(event{kind: eventSchedule, due: first})
+	first := earliest(next)
+	timer := e.clock.NewTimer(next[first].Sub(now))
+	v.running.Go(func() { // the worker runs, so the group cannot be at zero here
+		defer timer.Stop()
+		for {
+			select {
+			case <-v.retired:
+				return
+			case fired := <-timer.C():
+				if v.scheduled[first].CompareAndSwap(false, true) {
+					v.queue.push(event{kind: eventSchedule, due: first})
+				}
+				next[first] = specs[first].Next(fired)
+				first = earliest(next)
+				// After the push: a virtual clock counts the run as queued once its timer is reset.
+				timer.Reset(next[first].Sub(e.clock.Now()))
 			}
-			next[first] = specs[first].Next(now)
 		}
-	}
+	})
 }
 
 func earliest(ts []time.Time) int {
@@ -58,11 +67,11 @@ func (v *version) callSchedule(i int) {
 	if v.standby || !v.lead.valid() || first == nil {
 		return
 	}
-	ctx := scripting.Event{Resource: first.resource, Cache: first, Enqueue: v.enqueue, Metrics: v.metricSink()}
+	ctx := scripting.Event{Resource: first.Resource, Cache: first, Enqueue: v.enqueue, Metrics: v.metricSink()}
 	start := time.Now()
 	err := v.script.RunSchedule(i, ctx)
 	v.metrics[eventSchedule].observe(time.Since(start), err)
 	if err != nil {
-		v.logFailure("schedule", first.resource, "", err)
+		v.logFailure("schedule", first.Resource, "", err)
 	}
 }

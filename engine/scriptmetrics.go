@@ -210,13 +210,13 @@ func metricErrorReason(err error) string {
 	return metricErrThrew
 }
 
-// Metrics gathers the plugin's metric families as a scrape of the runner's /metrics would
-// serve them (collects run on the version's worker), for `runner test`'s h.metrics(): sorted
-// by name, each family's series by label values. Only the script families, none of the
-// runner's own.
-func (o *Offline) Metrics() ([]*dto.MetricFamily, error) {
+// GatherScriptMetrics gathers the scripts' metric families as a scrape of the runner's
+// /metrics would serve them (collects run on the versions' workers): sorted by name, each
+// family's series by label values. Only the script families, none of the runner's own; for a
+// driver such as `runner test`'s h.metrics(). Safe from any goroutine.
+func (e *Engine) GatherScriptMetrics() ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(o.e.scriptMetrics); err != nil {
+	if err := reg.Register(e.scriptMetrics); err != nil {
 		return nil, fmt.Errorf("register script metrics: %w", err)
 	}
 	mfs, err := reg.Gather()

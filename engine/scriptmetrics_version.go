@@ -155,7 +155,7 @@ func (v *version) collectMetrics(req *collectRequest) {
 	first := v.scheduleCache
 	ev := scripting.Event{Cache: first}
 	if first != nil {
-		ev.Resource = first.resource
+		ev.Resource = first.Resource
 	}
 	for i, f := range vm.collected {
 		select {

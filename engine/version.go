@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -18,9 +19,9 @@ import (
 type subscription struct {
 	key      dynamicinformer.Key
 	target   target
-	informer informerHandle
+	informer InformerHandle
 	reg      cache.ResourceEventHandlerRegistration
-	cache    *cacheView
+	cache    *scriptcache.View
 }
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
@@ -34,25 +35,26 @@ type version struct {
 	src        plugins.Source // to load again on becoming leader
 	standby    bool           // built while not leading: calls nothing, ever
 	lead       *leadership    // nil without leader election
+	book       *statusBook    // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
 	def        scripting.Definition
 	logger     *slog.Logger
-	store      *store
+	store      *scriptcache.Store
 	subs       []*subscription // the loader's: the worker reads scheduleCache instead
 	// scheduleCache is the first watched resource's cache, ctx.cache of schedules; written by
 	// subscribe before the loader starts the schedules, never cleared.
-	scheduleCache *cacheView
+	scheduleCache *scriptcache.View
 	intake        *queue[event]                      // client-go listeners push here; the same queue without indexer
 	queue         *queue[event]                      // the worker pops here
 	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
 	scriptMetrics *versionMetrics                    // the definition's metric families; nil without (scriptmetrics.go)
 
-	indexFailed map[objectKey]bool // objects whose index function threw; logged once each
-	reconciler  *reconciler        // nil unless the script exports reconcile
-	enqueue     func(string)       // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
+	reconciler  *reconciler              // nil unless the script exports reconcile
+	enqueue     func(string)             // ctx.enqueue: reconciler.enqueue, nil without reconcile
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once
@@ -70,7 +72,7 @@ type version struct {
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
 // error everything acquired so far is given back.
-func (v *version) subscribe(factory informerSource, targets []target, resolve func(string) (string, error)) error {
+func (v *version) subscribe(factory Informers, targets []target, resolve func(string) (string, error)) error {
 	for _, t := range targets {
 		inf, err := factory.Acquire(t.key)
 		if err != nil {
@@ -78,8 +80,8 @@ func (v *version) subscribe(factory informerSource, targets []target, resolve fu
 			return fmt.Errorf("watch %s: %w", t.key, err)
 		}
 		sub := &subscription{key: t.key, target: t, informer: inf}
-		sub.cache = &cacheView{store: v.store, resource: t.resource.String(), resolve: resolve}
-		v.store.reserve(sub.cache.resource, len(inf.Informer().GetStore().ListKeys()))
+		sub.cache = &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: resolve}
+		v.store.Reserve(sub.cache.Resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if v.scheduleCache == nil {
 			v.scheduleCache = sub.cache

@@ -1,5 +1,5 @@
 // Package jstest runs the test files of `runner test`: *.test.js and *.test.ts files that
-// drive plugins through the runner's own engine (engine.Offline) against an in-memory
+// drive plugins through the runner's own engine (offline.Harness) against an in-memory
 // cluster (internal/memcluster) on a virtual clock.
 //
 // A test file is compiled like a plugin (scripting.Compile: ESM, TypeScript, source maps)

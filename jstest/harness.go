@@ -14,8 +14,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
-	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
+	"github.com/jsinformer/jsinformer/offline"
 )
 
 // DefaultStart is where a harness's virtual clock starts, unless harness({now}) says.
@@ -30,7 +30,7 @@ type harness struct {
 	f       *fileRun
 	cluster *memcluster.Cluster
 	clock   *clocktesting.FakeClock
-	off     *engine.Offline
+	off     *offline.Harness
 	resolve *dynamicinformer.Resolver
 	logs    *capture
 
@@ -136,7 +136,7 @@ func (h *harness) start(plugin string, flags harnessFlags) error {
 	if err != nil {
 		return err
 	}
-	if h.off, err = engine.NewOffline(cfg); err != nil {
+	if h.off, err = offline.New(cfg); err != nil {
 		return fmt.Errorf("harness: %w", err)
 	}
 	content, err := os.ReadFile(filepath.Join(h.f.dir, plugin))
@@ -155,8 +155,8 @@ func (h *harness) start(plugin string, flags harnessFlags) error {
 	return nil
 }
 
-func (h *harness) offlineConfig(flags harnessFlags) (engine.OfflineConfig, error) {
-	cfg := engine.OfflineConfig{
+func (h *harness) offlineConfig(flags harnessFlags) (offline.Config, error) {
+	cfg := offline.Config{
 		ScriptsDir: h.f.dir, Cluster: h.cluster, Clock: h.clock, Namespace: flags.Namespace, LabelSelector: flags.Selector,
 		FieldSelector: flags.FieldSelector, DryRun: flags.DryRun, Logger: slog.New(h.logs),
 		OnWrite: h.record, QuietTimeout: h.f.opts.QuietTimeout,

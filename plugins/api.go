@@ -10,6 +10,11 @@ type Source struct {
 	Hash string
 	// Modules are the files the plugin bundles besides itself (see Options.Imports), sorted.
 	Modules []string
+	// Settling is set on a Loaded event after the initial scan: the content was read moments
+	// after it changed and may be a save in progress, so a Settled event for this Name and
+	// Hash follows once it has stayed unchanged for Options.Grace, unless a Loaded or Removed
+	// event for Name comes first.
+	Settling bool
 }
 
 // EventKind says what happened to a plugin.
@@ -22,10 +27,13 @@ const (
 	Removed
 	// Synced means the initial scan has been delivered; sent once, after the first scan's events.
 	Synced
+	// Settled means the content of a Settling Loaded event (Source.Name and Source.Hash only)
+	// has stayed unchanged for Options.Grace: it is not a save in progress.
+	Settled
 )
 
 // Event is one change to the scripts folder, delivered in order on the watcher's goroutine.
 type Event struct {
 	Kind   EventKind
-	Source Source // for Removed only Name is set; empty for Synced
+	Source Source // for Removed only Name is set, for Settled Name and Hash; empty for Synced
 }

@@ -18,7 +18,8 @@
 // sorted by Name, then exactly one Synced event (also for an empty folder,
 // which is logged as a warning). After that, each rescan emits its Removed
 // events, then its Loaded events, each sorted by Name. A rename is a Removed
-// for the old name and a Loaded for the new one.
+// for the old name and a Loaded for the new one. Settled events (see Saves in
+// progress) come between rescans, sorted by Name.
 //
 // # What counts as a script
 //
@@ -66,6 +67,22 @@
 // removed, the kernel drops its watch with it: the last emitted state stands
 // (logged as an error) and the folder is looked for every second; once it is
 // back it is watched and rescanned again (logged at info level).
+//
+// # Saves in progress
+//
+// The debounce coalesces the steps of a save only if they share one quiet
+// period: a writer that pauses longer (an fsync on a busy disk, a network
+// filesystem, vim with backupcopy=yes writing in place) lets a rescan read a
+// half-written file, and its Loaded event is followed by another for the whole
+// file. So every Loaded event after the initial scan is marked
+// Source.Settling, and once that content has stayed unchanged for
+// Options.Grace (default 500 ms) a Settled event names it (Name and Hash).
+// Unchanged means that no Loaded or Removed event for the name came since,
+// and that the plugin's file and its script modules, read again when the
+// grace period ends, still hold what the scan read; a file that differs then
+// was written after the scan, and a rescan follows. Only content that settles
+// can be taken as what the user saved: the engine reports a load error only
+// for that.
 //
 // # Versions
 //

@@ -160,13 +160,22 @@ func (h *harness) settle() {
 	h.waitFor(want, func(evs []string) bool { return slices.Contains(evs, want) })
 }
 
-// changes are the events after Synced, without the sentinel's.
+// changes are the Loaded and Removed events after Synced, without the sentinel's.
 func (h *harness) changes() []string {
+	return h.after(func(ev string) bool { return !strings.HasPrefix(ev, "Settled ") })
+}
+
+// settled are the Settled events, without the sentinel's.
+func (h *harness) settled() []string {
+	return h.after(func(ev string) bool { return strings.HasPrefix(ev, "Settled ") })
+}
+
+func (h *harness) after(keep func(string) bool) []string {
 	evs := describeAll(h.rec.all())
 	i := slices.Index(evs, "Synced")
 	out := []string{}
 	for _, ev := range evs[i+1:] {
-		if !strings.Contains(ev, " "+sentinel) {
+		if keep(ev) && !strings.Contains(ev, " "+sentinel+" ") && !strings.HasSuffix(ev, " "+sentinel) {
 			out = append(out, ev)
 		}
 	}
@@ -181,6 +190,8 @@ func describe(ev Event) string {
 		return "Removed " + ev.Source.Name
 	case Synced:
 		return "Synced"
+	case Settled:
+		return fmt.Sprintf("Settled %s %s", ev.Source.Name, ev.Source.Hash)
 	}
 	return fmt.Sprintf("unknown kind %d", ev.Kind)
 }
@@ -198,6 +209,10 @@ func loaded(name, content string) string {
 }
 
 func removed(name string) string { return "Removed " + name }
+
+func settled(name, content string) string {
+	return fmt.Sprintf("Settled %s %s", name, hashContent([]byte(content)))
+}
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()

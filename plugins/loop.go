@@ -20,6 +20,8 @@ type run struct {
 	sc   scanner
 	gr   *graph
 	st   *state
+	// settle follows the Loaded events after the initial scan until they are Settled.
+	settle *settler
 	// lost ticks while the scripts folder is gone: the kernel dropped its watch
 	// with it, so nothing else would say when it is back. Nil otherwise.
 	lost       *time.Ticker
@@ -27,7 +29,8 @@ type run struct {
 }
 
 func (w *Watcher) newRun(fw *fsnotify.Watcher, deb *debouncer, emit func(Event)) *run {
-	r := &run{log: w.log, fw: fw, deb: deb, emit: emit, st: newState(), lostPeriod: w.rootPoll}
+	r := &run{log: w.log, fw: fw, deb: deb, emit: emit, st: newState(), lostPeriod: w.rootPoll,
+		settle: newSettler(w.opts.Grace, w.readFile)}
 	r.sc = scanner{root: w.dir, exts: w.opts.Extensions, log: w.log, watch: r.addWatch, readFile: w.readFile}
 	r.gr = newGraph(w.dir, w.opts.Imports, w.log, r.addWatch)
 	return r
@@ -87,6 +90,13 @@ func (r *run) loop(ctx context.Context) error {
 			r.deb.kick()
 		case <-r.deb.fired():
 			r.rescan()
+		case <-r.settle.fired():
+			events, changed := r.settle.due(time.Now())
+			if changed {
+				r.log.Debug("script changed since it was read; rescanning")
+				r.deb.kick()
+			}
+			r.send(events)
 		}
 	}
 }
@@ -111,6 +121,7 @@ func (r *run) rescan() {
 		r.log.Debug("script or module became empty; waiting one more quiet period for its content")
 		r.deb.kick()
 	}
+	r.settle.follow(events, files, time.Now())
 	r.send(events)
 }
 
@@ -153,8 +164,12 @@ func (r *run) send(events []Event) {
 }
 
 func (r *run) logEvent(ev Event) {
-	if ev.Kind == Removed {
+	switch ev.Kind {
+	case Removed:
 		r.log.Debug("script file removed", keyScript, ev.Source.Name)
+		return
+	case Settled:
+		r.log.Debug("script file settled", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash)
 		return
 	}
 	r.log.Debug("script file changed", keyScript, ev.Source.Name, keyVersion, ev.Source.Hash, keyModules, ev.Source.Modules)

@@ -44,7 +44,7 @@ func TestUnreadableScriptKeepsItsVersion(t *testing.T) {
 	}
 	h.waitLog("ERROR cannot read script; its running version stays")
 	unreadable.Store(false)
-	writeFile(t, filepath.Join(dir, "team", "b.js"), "v1") // readable again, same content
+	atomicWrite(t, filepath.Join(dir, "team", "b.js"), "v1") // readable again, same content; in one step, never seen empty
 	h.settle()
 	want := []string{loaded("a.js", "v2")}
 	if got := h.changes(); !slices.Equal(got, want) {
@@ -83,8 +83,9 @@ func TestRemovedFolderIsWatchedAgain(t *testing.T) {
 	if got := h.changes(); len(got) != 0 {
 		t.Fatalf("events after the folder was removed: %q, want none", got)
 	}
-	writeFile(t, filepath.Join(dir, "a.js"), "v1")
-	writeFile(t, filepath.Join(dir, "b.js"), "v1")
+	// In one step each: the folder is polled for, so a rescan may come between any two steps.
+	atomicWrite(t, filepath.Join(dir, "a.js"), "v1")
+	atomicWrite(t, filepath.Join(dir, "b.js"), "v1")
 	h.waitLog("INFO scripts folder is back; watching it again")
 	h.settle() // the sentinel's event proves the new folder is watched
 	atomicWrite(t, filepath.Join(dir, "a.js"), "v2")

@@ -34,6 +34,9 @@ type Options struct {
 	// Debounce is how long the folder must stay quiet before it is rescanned;
 	// zero or negative means DefaultDebounce.
 	Debounce time.Duration
+	// Grace is how long a script must stay unchanged after a change before its Settled event
+	// is emitted; zero or negative means DefaultGrace.
+	Grace time.Duration
 	// Extensions are the script file types, with or without the leading dot,
 	// matched case-insensitively; empty means .js .mjs .cjs .ts .mts .cts.
 	Extensions []string
@@ -80,6 +83,9 @@ func normalize(opts Options) Options {
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
 	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
 	opts.Extensions = normalizeExtensions(opts.Extensions)
 	return opts
 }
@@ -110,6 +116,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(Event)) error {
 	deb := newDebouncer(w.opts.Debounce)
 	defer deb.stop()
 	r := w.newRun(fw, deb, emit)
+	defer r.settle.stop()
 	if err := r.initial(); err != nil {
 		return err
 	}

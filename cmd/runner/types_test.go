@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,15 +22,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/internal/tsc"
 	"github.com/jsinformer/jsinformer/jstest"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
 var updateExamples = flag.Bool("update-examples", false,
 	"write the declarations `runner types` generates into examples/scripts instead of comparing")
-
-// typeScriptVersion is the pinned compiler the tests check the TypeScript examples with.
-const typeScriptVersion = "5.9.3"
 
 var examplesDir = filepath.Join("..", "..", "examples", "scripts")
 
@@ -83,7 +79,7 @@ func TestTypesErrors(t *testing.T) {
 func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	applyWidgetCRD(t, dynamic.NewForConfigOrDie(cp.Config), discovery.NewDiscoveryClientForConfigOrDie(cp.Config))
-	tsc := installTypeScript(t)
+	compiler := tsc.Install(t)
 
 	// The examples' copies: exactly what `runner types --gvr widgets.example.com` writes.
 	gen := t.TempDir()
@@ -98,7 +94,7 @@ func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	writeFile(t, filepath.Join(good, "typed-deployments.ts"), typedDeployments)
 	copyFiles(t, typedDir, good, "*.ts")
 	writeDocBlocks(t, good, filepath.Join("..", "..", "docs", "testing.md"))
-	if out, err := runTSC(t, tsc, good); err != nil {
+	if out, err := tsc.Check(t, compiler, good); err != nil {
 		t.Fatalf("tsc over the TypeScript examples: %v\n%s", err, out)
 	}
 
@@ -108,7 +104,7 @@ func TestTypeScriptExamplesTypeCheck(t *testing.T) {
 	for name, src := range mistakes {
 		writeFile(t, filepath.Join(bad, name), src.code)
 	}
-	out, err := runTSC(t, tsc, bad)
+	out, err := tsc.Check(t, compiler, bad)
 	if err == nil {
 		t.Fatalf("tsc accepted scripts with mistakes:\n%s", out)
 	}
@@ -271,57 +267,6 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func runTSC(t *testing.T, tsc, dir string) (string, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", tsc, "--noEmit", "--pretty", "false", "-p", dir)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// installTypeScript returns the pinned tsc, installed from the npm registry once into bin/
-// (shared by later runs) through a temporary folder renamed into place, so concurrent runs
-// never see half an install. It fails, never skips, when node or npm is missing.
-func installTypeScript(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("checking the TypeScript examples needs Node.js and npm on PATH: %v", err)
-		}
-	}
-	cache, err := filepath.Abs(filepath.Join("..", "..", "bin", "npm", "typescript-"+typeScriptVersion))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tsc := filepath.Join(cache, "node_modules", "typescript", "bin", "tsc")
-	if _, err := os.Stat(tsc); err == nil {
-		return tsc
-	}
-	if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	staging, err := os.MkdirTemp(filepath.Dir(cache), ".install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(staging)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "install", "--no-save", "--ignore-scripts", "--no-audit", "--no-fund",
-		"--prefix", staging, "typescript@"+typeScriptVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install typescript@%s: %v\n%s", typeScriptVersion, err, out)
-	}
-	if err := os.Rename(staging, cache); err != nil && !errors.Is(err, os.ErrExist) {
-		if _, statErr := os.Stat(tsc); statErr != nil { // not another run's install either
-			t.Fatalf("install typescript into %s: %v", cache, err)
-		}
-	}
-	return tsc
 }
 
 // applyWidgetCRD creates examples/crds/widgets.yaml and waits until widgets are served and

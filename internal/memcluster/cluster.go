@@ -39,7 +39,7 @@ type Cluster struct {
 	mu       sync.Mutex
 	rv       int64
 	objects  map[schema.GroupVersionResource]map[string]*unstructured.Unstructured // by "ns/name"
-	history  []event                                                               // oldest first
+	history  *history
 	watchers map[*watcher]struct{}
 	barriers int64
 }
@@ -66,7 +66,7 @@ func New(opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{opts: opts, reg: reg, discovery: newDiscovery(reg), fields: newFieldManagers(),
+	c := &Cluster{opts: opts, history: &history{max: opts.History}, reg: reg, discovery: newDiscovery(reg), fields: newFieldManagers(),
 		objects: map[schema.GroupVersionResource]map[string]*unstructured.Unstructured{}, watchers: map[*watcher]struct{}{}}
 	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
@@ -137,10 +137,7 @@ func (c *Cluster) commit(res *resource, prev, next *unstructured.Unstructured) *
 
 // record appends ev to the history and hands it to the watches.
 func (c *Cluster) record(ev event) {
-	c.history = append(c.history, ev)
-	if over := len(c.history) - c.opts.History; over > 0 {
-		c.history = slices.Delete(c.history, 0, over)
-	}
+	c.history.add(ev)
 	for w := range c.watchers {
 		w.offer(ev)
 	}

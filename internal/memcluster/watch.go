@@ -76,14 +76,14 @@ func (c *Cluster) catchUp(w *watcher, rv string) error {
 	if err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
 	}
-	if len(c.history) > 0 && from < c.history[0].rv-1 {
-		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, c.history[0].rv-1))
+	if oldest, ok := c.history.oldest(); ok && from < oldest.rv-1 {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, oldest.rv-1))
 	}
-	for _, ev := range c.history {
+	c.history.each(func(ev event) {
 		if ev.rv > from {
 			w.offer(ev)
 		}
-	}
+	})
 	return nil
 }
 

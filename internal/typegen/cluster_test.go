@@ -117,7 +117,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // the control plane serves.
 func TestGenerateFromTheCluster(t *testing.T) {
 	src := clusterSource(t)
-	out, err := Generate(src, []Resource{
+	out, err := generate(src, []Resource{
 		{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true},
 		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true},
 	}, "test")

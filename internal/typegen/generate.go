@@ -12,6 +12,9 @@ import (
 type Resource struct {
 	Group, Version, Resource, Kind string
 	Namespaced                     bool
+	// Preferred marks the storage (or else the preferred) version of its group: when several
+	// resources of one kind are generated, it keeps the kind's plain name.
+	Preferred bool
 }
 
 // String is the --gvr spelling: apps/v1/deployments, v1/pods.
@@ -47,34 +50,81 @@ type generator struct {
 	roots   map[string]Resource // the components that are requested resources
 	order   []string            // roots in the order requested
 	names   map[string]string   // component full name -> TypeScript name
+
+	taken     map[string]bool          // every TypeScript name given
+	nested    map[*schema]string       // named nested shapes
+	nestedOf  map[string][]*nestedType // by the component they are in
+	visited   []*nestedType            // all of them, in the order they were named
+	byKey     map[string]string        // nested shape key -> name of its first declaration
+	canonical map[string]string        // nested name -> name of its first declaration
+	keying    bool                     // writing a key: no comments, canonical names
 }
 
-// Generate writes a TypeScript module with an interface for every resource and for every
-// schema they refer to, under a comment made of header's lines.
-func Generate(src Source, resources []Resource, header string) ([]byte, error) {
-	g := &generator{src: src, docs: map[string]*document{}, schemas: map[string]*schema{}, roots: map[string]Resource{}}
+// Module is a generated TypeScript module.
+type Module struct {
+	// Names are the interface names of the resources, in the order they were given.
+	Names []string
+	g     *generator
+}
+
+// Generate reads the schemas of resources and every schema they refer to, and names them
+// (see names.go).
+func Generate(src Source, resources []Resource) (*Module, error) {
+	g := &generator{src: src, docs: map[string]*document{}, schemas: map[string]*schema{}, roots: map[string]Resource{},
+		nested: map[*schema]string{}, nestedOf: map[string][]*nestedType{}, byKey: map[string]string{}, canonical: map[string]string{}}
+	fulls := make([]string, 0, len(resources))
 	for _, r := range resources {
-		if err := g.addRoot(r); err != nil {
+		full, err := g.addRoot(r)
+		if err != nil {
 			return nil, err
 		}
+		fulls = append(fulls, full)
 	}
-	g.names = uniqueNames(slices.Sorted(maps.Keys(g.schemas)))
-	return g.emit(header), nil
+	g.names = rootNames(g.order, g.roots)
+	g.taken = map[string]bool{jsonValue: true}
+	for _, n := range g.names {
+		g.taken[n] = true
+	}
+	for _, full := range g.order { // named after the resources, and as stable
+		g.nameNested(full)
+	}
+	others := slices.DeleteFunc(slices.Sorted(maps.Keys(g.schemas)), func(n string) bool { _, root := g.roots[n]; return root })
+	for full, n := range uniqueNames(others, g.taken) {
+		g.names[full] = n
+		g.taken[n] = true
+	}
+	for _, full := range g.components() {
+		g.nameNested(full)
+	}
+	g.dedupe()
+	m := &Module{g: g}
+	for _, full := range fulls {
+		m.Names = append(m.Names, g.names[full])
+	}
+	return m, nil
 }
 
-func (g *generator) addRoot(r Resource) error {
+// components are the schemas that are not resources, by TypeScript name.
+func (g *generator) components() []string {
+	others := slices.DeleteFunc(slices.Collect(maps.Keys(g.schemas)), func(n string) bool { _, root := g.roots[n]; return root })
+	slices.SortFunc(others, func(a, b string) int { return strings.Compare(g.names[a], g.names[b]) })
+	return others
+}
+
+// addRoot adds resource r and returns its component's full name.
+func (g *generator) addRoot(r Resource) (string, error) {
 	path := DocumentPath(r.Group, r.Version)
 	doc, err := g.document(path)
 	if err != nil {
-		return err
+		return "", err
 	}
 	name, ok := doc.forKind(r.Group, r.Version, r.Kind)
 	if !ok {
-		return fmt.Errorf("generate types for %s: %w for kind %s in /openapi/v3/%s "+
+		return "", fmt.Errorf("generate types for %s: %w for kind %s in /openapi/v3/%s "+
 			"(a CustomResourceDefinition needs a structural schema)", r, ErrNoSchema, r.Kind, path)
 	}
 	if _, dup := g.roots[name]; dup {
-		return nil
+		return name, nil
 	}
 	g.roots[name] = r
 	g.order = append(g.order, name)
@@ -82,7 +132,7 @@ func (g *generator) addRoot(r Resource) error {
 	if _, ok := doc.Components.Schemas[objectMeta]; ok {
 		g.collect(doc, objectMeta) // the roots' metadata is typed with it, even if not referenced
 	}
-	return nil
+	return name, nil
 }
 
 func (g *generator) document(path string) (*document, error) {

@@ -1,4 +1,4 @@
-package engine
+package scriptcache
 
 import (
 	"fmt"
@@ -11,14 +11,14 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// objectKey names one object in a version's store: the resource's --gvr spelling and the
-// client-go "namespace/name" (or "name") key.
-type objectKey struct {
-	resource string
-	key      string
+// Key names one object in a store: the resource's --gvr spelling and the client-go
+// "namespace/name" (or "name") key.
+type Key struct {
+	Resource string
+	Object   string
 }
 
-// store is the world as one script version has been shown it: the last state of every object
+// Store is the world as one script version has been shown it: the last state of every object
 // its events carried, plus the values its index functions returned for them. The version's
 // worker writes; handlers (on the worker, or reconcile workers) read. Objects are the
 // informer's shared, immutable ones.
@@ -26,11 +26,11 @@ type objectKey struct {
 // A reload fills a new store with every cached object at once, so the layout keeps per-object
 // bookkeeping to one map entry: the object and its index values live together, and indexes
 // are addressed by position (the order of Definition.Indexers), not by name.
-type store struct {
+type Store struct {
 	mu      sync.RWMutex
 	objects map[string]map[string]entry // resource -> key -> entry
 	names   []string                    // index names; position i is indexes[i]
-	indexes []map[string]map[objectKey]struct{}
+	indexes []map[string]map[Key]struct{}
 }
 
 // entry is one object and, per index position, the values it is filed under (nil: none).
@@ -39,21 +39,22 @@ type entry struct {
 	values [][]string
 }
 
-func newStore(indexNames []string) *store {
-	s := &store{
+// New returns an empty store whose index positions follow indexNames.
+func New(indexNames []string) *Store {
+	s := &Store{
 		objects: map[string]map[string]entry{},
 		names:   indexNames,
-		indexes: make([]map[string]map[objectKey]struct{}, len(indexNames)),
+		indexes: make([]map[string]map[Key]struct{}, len(indexNames)),
 	}
 	for i := range s.indexes {
-		s.indexes[i] = map[string]map[objectKey]struct{}{}
+		s.indexes[i] = map[string]map[Key]struct{}{}
 	}
 	return s
 }
 
-// reserve sizes the map of resource for n objects, so filling it from a large cache does not
+// Reserve sizes the map of resource for n objects, so filling it from a large cache does not
 // rehash it over and over. It does nothing once the resource holds objects.
-func (s *store) reserve(resource string, n int) {
+func (s *Store) Reserve(resource string, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.objects[resource]) == 0 {
@@ -61,20 +62,20 @@ func (s *store) reserve(resource string, n int) {
 	}
 }
 
-// set records obj and its index values: values[i] for index i, nil or short meaning "not
+// Set records obj and its index values: values[i] for index i, nil or short meaning "not
 // indexed".
-func (s *store) set(k objectKey, obj scripting.Object, values [][]string) {
+func (s *Store) Set(k Key, obj scripting.Object, values [][]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	byKey := s.objects[k.resource]
+	byKey := s.objects[k.Resource]
 	if byKey == nil {
 		byKey = map[string]entry{}
-		s.objects[k.resource] = byKey
+		s.objects[k.Resource] = byKey
 	}
-	if old, ok := byKey[k.key]; ok {
+	if old, ok := byKey[k.Object]; ok {
 		s.unindex(k, old.values)
 	}
-	byKey[k.key] = entry{obj: obj, values: values}
+	byKey[k.Object] = entry{obj: obj, values: values}
 	for i, vals := range values {
 		for _, v := range vals {
 			s.addIndex(i, v, k)
@@ -82,29 +83,29 @@ func (s *store) set(k objectKey, obj scripting.Object, values [][]string) {
 	}
 }
 
-// remove forgets the object and its index entries.
-func (s *store) remove(k objectKey) {
+// Remove forgets the object and its index entries.
+func (s *Store) Remove(k Key) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	byKey := s.objects[k.resource]
-	if old, ok := byKey[k.key]; ok {
+	byKey := s.objects[k.Resource]
+	if old, ok := byKey[k.Object]; ok {
 		s.unindex(k, old.values)
-		delete(byKey, k.key)
+		delete(byKey, k.Object)
 	}
 }
 
-func (s *store) addIndex(i int, value string, k objectKey) {
+func (s *Store) addIndex(i int, value string, k Key) {
 	byValue := s.indexes[i]
 	set := byValue[value]
 	if set == nil {
-		set = map[objectKey]struct{}{}
+		set = map[Key]struct{}{}
 		byValue[value] = set
 	}
 	set[k] = struct{}{}
 }
 
 // unindex removes k from the index values it was filed under; called with mu held.
-func (s *store) unindex(k objectKey, values [][]string) {
+func (s *Store) unindex(k Key, values [][]string) {
 	for i, vals := range values {
 		for _, v := range vals {
 			set := s.indexes[i][v]
@@ -116,13 +117,13 @@ func (s *store) unindex(k objectKey, values [][]string) {
 	}
 }
 
-func (s *store) get(resource, key string) scripting.Object {
+func (s *Store) get(resource, key string) scripting.Object {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.objects[resource][key].obj
 }
 
-func (s *store) list(resource, namespace string, selector labels.Selector) []scripting.Object {
+func (s *Store) list(resource, namespace string, selector labels.Selector) []scripting.Object {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	keys := make([]string, 0, len(s.objects[resource]))
@@ -143,7 +144,7 @@ func (s *store) list(resource, namespace string, selector labels.Selector) []scr
 }
 
 // byIndex returns the keys filed under value, sorted for stable answers.
-func (s *store) byIndex(index, value string) ([]objectKey, error) {
+func (s *Store) byIndex(index, value string) ([]Key, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.indexedKeys(index, value)
@@ -151,7 +152,7 @@ func (s *store) byIndex(index, value string) ([]objectKey, error) {
 
 // byIndexObjects returns the objects filed under value, in byIndex's order, read under the
 // same lock as the keys so the two always agree.
-func (s *store) byIndexObjects(index, value string) ([]scripting.Object, error) {
+func (s *Store) byIndexObjects(index, value string) ([]scripting.Object, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	keys, err := s.indexedKeys(index, value)
@@ -160,33 +161,33 @@ func (s *store) byIndexObjects(index, value string) ([]scripting.Object, error) 
 	}
 	out := make([]scripting.Object, len(keys))
 	for i, k := range keys {
-		out[i] = s.objects[k.resource][k.key].obj
+		out[i] = s.objects[k.Resource][k.Object].obj
 	}
 	return out, nil
 }
 
 // indexedKeys is byIndex; called with mu held.
-func (s *store) indexedKeys(index, value string) ([]objectKey, error) {
+func (s *Store) indexedKeys(index, value string) ([]Key, error) {
 	i := slices.Index(s.names, index)
 	if i < 0 {
 		return nil, fmt.Errorf("query index %q: no such index", index)
 	}
 	byValue := s.indexes[i]
-	keys := make([]objectKey, 0, len(byValue[value]))
+	keys := make([]Key, 0, len(byValue[value]))
 	for k := range byValue[value] {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].resource != keys[j].resource {
-			return keys[i].resource < keys[j].resource
+		if keys[i].Resource != keys[j].Resource {
+			return keys[i].Resource < keys[j].Resource
 		}
-		return keys[i].key < keys[j].key
+		return keys[i].Object < keys[j].Object
 	})
 	return keys, nil
 }
 
-// size is the number of objects held, for tests and metrics.
-func (s *store) size() int {
+// Size is the number of objects held, for tests and metrics.
+func (s *Store) Size() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n := 0

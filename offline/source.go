@@ -1,4 +1,4 @@
-package engine
+package offline
 
 import (
 	"context"
@@ -10,32 +10,33 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
 )
 
-// barrierSource is the Offline engine's informer source: dynamicinformer's Factory on the
+// barrierSource is the harness's informer source: dynamicinformer's Factory on the
 // in-memory cluster, exactly as the runner's, with every handler wrapped so that the
 // cluster's barrier objects stop there (scripts never see them) and are counted. When each
 // handler has seen barrier n, every change made before it was sent has been queued for the
 // script: that is how the harness knows client-go's goroutines have nothing left to deliver.
 type barrierSource struct {
-	informerSource
+	engine.Informers
 	cluster *memcluster.Cluster
 
 	mu      sync.Mutex
 	handles map[*barrierHandle]struct{}
 }
 
-func newBarrierSource(inner informerSource, cluster *memcluster.Cluster) *barrierSource {
-	return &barrierSource{informerSource: inner, cluster: cluster, handles: map[*barrierHandle]struct{}{}}
+func newBarrierSource(inner engine.Informers, cluster *memcluster.Cluster) *barrierSource {
+	return &barrierSource{Informers: inner, cluster: cluster, handles: map[*barrierHandle]struct{}{}}
 }
 
-func (s *barrierSource) Acquire(key dynamicinformer.Key) (informerHandle, error) {
-	h, err := s.informerSource.Acquire(key)
+func (s *barrierSource) Acquire(key dynamicinformer.Key) (engine.InformerHandle, error) {
+	h, err := s.Informers.Acquire(key)
 	if err != nil {
 		return nil, err
 	}
-	bh := &barrierHandle{informerHandle: h, source: s, key: key}
+	bh := &barrierHandle{InformerHandle: h, source: s, key: key}
 	bh.inf = &barrierInformer{SharedIndexInformer: h.Informer(), regs: map[cache.ResourceEventHandlerRegistration]*barrierHandler{}}
 	s.mu.Lock()
 	s.handles[bh] = struct{}{}
@@ -45,7 +46,7 @@ func (s *barrierSource) Acquire(key dynamicinformer.Key) (informerHandle, error)
 
 // barrierHandle is one reference on an informer, seen through the barrier wrapper.
 type barrierHandle struct {
-	informerHandle
+	engine.InformerHandle
 	source *barrierSource
 	key    dynamicinformer.Key
 	inf    *barrierInformer
@@ -59,7 +60,7 @@ func (h *barrierHandle) Release() {
 		h.source.mu.Lock()
 		delete(h.source.handles, h)
 		h.source.mu.Unlock()
-		h.informerHandle.Release()
+		h.InformerHandle.Release()
 	})
 }
 

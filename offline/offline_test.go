@@ -1,6 +1,7 @@
-package engine_test
+package offline_test
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,16 +11,23 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
+	"github.com/jsinformer/jsinformer/offline"
 )
 
-// The Offline engine on the in-memory cluster: fast (-short), no control plane.
+// The harness on the in-memory cluster: fast, no control plane.
+
+var (
+	deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configmapsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
 
 type offlineRun struct {
-	*engine.Offline
+	*offline.Harness
 	cluster *memcluster.Cluster
 	log     *sink
 	mu      sync.Mutex
@@ -45,7 +53,7 @@ func startOffline(t *testing.T, script string, objects ...*unstructured.Unstruct
 		}
 	}
 	r := &offlineRun{cluster: cluster, log: &sink{}}
-	r.Offline, err = engine.NewOffline(engine.OfflineConfig{Cluster: cluster, Clock: clock, Logger: slog.New(r.log),
+	r.Harness, err = offline.New(offline.Config{Cluster: cluster, Clock: clock, Logger: slog.New(r.log),
 		OnWrite: func(w memcluster.Write) { r.mu.Lock(); r.writes = append(r.writes, w); r.mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +63,82 @@ func startOffline(t *testing.T, script string, objects ...*unstructured.Unstruct
 		t.Fatal(err)
 	}
 	return r
+}
+
+// record is one log line a script wrote: its message and attributes.
+type record struct {
+	msg   string
+	attrs map[string]string
+}
+
+// sink captures log records; a script's fields (its "attrs" group) are kept flat.
+type sink struct {
+	mu      sync.Mutex
+	records []record
+	parent  *sink
+}
+
+func (s *sink) root() *sink {
+	if s.parent != nil {
+		return s.parent.root()
+	}
+	return s
+}
+
+func (s *sink) Enabled(context.Context, slog.Level) bool { return true }
+
+func (s *sink) Handle(_ context.Context, r slog.Record) error {
+	rec := record{msg: r.Message, attrs: map[string]string{}}
+	var add func(a slog.Attr) bool
+	add = func(a slog.Attr) bool {
+		if a.Value.Kind() == slog.KindGroup {
+			for _, g := range a.Value.Group() {
+				add(g)
+			}
+			return true
+		}
+		rec.attrs[a.Key] = a.Value.Resolve().String()
+		return true
+	}
+	r.Attrs(add)
+	root := s.root()
+	root.mu.Lock()
+	root.records = append(root.records, rec)
+	root.mu.Unlock()
+	return nil
+}
+
+func (s *sink) WithAttrs([]slog.Attr) slog.Handler { return &sink{parent: s} }
+func (s *sink) WithGroup(string) slog.Handler      { return s }
+
+func (s *sink) find(pred func(record) bool) []record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []record
+	for _, r := range s.records {
+		if pred(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func unstructuredOf(obj map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func deployment(ns, name, image string, replicas int64) map[string]any {
+	labels := map[string]any{"app": name}
+	return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"replicas": replicas,
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "main", "image": image}}},
+			},
+		}}
 }
 
 func (r *offlineRun) settle(t *testing.T, limit time.Duration) time.Duration {
@@ -165,4 +249,50 @@ func configMap(ns, name string) *unstructured.Unstructured {
 	u.SetNamespace(ns)
 	u.SetName(name)
 	return u
+}
+
+// A schedule comes due on the virtual clock only: Settle never runs it, Advance runs it at
+// each due time, in order, on the version's worker.
+func TestOfflineScheduleFollowsTheVirtualClock(t *testing.T) {
+	t.Parallel()
+	r := startOffline(t, `
+export default {
+  watch: "v1/configmaps",
+  schedule: [{ every: "1m", run(ctx) { log.info("tick", { at: new Date().toISOString(), n: ctx.cache.list().length }); } }],
+};`, configMap("default", "a"))
+	if moved := r.settle(t, time.Hour); moved != 0 || len(r.log.find(func(rec record) bool { return rec.msg == "tick" })) != 0 {
+		t.Fatalf("settle moved the clock %s or ran the schedule; want neither", moved)
+	}
+	if err := r.Advance(t.Context(), 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var at []string
+	for _, rec := range r.log.find(func(rec record) bool { return rec.msg == "tick" }) {
+		at = append(at, rec.attrs["at"]+" "+rec.attrs["n"])
+	}
+	want := "2030-01-01T00:01:00.000Z 1,2030-01-01T00:02:00.000Z 1,2030-01-01T00:03:00.000Z 1"
+	if strings.Join(at, ",") != want {
+		t.Fatalf("ticks %v, want one a minute with the cache complete", at)
+	}
+	s, _ := r.Status().Script("script.js")
+	if h := s.Handlers["schedule"]; h.Calls != 3 || h.Errors != 0 {
+		t.Fatalf("schedule counters %+v, want 3 calls without error", h)
+	}
+}
+
+// A plugin loaded again replaces the running version, as a reload does, and the state API
+// says so.
+func TestOfflineLoadAgainReloads(t *testing.T) {
+	t.Parallel()
+	r := startOffline(t, requeueScript, configMap("default", "a"))
+	if err := r.Load(t.Context(), "script.js", []byte(strings.Replace(requeueScript, "10m", "5m", 1))); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := r.Status().Script("script.js")
+	if !ok || s.State != engine.ScriptServing || len(s.Loads) != 2 || s.Loads[1].Result != engine.LoadReloaded {
+		t.Fatalf("status after a second Load: %+v", s)
+	}
+	if err := r.Load(t.Context(), "script.js", []byte("export default { onAdd( };")); err == nil || !strings.Contains(err.Error(), "script.js:1:") {
+		t.Fatalf("broken content: %v, want an error at script.js:1:col", err)
+	}
 }

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/plugins"
+)
+
+// Driving the engine step by step, instead of Run: a driver (package offline, the engine of
+// `runner test`) builds the engine on its own Env with NewDriven and plays the loader from one
+// goroutine, calling Load, Idle and Close; never together with Run.
+
+// NewDriven builds an engine on env without contacting anything; cfg.RESTConfig is unused.
+func NewDriven(cfg Config, env Env) (*Engine, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg}
+	e.init(env)
+	if err := e.resolveDefaults(); err != nil {
+		e.factory.Shutdown()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Load compiles, validates and subscribes one content of the script name, and returns once
+// it serves: it has been handed every cached object as an initial add. A script loaded again
+// replaces its running version as a reload does. The error is the runner's "script not loaded"
+// error (with file:line:col), the error of a watch that cannot list or watch, or ctx's cause.
+func (e *Engine) Load(ctx context.Context, name string, content []byte) error {
+	sum := sha256.Sum256(content)
+	src := plugins.Source{Name: name, Content: content, Hash: hex.EncodeToString(sum[:])[:12]}
+	v, err := e.newVersion(src)
+	if err != nil {
+		return err
+	}
+	p := e.plugins[name]
+	if p == nil {
+		p = &plugin{}
+		e.plugins[name] = p
+	}
+	if p.pending != nil {
+		e.retire(p.pending, false)
+	}
+	p.pending = v
+	if err := e.awaitSync(ctx, v); err != nil {
+		p.pending = nil
+		e.retire(v, false)
+		return fmt.Errorf("load %s: %w", name, err)
+	}
+	e.onSynced(v)
+	return nil
+}
+
+// awaitSync waits until v has handled its initial list, or one of its watches fails, or ctx
+// ends. The waiting goroutine is joined on every path: a version that did not sync is halted
+// first.
+func (e *Engine) awaitSync(ctx context.Context, v *version) error {
+	synced := make(chan bool, 1)
+	subs := v.subs // the goroutine's copy: retire clears v.subs
+	go func() { synced <- v.waitSynced(subs, syncWarnAfter) }()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case ok := <-synced:
+			if !ok {
+				return fmt.Errorf("stopped before it synced")
+			}
+			return nil
+		case <-ctx.Done():
+			v.halt() // waitSynced returns on abort
+			<-synced
+			return context.Cause(ctx)
+		case <-poll.C:
+			if err := e.failingWatch(subs); err != nil {
+				v.halt()
+				<-synced
+				return err
+			}
+		}
+	}
+}
+
+// failingWatch is the error of an informer of subs that cannot list or watch: Run would wait
+// for it, and say so in its logs and /readyz; a driver fails at once.
+func (e *Engine) failingWatch(subs []*subscription) error {
+	for _, h := range e.factory.Health() {
+		for _, sub := range subs {
+			if h.Key == sub.key && !h.Healthy {
+				return fmt.Errorf("watch %s: %s", h.Key, h.LastError)
+			}
+		}
+	}
+	return nil
+}
+
+// Idle reports that every live version has handled every event queued for it and waits for
+// the next; it says nothing of reconcile queues, which belong to the Env's Clock.
+func (e *Engine) Idle() bool {
+	for _, p := range e.plugins {
+		for _, v := range []*version{p.pending, p.current} {
+			if v != nil && (!v.intake.idle() || !v.queue.idle()) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ReportHealth is the informers' health sink (dynamicinformer.Options.OnHealth) for a
+// driver's factory: logged with the scripts concerned, as Run's are.
+func (e *Engine) ReportHealth(ev dynamicinformer.HealthEvent) { e.onHealth(ev) }
+
+// Close stops every version and informer and waits for their goroutines.
+func (e *Engine) Close() { e.shutdown() }

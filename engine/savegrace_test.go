@@ -1,0 +1,78 @@
+package engine_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/plugins"
+)
+
+// TestSaveInPlaceInTwoParts saves a script in place as a slow writer does: the truncate and
+// half of the new content, a pause longer than the debounce (so the half is read and does not
+// compile), then the rest. A pause within the grace period reports nothing: the whole file
+// loads. A pause past it reports the half-written content's error once, naming its hash, and
+// the whole file then loads and serves.
+func TestSaveInPlaceInTwoParts(t *testing.T) {
+	t.Parallel()
+	const grace = plugins.DefaultGrace
+	for i, pause := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, time.Second} {
+		t.Run(pause.String(), func(t *testing.T) {
+			t.Parallel()
+			ns := uniqueName(fmt.Sprintf("save-parts-%d", i))
+			v1, v2 := taggedScript(ns, "v1"), taggedScript(ns, "v2")
+			half := v2[:len(v2)/2]
+			reg := prometheus.NewPedanticRegistry()
+			r := startEngine(t, map[string]string{"a.js": v1}, func(c *engine.Config) { c.Registerer = reg })
+			r.namespace(t, ns)
+			r.create(t, configmapsGVR, configmap(ns, "first", nil, nil))
+			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
+
+			f, err := os.OpenFile(filepath.Join(r.dir, "a.js"), os.O_WRONLY|os.O_TRUNC, 0o644)
+			mustDo(t, err)
+			defer f.Close()
+			began := time.Now()
+			_, err = f.WriteString(half)
+			mustDo(t, err)
+			time.Sleep(pause) // the slow writer's pause; what follows depends on how long it was
+			reported := pause > grace
+			if reported {
+				fails := r.log.waitFor(t, "the half-written file's error", 1, msg("script not loaded", "script", "a.js"))
+				if got, want := fails[0].attrs["version"], hashOf(half); got != want {
+					t.Errorf("script not loaded names version %s, want the hash of what it read, %s", got, want)
+				}
+				if got, want := fails[0].attrs["running_version"], hashOf(v1); got != want {
+					t.Errorf("script not loaded: running_version = %s, want %s", got, want)
+				}
+			}
+			_, err = f.WriteString(v2[len(half):])
+			mustDo(t, err)
+			mustDo(t, f.Close())
+			wrote := time.Since(began)
+
+			r.log.waitFor(t, "the whole file loads", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+			r.log.waitFor(t, "v2 gets the cache", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
+			// Once the whole file has settled, a report of the half can no longer come.
+			r.log.waitFor(t, "the whole file settled", 1, msg("script file settled", "script", "a.js", "version", hashOf(v2)))
+			if !reported && wrote >= grace {
+				t.Logf("the rest came %v after the half, past the %v grace: the half may be reported", wrote, grace)
+				return
+			}
+			want := 0.0
+			if reported {
+				want = 1
+			}
+			if err := wantMetric(t, reg, "jsinformer_script_loads_total", map[string]string{"script": "a.js", "result": "failed"}, want); err != nil {
+				t.Error(err)
+			}
+			if got := r.log.find(msg("script not loaded")); float64(len(got)) != want {
+				t.Errorf("script not loaded logged %d times, want %v: %v", len(got), want, got)
+			}
+		})
+	}
+}

@@ -1,0 +1,13 @@
+// Package offline runs the runner's engine without a cluster, for `runner test`: an
+// in-memory cluster (internal/memcluster) serves the informers and takes the scripts' writes,
+// and a virtual clock, moved only by Settle and Advance, drives scripts' Date, schedules and
+// reconcile delays. It is one implementation of engine.Env; the engine does not know it is
+// offline.
+//
+// It owns: the barrier wrapper around the informers (source.go), which tells when client-go
+// has delivered every change made before a point; the virtual clock's timers and reconcile
+// queues (clock.go, queue.go), which tell when every due run and key has been handled; and
+// the Harness, whose caller's goroutine plays the engine's loader. Settle and Advance return
+// only when informers, version workers, schedules and reconcilers are all idle and the
+// cluster saw no write over a whole round.
+package offline
