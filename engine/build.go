@@ -38,6 +38,10 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	def := script.Definition()
+	if err := e.checkMetricNames(src.Name, def); err != nil {
+		script.Close()
+		return nil, err
+	}
 	targets, err := e.targets(src.Name, def)
 	if err != nil {
 		script.Close()
@@ -75,6 +79,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 // addRuntimes gives v its index stage and reconciler, when the script has them, and resolves
 // its handler metrics.
 func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting.Options, first target) error {
+	v.scriptMetrics = e.scriptMetrics.newVersion(v) // before defines(eventCollect) reads it
 	for kind, name := range handlerNames {
 		if v.defines(eventKind(kind)) {
 			v.metrics[kind] = e.stats.handler(v.name, name)
@@ -101,6 +106,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 			return err
 		}
 		v.reconciler.allowed = v.lead.valid
+		v.reconciler.sink = v.metricSink()
 		v.enqueue = v.reconciler.enqueue
 	}
 	return nil

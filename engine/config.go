@@ -17,6 +17,11 @@ import (
 // long enough for editors' multi-step saves, short enough to feel immediate.
 const DefaultDebounce = plugins.DefaultDebounce
 
+// DefaultMetricSeriesLimit is the default of Config.MetricSeriesLimit: a script's family with
+// more series than this is a mistake (a label per object where a count was meant) that would
+// weigh on the runner and on Prometheus.
+const DefaultMetricSeriesLimit = 10_000
+
 // Config is everything the engine needs; cmd/runner fills it from flags.
 type Config struct {
 	// RESTConfig reaches the cluster; required by New, unused by NewDriven.
@@ -72,6 +77,9 @@ type Config struct {
 	// of Go heap, the script whose memory keeps growing is stopped until its file changes.
 	// The runner sets it from --memory-limit, GOMEMLIMIT or the container's limit.
 	MemoryLimit int64
+	// MetricSeriesLimit is the most series one metric family of a script may have
+	// (--metric-series-limit); default DefaultMetricSeriesLimit.
+	MetricSeriesLimit int
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
 	// MaxBacklog is how many events a script version may have queued before updates of one
@@ -104,6 +112,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.ConnectionHealth.PingTimeout <= 0 {
 		c.ConnectionHealth.PingTimeout = dynamicinformer.DefaultPingTimeout
+	}
+	if c.MetricSeriesLimit <= 0 {
+		c.MetricSeriesLimit = DefaultMetricSeriesLimit
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second

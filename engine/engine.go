@@ -33,8 +33,11 @@ type Engine struct {
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats
-	book      *statusBook // the state API (status.go)
-	defaults  []dynamicinformer.Resource
+	// scriptMetrics serves the scripts' metric families (scriptmetrics.go); the loader swaps
+	// its entries, scrapes read them.
+	scriptMetrics *scriptMetrics
+	book          *statusBook // the state API (status.go)
+	defaults      []dynamicinformer.Resource
 	// closeConns closes the idle connections of the transport New built, if it built one.
 	closeConns func()
 
@@ -135,8 +138,9 @@ func (e *Engine) init(env Env) {
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
+	e.scriptMetrics = newScriptMetrics(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {
-		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready))
+		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.errors)
 	}
 }
 

@@ -16,6 +16,7 @@ const (
 	eventDelete
 	eventSynced   // marker: every initial-list add before it has been handled
 	eventSchedule // a schedule entry is due
+	eventCollect  // a scrape asks for the metric families with collect
 )
 
 // event is one informer notification queued for a version's worker.
@@ -27,8 +28,9 @@ type event struct {
 	obj     scripting.Object // nil only for a tombstone whose final state is unknown
 	initial bool
 	unknown bool
-	values  [][]string // index values by position, set by the indexer stage
-	due     int        // eventSchedule: which schedule entry
+	values  [][]string      // index values by position, set by the indexer stage
+	due     int             // eventSchedule: which schedule entry
+	collect *collectRequest // eventCollect: the scrape waiting for it
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and

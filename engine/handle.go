@@ -23,6 +23,9 @@ func (v *version) handle(ev event) {
 	case eventSchedule:
 		v.callSchedule(ev.due)
 		return
+	case eventCollect:
+		v.collectMetrics(ev.collect)
+		return
 	}
 	v.call(ev)
 	if v.reconciler != nil {
@@ -42,6 +45,7 @@ func (v *version) call(ev event) {
 		FinalStateUnknown: ev.unknown,
 		Cache:             ev.sub.cache,
 		Enqueue:           v.enqueue,
+		Metrics:           v.metricSink(),
 	}
 	start := time.Now()
 	var err error
@@ -60,7 +64,7 @@ func (v *version) call(ev event) {
 }
 
 // handlerNames are the JS names of the handlers, indexed by the event kind that calls them.
-var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete", eventSchedule: "schedule"}
+var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete", eventSchedule: "schedule", eventCollect: "collect"}
 
 func (v *version) defines(kind eventKind) bool {
 	switch kind {
@@ -72,6 +76,8 @@ func (v *version) defines(kind eventKind) bool {
 		return v.def.OnDelete
 	case eventSchedule:
 		return len(v.def.Schedules) > 0
+	case eventCollect:
+		return v.scriptMetrics != nil && len(v.scriptMetrics.collected) > 0
 	}
 	return false
 }

@@ -29,7 +29,8 @@ type reconciler struct {
 	cache      *scriptcache.View
 	logger     *slog.Logger
 	metrics    *handlerMetrics
-	allowed    func() bool // false while the runner does not lead: keys are dropped, not run
+	allowed    func() bool       // false while the runner does not lead: keys are dropped, not run
+	sink       scripting.Metrics // ctx.metrics; nil without families
 	wg         sync.WaitGroup
 
 	mu       sync.Mutex  // orders start against shutdown
@@ -76,7 +77,7 @@ func (r *reconciler) process(s *scripting.Script, key string) {
 	if !r.allowed() {
 		return // a new leader replays every key
 	}
-	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: r.enqueue}
+	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: r.enqueue, Metrics: r.sink}
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
 	r.metrics.observe(time.Since(start), err)

@@ -67,7 +67,7 @@ func (v *version) callSchedule(i int) {
 	if v.standby || !v.lead.valid() || first == nil {
 		return
 	}
-	ctx := scripting.Event{Resource: first.Resource, Cache: first, Enqueue: v.enqueue}
+	ctx := scripting.Event{Resource: first.Resource, Cache: first, Enqueue: v.enqueue, Metrics: v.metricSink()}
 	start := time.Now()
 	err := v.script.RunSchedule(i, ctx)
 	v.metrics[eventSchedule].observe(time.Since(start), err)

@@ -50,6 +50,7 @@ type version struct {
 	intake        *queue[event]                      // client-go listeners push here; the same queue without indexer
 	queue         *queue[event]                      // the worker pops here
 	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
+	scriptMetrics *versionMetrics                    // the definition's metric families; nil without (scriptmetrics.go)
 
 	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler              // nil unless the script exports reconcile

@@ -12,7 +12,8 @@
 // harness(plugin, {objects, flags, now}) builds a cluster, seeds it, loads the plugin and
 // returns h. Writes through h return once the engine is quiet, without moving the clock;
 // h.settle and h.advance move it. h.writes, h.logs and h.errors are what the plugin sent,
-// logged and failed with.
+// logged and failed with; h.metrics and h.metricsText scrape its metric families
+// (engine.Offline.Metrics, collects running on the plugin's worker as at a real scrape).
 //
 // jsinformer-test.d.ts (Declarations, written by `runner types`) declares these globals and
 // the harness for TypeScript; TestDeclarationsMatchTheRuntime keeps it in step with install,

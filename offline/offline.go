@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -108,6 +109,10 @@ func (h *Harness) Load(ctx context.Context, name string, content []byte) error {
 
 // Status is the engine's state.
 func (h *Harness) Status() engine.Status { return h.e.Status() }
+
+// Metrics is a scrape of the plugin's metric families (engine.GatherScriptMetrics): what
+// `runner test`'s h.metrics() reads.
+func (h *Harness) Metrics() ([]*dto.MetricFamily, error) { return h.e.GatherScriptMetrics() }
 
 // Now is the virtual time.
 func (h *Harness) Now() time.Time { return h.cfg.Clock.Now() }

@@ -37,6 +37,8 @@ type Definition struct {
 	MaxRetries  int // reconcile retries before the key is dropped; 5 when not given
 	// Schedules are the `schedule` entries, in order; RunSchedule(i) calls the i-th.
 	Schedules []ScheduleSpec
+	// Metrics are the `metrics` families, sorted by name.
+	Metrics []MetricSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.
@@ -46,6 +48,7 @@ type Event struct {
 	FinalStateUnknown bool
 	Cache             Cache        // may be nil: ctx.cache then throws when used
 	Enqueue           func(string) // may be nil: ctx.enqueue then throws when used
+	Metrics           Metrics      // may be nil: ctx.metrics.NAME.inc and the like then throw
 }
 
 // Cache answers `ctx.cache` calls from the states the calling script version has been shown.

@@ -17,12 +17,14 @@ type ctxObject struct {
 	script goja.Value
 	cache  goja.Value
 	enq    goja.Value
+	// metrics is ctx.metrics, set once the definition is read (metrics.go).
+	metrics goja.Value
 	// The last resource string and its JS value: consecutive events are usually the same.
 	resource    string
 	resourceVal goja.Value
 }
 
-var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue"}
+var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue", "metrics"}
 
 // newCtx makes the ctx of the script named script.
 func newCtx(env *callEnv, script string) *ctxObject {
@@ -50,6 +52,8 @@ func (c *ctxObject) Get(key string) goja.Value {
 		return c.cache
 	case "enqueue":
 		return c.enq
+	case "metrics":
+		return c.metrics
 	}
 	return nil
 }

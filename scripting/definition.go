@@ -14,7 +14,7 @@ const (
 )
 
 var definitionKeys = []string{
-	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule",
+	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -51,9 +51,12 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 	if err := s.readSchedule(def.Get("schedule"), l); err != nil {
 		return err
 	}
-	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 && len(s.def.Schedules) == 0 {
+	if err := s.readMetrics(def.Get("metrics"), l); err != nil {
+		return err
+	}
+	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 && len(s.def.Schedules) == 0 && len(s.collectFns) == 0 {
 		return invalidf(s.name, 0, "the definition has no handlers; "+
-			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers or schedule")
+			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers, schedule or a metric with collect")
 	}
 	return nil
 }

@@ -16,7 +16,7 @@
 // and defineScript, the identity, for typed definitions; Declarations describes them all),
 // evaluates the module under the call deadline and validates the exported definition. The
 // returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index,
-// Reconcile and Close must never run concurrently on one Script. Interrupt is the only method
+// Reconcile, RunSchedule, Collect and Close must never run concurrently on one Script. Interrupt is the only method
 // that may be called from any goroutine; it aborts the running call and fails every later call
 // fast with ErrInterrupted, for a version that is being dropped. Close interrupts and waits for
 // the Script's goroutine; the owner calls it when done with the Script.
@@ -49,6 +49,15 @@
 // built-ins captured before the script ran, and the Go errors thrown during the current call;
 // and only what else it needs (the logger, the Client and the call's context, the current
 // Event). All of them, like the runtime, are used only on the executor goroutine.
+//
+// # Metrics
+//
+// A definition's `metrics` declares Prometheus families (metrics.go), validated at load with
+// file:line like the rest. Collect calls a family's collect(ctx) and reads its samples with a
+// series limit and bounded label values (collect.go); ctx.metrics (metricsctx.go) hands
+// handlers one object per family without collect, whose calls go to the Event's Metrics, the
+// caller's (the engine keeps and serves the series). Names shared across scripts are the
+// caller's to check: MetricSpec carries each family's line for that.
 //
 // # Limits
 //

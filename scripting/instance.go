@@ -45,6 +45,7 @@ type instance struct {
 	indexersObj *goja.Object
 	scheduleFns []goja.Callable       // schedule[i].run
 	enqueueFns  map[int]goja.Callable // watch[i].enqueue, when a function
+	collectFns  map[string]collectFn  // metrics[name].collect, by family name
 
 	// Per-call state, reset when the call ends (the event is ctx's, the thrown errors callEnv's).
 	callName string

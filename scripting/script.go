@@ -157,6 +157,7 @@ func (s *Script) Definition() Definition {
 	d := s.def
 	d.Watch = slices.Clone(d.Watch)
 	d.Indexers = slices.Clone(d.Indexers)
+	d.Metrics = slices.Clone(d.Metrics)
 	return d
 }
 

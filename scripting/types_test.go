@@ -59,6 +59,9 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{"ScriptDefinition", definitionKeys},
 		{"WatchSpec", watchEntryKeys},
 		{"ScheduleEntry", scheduleKeys},
+		{"MetricFamily", metricKeys},
+		{"MetricSample", sampleKeys},
+		{"MetricHandle", metricHandleKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.iface, func(t *testing.T) {

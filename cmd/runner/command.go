@@ -41,28 +41,29 @@ const example = `  # Log every Deployment change with the example scripts
 
 // options are the runner's own flags; the kubeconfig flags live in genericclioptions.
 type options struct {
-	kube           *genericclioptions.ConfigFlags
-	resources      []string
-	scripts        string
-	allNamespaces  bool
-	labelSelector  string
-	fieldSelector  string
-	resync         time.Duration
-	handlerTimeout time.Duration
-	debounce       time.Duration
-	logFormat      string
-	verbosity      int
-	dryRun         bool
-	qps            float32
-	burst          int
-	metricsAddr    string
-	unhealthyAfter time.Duration
-	memoryLimit    string
-	streamingLists bool
-	readIdle       time.Duration
-	pingTimeout    time.Duration
-	leader         leaderFlags
-	maxBacklog     int
+	kube              *genericclioptions.ConfigFlags
+	resources         []string
+	scripts           string
+	allNamespaces     bool
+	labelSelector     string
+	fieldSelector     string
+	resync            time.Duration
+	handlerTimeout    time.Duration
+	debounce          time.Duration
+	logFormat         string
+	verbosity         int
+	dryRun            bool
+	qps               float32
+	burst             int
+	metricsAddr       string
+	unhealthyAfter    time.Duration
+	metricSeriesLimit int
+	memoryLimit       string
+	streamingLists    bool
+	readIdle          time.Duration
+	pingTimeout       time.Duration
+	leader            leaderFlags
+	maxBacklog        int
 }
 
 func newCommand() *cobra.Command {
@@ -108,6 +109,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.Float32Var(&o.qps, "qps", 50, "client requests per second to the API server")
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
+	f.IntVar(&o.metricSeriesLimit, "metric-series-limit", engine.DefaultMetricSeriesLimit, "most series one metric family a script declares may have: past it a collect's family is left out of the scrape, and ctx.metrics refuses new series")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.IntVar(&o.maxBacklog, "max-backlog", engine.DefaultMaxBacklog, "events a script may have queued before updates of the same object are coalesced (its handler then sees the last state it was given as old, the newest as new; adds and deletes are never dropped); -1 never coalesces")
@@ -139,6 +141,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.readIdle < 0 || o.pingTimeout <= 0 {
 		return errors.New("--http2-read-idle-timeout must be 0 or positive, --http2-ping-timeout positive")
+	}
+	if o.metricSeriesLimit <= 0 {
+		return errors.New("--metric-series-limit must be positive")
 	}
 	if o.debounce <= 0 {
 		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
@@ -204,7 +209,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
-		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(),
+		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 	})
 	if err != nil {
 		return err

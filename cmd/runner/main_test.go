@@ -123,7 +123,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	}
 	for _, want := range []string{"--gvr", "--scripts", "--kubeconfig", "--context", "--namespace", "--all-namespaces",
 		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
-		"--unhealthy-after", "--memory-limit", "--max-backlog", "--http2-read-idle-timeout", "--http2-ping-timeout", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
+		"--unhealthy-after", "--memory-limit", "--metric-series-limit", "--max-backlog", "--http2-read-idle-timeout", "--http2-ping-timeout", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 		"--leader-elect-retry-period", "--leader-elect-resource-name", "--leader-elect-resource-namespace",
 		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {
 		if !strings.Contains(out, want) {
@@ -135,7 +135,8 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	scripts := t.TempDir()
-	src := `export default { watch: "cm", onAdd(cm) {} };`
+	src := `export default { watch: "cm", onAdd(cm) {},
+  metrics: { test_configmaps: { type: "gauge", help: "ConfigMaps", collect: (ctx) => [{ value: ctx.cache.list().length }] } } };`
 	if err := os.WriteFile(filepath.Join(scripts, "a.js"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +152,7 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_queue_depth{script="a.js",version=`)
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_informer_healthy{informer="v1/configmaps"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", "jsinformer_ready 1")
+	waitHTTP(t, "http://"+addr+"/metrics", "\ntest_configmaps ") // a script's family, beside the runner's
 	for _, name := range documentedMetrics(t) { // what the alerts and the dashboard rely on
 		if afterAGuardStop[name] {
 			continue // TestMemoryGuardUnderALimit sees them

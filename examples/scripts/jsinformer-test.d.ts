@@ -143,6 +143,13 @@ interface HarnessWrite {
   readonly error?: { readonly message: string; readonly code?: number; readonly reason?: string };
 }
 
+/** One metric sample, in h.metrics(). */
+interface HarnessSample {
+  name: string;
+  labels: { [label: string]: string };
+  value: number;
+}
+
 /** One record the plugin logged with log or console: level, message and its fields. */
 interface HarnessLog {
   level: "debug" | "info" | "warn" | "error";
@@ -208,6 +215,15 @@ interface Harness {
   now(): Date;
   /** Feeds a recording of `runner record` (a path relative to the test file) to the plugin, change by change. */
   replay(file: string): void;
+  /**
+   * The plugin's metric samples as a scrape of /metrics serves them (collects run now, on the
+   * plugin's worker), one per exposition line, sorted by name and labels; a histogram gives its
+   * _bucket (with le), _sum and _count samples. With name, only that family's. A family whose
+   * collect throws is left out, as in a scrape.
+   */
+  metrics(name?: string): HarnessSample[];
+  /** The same families in the Prometheus text exposition format. */
+  metricsText(): string;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
   /** What the plugin logged with log and console, in order. */

@@ -114,6 +114,56 @@ interface ScriptDefinition<T = KubeObject> {
   maxRetries?: number;
   /** Periodic jobs; only on the leader with --leader-elect; restarted by a reload. */
   schedule?: ScheduleEntry<T>[];
+  /**
+   * Prometheus metric families served on the runner's /metrics, by name (exposed as written;
+   * the jsinformer_, go_, process_ and promhttp_ prefixes are reserved). A family with collect
+   * is computed at each scrape from ctx.cache; one without is updated by handlers through
+   * ctx.metrics.NAME.
+   */
+  metrics?: { [name: string]: MetricFamily<T> };
+}
+
+/** One family of `metrics`. */
+interface MetricFamily<T = KubeObject> {
+  type: "gauge" | "counter" | "histogram";
+  /** What the series mean, shown by Prometheus and Grafana. */
+  help: string;
+  /** Label names; every sample has them all (a missing one is ""). */
+  labels?: string[];
+  /** A histogram's upper bounds, increasing; default Prometheus's (0.005 to 10). */
+  buckets?: number[];
+  /**
+   * Called at each scrape on the script's worker, under the handler timeout, with ctx.cache as
+   * the script has been shown it: returns every series of the family, at most
+   * --metric-series-limit of them, each label set once. Gauges and counters only. A throw or
+   * timeout leaves the family out of that scrape (jsinformer_script_metric_errors_total).
+   */
+  collect?(ctx: Context<T>): MetricSample[] | null | Promise<MetricSample[] | null>;
+}
+
+/** One series returned by collect. */
+interface MetricSample {
+  /** Label values, at most 256 characters each; numbers and booleans are written as strings. */
+  labels?: MetricLabels;
+  /** true is 1, false is 0. */
+  value: number | boolean;
+}
+
+type MetricLabels = { [label: string]: string | number | boolean | null | undefined };
+
+/**
+ * ctx.metrics.NAME, for a family without collect. Counters have inc, gauges inc, dec and set,
+ * histograms observe; the others throw. Starting a series past --metric-series-limit throws.
+ */
+interface MetricHandle {
+  /** Adds n (default 1; never negative for a counter). */
+  inc(labels?: MetricLabels, n?: number): void;
+  /** Gauges: subtracts n (default 1). */
+  dec(labels?: MetricLabels, n?: number): void;
+  /** Gauges: sets the series to value. */
+  set(value: number, labels?: MetricLabels): void;
+  /** Histograms: counts value in its bucket. */
+  observe(value: number, labels?: MetricLabels): void;
 }
 
 interface ReconcileResult {
@@ -135,6 +185,8 @@ interface Context<T = KubeObject> {
   readonly cache: Cache<T>;
   /** Adds a key to the reconcile queue; only in scripts that define reconcile. */
   enqueue(key: string): void;
+  /** The definition's metric families without collect, to update from handlers, reconcile and schedules. */
+  readonly metrics: { readonly [name: string]: MetricHandle };
 }
 
 interface Cache<T = KubeObject> {

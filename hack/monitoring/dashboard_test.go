@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -80,12 +82,17 @@ func TestDashboardQueriesNameKnownMetrics(t *testing.T) {
 	t.Parallel()
 	d := loadDashboard(t)
 	known := knownSeries(t)
+	known[scriptSeriesPlaceholder] = scriptSeriesPlaceholder
 	vars := map[string]string{"__rate_interval": "5m", "__interval": "1m", "__range": "1h"}
 	for _, v := range d.Templating.List {
 		vars[v.Name] = "x"
 	}
 	used := map[string]bool{}
 	check := func(where, query string) {
+		// The script-defined series are selected by name through the metric variable, whose
+		// values are the families jsinformer_script_metric_errors_total lists (checked as the
+		// variable's query); the selector is checked as one naming a placeholder series.
+		query = strings.ReplaceAll(query, scriptSeriesSelector, scriptSeriesPlaceholder+"{")
 		q, err := substitute(query, vars)
 		if err != nil {
 			t.Errorf("%s: %v", where, err)
@@ -112,10 +119,44 @@ func TestDashboardQueriesNameKnownMetrics(t *testing.T) {
 		}
 	}
 	for _, metric := range known {
-		if metric != "up" && !used[metric] {
+		if metric != "up" && metric != scriptSeriesPlaceholder && !used[metric] {
 			t.Errorf("no panel shows %s", metric)
 			used[metric] = true // once per metric, not per histogram series
 		}
+	}
+}
+
+const (
+	scriptSeriesSelector    = `{__name__=~"$metric", `
+	scriptSeriesPlaceholder = "script_defined_series"
+)
+
+// TestDashboardShowsScriptSeries: one panel shows the series scripts define, chosen with a
+// metric variable listing their families.
+func TestDashboardShowsScriptSeries(t *testing.T) {
+	t.Parallel()
+	d := loadDashboard(t)
+	shown := slices.ContainsFunc(allPanels(d.Panels), func(p panel) bool {
+		return slices.ContainsFunc(p.Targets, func(target struct {
+			Expr       string     `json:"expr"`
+			Datasource datasource `json:"datasource"`
+		}) bool {
+			return strings.HasPrefix(target.Expr, scriptSeriesSelector)
+		})
+	})
+	if !shown {
+		t.Errorf("no panel selects %s...}", scriptSeriesSelector)
+	}
+	if !slices.ContainsFunc(d.Templating.List, func(v struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Query any    `json:"query"`
+	}) bool {
+		query, _ := v.Query.(map[string]any)
+		q, _ := query["query"].(string)
+		return v.Name == "metric" && strings.HasPrefix(q, "label_values(jsinformer_script_metric_errors_total{") && strings.HasSuffix(q, ", metric)")
+	}) {
+		t.Error("no variable metric lists the script families")
 	}
 }
 

@@ -61,19 +61,20 @@ func healthy() map[string]string {
 	const p1, p2 = `namespace="ok", pod="p1"`, `namespace="ok", pod="p2"`
 	const call = `namespace="ok", pod="p1", script="a.js", handler="onAdd"`
 	return map[string]string{
-		"jsinformer_ready{" + p1 + "}":                                                  "1x40",
-		"jsinformer_ready{" + p2 + "}":                                                  "1x40",
-		"jsinformer_leader{" + p1 + "}":                                                 "1x40",
-		"jsinformer_leader{" + p2 + "}":                                                 "0x40",
-		"jsinformer_informer_healthy{" + p1 + `, informer="apps/v1/deployments"}`:       "1x40",
-		"jsinformer_informer_relists_total{" + p1 + `, informer="apps/v1/deployments"}`: "0x20 1x20",
-		"jsinformer_handler_calls_total{" + call + `, result="ok"}`:                     "0+100x40",
-		"jsinformer_handler_calls_total{" + call + `, result="error"}`:                  "0+1x40",
-		"jsinformer_handler_calls_total{" + call + `, result="timeout"}`:                "0x40",
-		"jsinformer_queue_depth{" + p1 + `, script="a.js", version="abc"}`:              "5 150 3 0 7 120 2 0 4 1 0x30",
-		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="loaded"}`:     "1x40",
-		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`:     "0x40",
-		"jsinformer_script_stopped{" + p1 + `, script="a.js"}`:                          "0x40",
+		"jsinformer_ready{" + p1 + "}":                                                                 "1x40",
+		"jsinformer_ready{" + p2 + "}":                                                                 "1x40",
+		"jsinformer_leader{" + p1 + "}":                                                                "1x40",
+		"jsinformer_leader{" + p2 + "}":                                                                "0x40",
+		"jsinformer_informer_healthy{" + p1 + `, informer="apps/v1/deployments"}`:                      "1x40",
+		"jsinformer_informer_relists_total{" + p1 + `, informer="apps/v1/deployments"}`:                "0x20 1x20",
+		"jsinformer_handler_calls_total{" + call + `, result="ok"}`:                                    "0+100x40",
+		"jsinformer_handler_calls_total{" + call + `, result="error"}`:                                 "0+1x40",
+		"jsinformer_handler_calls_total{" + call + `, result="timeout"}`:                               "0x40",
+		"jsinformer_queue_depth{" + p1 + `, script="a.js", version="abc"}`:                             "5 150 3 0 7 120 2 0 4 1 0x30",
+		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="loaded"}`:                    "1x40",
+		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`:                    "0x40",
+		"jsinformer_script_stopped{" + p1 + `, script="a.js"}`:                                         "0x40",
+		"jsinformer_script_metric_errors_total{" + p1 + `, script="a.js", metric="m", reason="error"}`: "0x20 1x20", // one failed scrape
 		`up{job="unrelated"}`: "1x40",
 	}
 }
@@ -100,6 +101,7 @@ func TestAlertsFireOnTheirFailureOnly(t *testing.T) {
 		{"JsinformerQueueGrowing", map[string]string{"jsinformer_queue_depth{" + p1 + `, script="a.js", version="abc"}`: "5x10 10+20x29"}},
 		{"JsinformerScriptLoadFailed", map[string]string{"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`: "0x35 1x4"}},
 		{"JsinformerScriptStopped", map[string]string{"jsinformer_script_stopped{" + p1 + `, script="a.js"}`: "0x35 1x4"}},
+		{"JsinformerScriptMetricFailing", map[string]string{"jsinformer_script_metric_errors_total{" + p1 + `, script="a.js", metric="m", reason="error"}`: "0x20 0+1x19"}},
 	}
 	all := loadRules(t)
 	for _, tt := range tests {
