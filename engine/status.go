@@ -40,17 +40,17 @@ func (s Status) Script(name string) (ScriptStatus, bool) {
 type ScriptState string
 
 const (
-	// ScriptServing: a version serves the script (another may be syncing to replace it).
+	// ScriptServing means a version serves the script (another may be syncing to replace it).
 	ScriptServing ScriptState = "serving"
-	// ScriptSyncing: its first version is syncing; nothing serves it yet.
+	// ScriptSyncing means its first version is syncing; nothing serves it yet.
 	ScriptSyncing ScriptState = "syncing"
-	// ScriptFailed: its content failed to load and no older version serves it.
+	// ScriptFailed means its content failed to load and no older version serves it.
 	ScriptFailed ScriptState = "failed"
-	// ScriptWaiting: its watch names a resource the server does not serve (yet); retried.
+	// ScriptWaiting means its watch names a resource the server does not serve (yet); retried.
 	ScriptWaiting ScriptState = "waiting"
-	// ScriptStopped: the memory guard stopped it; it stays stopped until its file changes.
+	// ScriptStopped means the memory guard stopped it; it stays stopped until its file changes.
 	ScriptStopped ScriptState = "stopped"
-	// ScriptUnloaded: its file is gone; its last versions are still draining.
+	// ScriptUnloaded means its file is gone; its last versions are still draining.
 	ScriptUnloaded ScriptState = "unloaded"
 )
 
@@ -96,13 +96,17 @@ func (s ScriptStatus) Current() (VersionStatus, bool) {
 type VersionState string
 
 const (
-	VersionSyncing  VersionState = "syncing"
-	VersionCurrent  VersionState = "current"
+	// VersionSyncing and the next three are the versionState of a live or finished version.
+	VersionSyncing VersionState = "syncing"
+	// VersionCurrent serves the script.
+	VersionCurrent VersionState = "current"
+	// VersionDraining is retired and finishing its calls.
 	VersionDraining VersionState = "draining"
-	VersionDone     VersionState = "done"
-	// VersionStopped: stopped by the memory guard (then draining and done like any other).
+	// VersionDone has joined every goroutine and closed every runtime.
+	VersionDone VersionState = "done"
+	// VersionStopped means stopped by the memory guard (then draining and done like any other).
 	VersionStopped VersionState = "stopped"
-	// VersionFailed: the content did not load; Error says why.
+	// VersionFailed means the content did not load; Error says why.
 	VersionFailed VersionState = "failed"
 )
 
@@ -125,13 +129,18 @@ type VersionStatus struct {
 type LoadResult string
 
 const (
-	LoadLoaded   LoadResult = "loaded"
+	// LoadLoaded means the content serves (its first version, or a new one).
+	LoadLoaded LoadResult = "loaded"
+	// LoadReloaded means a new content replaced a serving version.
 	LoadReloaded LoadResult = "reloaded"
-	LoadFailed   LoadResult = "failed"
-	// LoadWaiting: failed on a resource the server does not serve (yet); retried.
-	LoadWaiting  LoadResult = "waiting"
+	// LoadFailed means the content did not load.
+	LoadFailed LoadResult = "failed"
+	// LoadWaiting means failed on a resource the server does not serve (yet); retried.
+	LoadWaiting LoadResult = "waiting"
+	// LoadUnloaded means the file was removed.
 	LoadUnloaded LoadResult = "unloaded"
-	LoadStopped  LoadResult = "stopped"
+	// LoadStopped means the memory guard stopped it.
+	LoadStopped LoadResult = "stopped"
 )
 
 // LoadStatus is one load of a script.

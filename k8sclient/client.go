@@ -100,6 +100,7 @@ func (c *Client) resourceOrAll(name, namespace string) (dynamic.ResourceInterfac
 	return c.dyn.Resource(res.GVR), res, nil
 }
 
+// Get reads one object (k8s.get).
 func (c *Client) Get(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
 	ri, err := c.resource(resource, namespace)
 	if err != nil {
@@ -109,6 +110,7 @@ func (c *Client) Get(ctx context.Context, resource, namespace, name string) (scr
 	return objectOf(u, c.redact(resource, err))
 }
 
+// List lists objects (k8s.list).
 func (c *Client) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
 	ri, _, err := c.resourceOrAll(resource, opts.Namespace)
 	if err != nil {
@@ -125,6 +127,7 @@ func (c *Client) List(ctx context.Context, resource string, opts scripting.ListO
 	return out, nil
 }
 
+// Create creates an object (k8s.create).
 func (c *Client) Create(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
 	u := &unstructured.Unstructured{Object: obj}
 	ri, err := c.resource(resource, u.GetNamespace())
@@ -136,10 +139,12 @@ func (c *Client) Create(ctx context.Context, resource string, obj scripting.Obje
 	return objectOf(created, c.redact(resource, err))
 }
 
+// Update replaces an object (k8s.update).
 func (c *Client) Update(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
 	return c.update(ctx, resource, obj, false)
 }
 
+// UpdateStatus replaces an object's status (k8s.updateStatus).
 func (c *Client) UpdateStatus(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
 	return c.update(ctx, resource, obj, true)
 }
@@ -163,10 +168,12 @@ func (c *Client) update(ctx context.Context, resource string, obj scripting.Obje
 	return objectOf(updated, c.redact(resource, err))
 }
 
+// Patch patches an object (k8s.patch).
 func (c *Client) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
 	return c.patch(ctx, resource, namespace, name, patch, opts)
 }
 
+// PatchStatus patches an object's status (k8s.patchStatus).
 func (c *Client) PatchStatus(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
 	return c.patch(ctx, resource, namespace, name, patch, opts, "status")
 }
@@ -196,6 +203,7 @@ func (c *Client) patch(ctx context.Context, resource, namespace, name string, pa
 	return objectOf(u, c.redact(resource, err))
 }
 
+// Delete deletes an object (k8s.delete).
 func (c *Client) Delete(ctx context.Context, resource, namespace, name string, opts scripting.DeleteOptions) error {
 	ri, err := c.resource(resource, namespace)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/dop251/goja"
 )
 
-// ErrSeriesLimit: a family would have more series than its limit: a collect returned more
+// ErrSeriesLimit means a family would have more series than its limit: a collect returned more
 // samples, or a handler's ctx.metrics call would start a new series past it.
 var ErrSeriesLimit = errors.New("series limit reached")
 

@@ -101,7 +101,7 @@ func TestCollect(t *testing.T) {
 			"m.js: metrics.g.collect returned 3 series; the limit is 2 per family (--metric-series-limit)"},
 		{"duplicate series", `() => [{ labels: { name: "a" }, value: 1 }, { labels: { name: "a" }, value: 2 }]`, 10, nil,
 			`m.js: metrics.g.collect returned two samples with the same labels {namespace="",name="a"} (element 1); each series must be returned once`},
-		{"unknown label", `() => [{ labels: { nmae: "a" }, value: 1 }]`, 10, nil,
+		{"unknown label", `() => [{ labels: { nmae: "a" }, value: 1 }]`, 10, nil, //nolint:misspell // the typo is the test
 			"m.js: metrics.g.collect returned element 0: unknown label 'nmae' for g; did you mean 'name'?"},
 		{"label too long", `() => [{ labels: { name: "x".repeat(300) }, value: 1 }]`, 10, nil,
 			"m.js: metrics.g.collect returned element 0: label name is 300 characters long; the limit is 256"},

@@ -153,7 +153,7 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_informer_healthy{informer="v1/configmaps"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", "jsinformer_ready 1")
 	waitHTTP(t, "http://"+addr+"/metrics", "\ntest_configmaps ") // a script's family, beside the runner's
-	for _, name := range documentedMetrics(t) { // what the alerts and the dashboard rely on
+	for _, name := range documentedMetrics(t) {                  // what the alerts and the dashboard rely on
 		if afterAGuardStop[name] {
 			continue // TestMemoryGuardUnderALimit sees them
 		}

@@ -27,7 +27,7 @@ func TestHistoryKeepsTheLastInOrder(t *testing.T) {
 			}
 			var got []int64
 			h.each(func(ev event) { got = append(got, ev.rv) })
-			if fmt.Sprint(got) != tt.want && !(tt.want == "[]" && got == nil) {
+			if fmt.Sprint(got) != tt.want && (tt.want != "[]" || got != nil) {
 				t.Fatalf("kept %v, want %s", got, tt.want)
 			}
 			old, ok := h.oldest()

@@ -25,6 +25,7 @@ func (c *View) resourceName(name string) (string, error) {
 	return c.Resolve(name)
 }
 
+// Get answers ctx.cache.get from the version's store.
 func (c *View) Get(resource, namespace, name string) (scripting.Object, error) {
 	res, err := c.resourceName(resource)
 	if err != nil {
@@ -37,6 +38,7 @@ func (c *View) Get(resource, namespace, name string) (scripting.Object, error) {
 	return c.Store.get(res, key), nil
 }
 
+// List answers ctx.cache.list.
 func (c *View) List(resource, namespace, labelSelector string) ([]scripting.Object, error) {
 	res, err := c.resourceName(resource)
 	if err != nil {
@@ -49,10 +51,12 @@ func (c *View) List(resource, namespace, labelSelector string) ([]scripting.Obje
 	return c.Store.list(res, namespace, selector), nil
 }
 
+// ByIndex answers ctx.cache.byIndex.
 func (c *View) ByIndex(index, value string) ([]scripting.Object, error) {
 	return c.Store.byIndexObjects(index, value)
 }
 
+// IndexKeys answers ctx.cache.indexKeys.
 func (c *View) IndexKeys(index, value string) ([]string, error) {
 	keys, err := c.Store.byIndex(index, value)
 	if err != nil {
