@@ -50,6 +50,9 @@ type Engine struct {
 	gc       *collector
 	lead     *leadership // nil without leader election
 	offline  *offline    // nil but in an Offline engine: its virtual clock and reconcile queues
+
+	trace  *recorder // nil with recording off (Config.TraceRecords < 0)
+	pauses *pauses   // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -83,6 +86,8 @@ func New(cfg Config) (*Engine, error) {
 		restCfg = rest.CopyConfig(restCfg)
 		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, lead: e.lead} })
 	}
+	restCfg = rest.CopyConfig(restCfg)
+	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{next: rt} })
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("create dynamic client: %w", err)
@@ -115,6 +120,7 @@ func (e *Engine) init(source informerSource, resolver resourceResolver) {
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.gc.enabled = e.cfg.PaceGC
+	e.trace, e.pauses = newRecorder(e.cfg.TraceRecords), newPauses()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}

@@ -16,6 +16,7 @@ const (
 	eventDelete
 	eventSynced   // marker: every initial-list add before it has been handled
 	eventSchedule // a schedule entry is due
+	eventReplay   // the debug API asks for the handler to be called again (replay.go)
 )
 
 // event is one informer notification queued for a version's worker.
@@ -29,6 +30,7 @@ type event struct {
 	unknown bool
 	values  [][]string // index values by position, set by the indexer stage
 	due     int        // eventSchedule: which schedule entry
+	replay  *replayRequest
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and

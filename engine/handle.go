@@ -14,6 +14,14 @@ func (v *version) handle(ev event) {
 	case eventSynced:
 		close(v.synced)
 		return
+	case eventReplay:
+		v.replay(ev)
+		return
+	}
+	if !v.waitUnpaused() {
+		return // stopped while paused
+	}
+	switch ev.kind {
 	case eventAdd, eventUpdate:
 		k := objectKey{resource: ev.sub.cache.resource, key: ev.key}
 		v.store.set(k, ev.obj, ev.values)
@@ -23,18 +31,25 @@ func (v *version) handle(ev event) {
 		v.callSchedule(ev.due)
 		return
 	}
-	v.call(ev)
+	rec := v.traceStart(ev)
+	v.call(ev, rec)
 	if v.reconciler != nil {
-		v.enqueueFor(ev)
+		v.enqueueFor(ev, rec)
 	}
+	v.traceDone(rec)
 }
 
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
-// script does escapes as a panic.
-func (v *version) call(ev event) {
+// script does escapes as a panic. rec, when recording, gets what the call did.
+func (v *version) call(ev event, rec *TraceRecord) {
 	if !v.defines(ev.kind) || v.standby || !v.lead.valid() {
 		return
 	}
+	v.callHandler(ev, ev.kind, rec, false)
+}
+
+// callHandler calls the handler of kind with ev's objects.
+func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun bool) {
 	ctx := scripting.Event{
 		Resource:          ev.sub.cache.resource,
 		IsInInitialList:   ev.initial,
@@ -42,9 +57,10 @@ func (v *version) call(ev event) {
 		Cache:             ev.sub.cache,
 		Enqueue:           v.enqueue,
 	}
-	start := time.Now()
+	handler := handlerNames[kind]
+	start := v.callStarted(handler, ev, rec, dryRun)
 	var err error
-	switch ev.kind {
+	switch kind {
 	case eventAdd:
 		err = v.script.OnAdd(ev.obj, ctx)
 	case eventUpdate:
@@ -52,9 +68,11 @@ func (v *version) call(ev event) {
 	case eventDelete:
 		err = v.script.OnDelete(ev.obj, ctx)
 	}
-	v.metrics[ev.kind].observe(time.Since(start), err)
+	took := time.Since(start)
+	v.callEnded(handler, rec, took, err)
+	v.metrics[kind].observe(took, err)
 	if err != nil {
-		v.logFailure(handlerNames[ev.kind], ev.sub.cache.resource, ev.key, err)
+		v.logFailure(handler, ev.sub.cache.resource, ev.key, err)
 	}
 }
 

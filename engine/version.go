@@ -65,6 +65,7 @@ type version struct {
 	ownerNamespaced bool            // the reconciled resource is namespaced (owner keys are ns/name)
 	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
 	running         sync.WaitGroup  // worker and indexer
+	insp            *versionInspect // trace, pauses, the call in flight (tracecall.go)
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
