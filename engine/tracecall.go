@@ -13,8 +13,8 @@ import (
 type versionInspect struct {
 	trace    *recorder
 	pauses   *pauses
-	tap      *callTap                   // the worker's Script's; nil with recording off
-	inflight atomic.Pointer[CallInFlight] // the worker's call, nil between calls
+	tap      *callTap                        // the worker's Script's; nil with recording off
+	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
 	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
 }
 
