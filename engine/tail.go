@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync/atomic"
 )
 
@@ -39,41 +40,49 @@ func (s *tailSub) offer(r TraceRecord) {
 	}
 }
 
-// ErrTraceOff is returned by Tail when the runner records no traces.
+// ErrTraceOff is returned by Subscribe when the runner records no traces.
 var ErrTraceOff = errors.New("trace recording is off (--trace-records 0)")
 
-// Tail calls send for every record recorded from now on that f selects, in recording order,
-// on the calling goroutine, until ctx is done or send fails; missed is the number of records
-// skipped because send was too slow, so far. It returns send's error, or nil when ctx ends.
-func (e *Engine) Tail(ctx context.Context, f TailFilter, send func(r TraceRecord, missed int64) error) error {
+// Subscription receives the records recorded after Subscribe that its filter selects, in
+// recording order. The owner reads Records and calls Close when done; it starts no goroutine.
+type Subscription struct {
+	sub *tailSub
+	rec *recorder
+}
+
+// Subscribe starts a live subscription to the trace; f.Resource may be spelled as users do.
+func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
 	r := e.trace
 	if r == nil {
-		return ErrTraceOff
+		return nil, ErrTraceOff
 	}
 	if f.Resource != "" {
-		res, err := e.resolver.Resolve(f.Resource)
+		res, err := e.resolveForInspect(f.Resource)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		f.Resource = res.String()
+	}
+	if f.Script != "" && !slices.Contains(e.scriptNames(), f.Script) {
+		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, suggest(f.Script, e.scriptNames()))
 	}
 	s := &tailSub{filter: f, ch: make(chan TraceRecord, tailBuffer)}
 	r.mu.Lock()
 	r.subs[s] = struct{}{}
 	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.subs, s)
-		r.mu.Unlock()
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case rec := <-s.ch:
-			if err := send(rec, s.missed.Load()); err != nil {
-				return err
-			}
-		}
-	}
+	return &Subscription{sub: s, rec: r}, nil
+}
+
+// Records delivers the records; it is never closed.
+func (s *Subscription) Records() <-chan TraceRecord { return s.sub.ch }
+
+// Missed is how many records were skipped so far because Records was not read fast enough
+// (more than tailBuffer behind).
+func (s *Subscription) Missed() int64 { return s.sub.missed.Load() }
+
+// Close ends the subscription; idempotent.
+func (s *Subscription) Close() {
+	s.rec.mu.Lock()
+	delete(s.rec.subs, s.sub)
+	s.rec.mu.Unlock()
 }
