@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/jsinformer/jsinformer/debugapi"
 	"github.com/jsinformer/jsinformer/engine"
 )
 
@@ -58,6 +59,9 @@ type options struct {
 	memoryLimit    string
 	streamingLists bool
 	leader         leaderFlags
+	debugAddr      string
+	pprof          bool
+	traceRecords   int
 }
 
 func newCommand() *cobra.Command {
@@ -84,6 +88,8 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 	}
 	o.addFlags(cmd)
 	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand())
+	cmd.AddCommand(newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
+		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd
 }
 
@@ -106,6 +112,9 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
+	f.StringVar(&o.debugAddr, "debug-addr", debugapi.DefaultAddr, "serve the debug API (runner status, explain, tail, ...) on this address; loopback only unless authorized through the API server (docs/debugging.md); empty turns it off")
+	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
+	f.IntVar(&o.traceRecords, "trace-records", engine.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", engine.TracePerObject))
 	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
@@ -125,6 +134,12 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.unhealthyAfter <= 0 {
 		return errors.New("--unhealthy-after must be positive")
+	}
+	if o.traceRecords < 0 {
+		return fmt.Errorf("--trace-records must be 0 (off) or positive, not %d", o.traceRecords)
+	}
+	if o.debugAddr != "" && !debugapi.IsLoopback(o.debugAddr) {
+		return fmt.Errorf("--debug-addr %s: only a loopback address (127.0.0.1:PORT, localhost:PORT, [::1]:PORT) is supported", o.debugAddr)
 	}
 	if o.debounce <= 0 {
 		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
@@ -160,7 +175,8 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
+	level := levelFor(o.verbosity)
+	logger := newLoggerWithLevel(cmd.ErrOrStderr(), o.logFormat, level)
 	klog.SetSlogLogger(logger.With("component", "client-go"))
 	restConfig, err := o.restConfig()
 	if err != nil {
@@ -188,11 +204,16 @@ func (o *options) run(cmd *cobra.Command) error {
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
-		MemoryLimit: memLimit.bytes,
+		MemoryLimit: memLimit.bytes, TraceRecords: traceRecords(o.traceRecords),
 	})
 	if err != nil {
 		return err
 	}
+	stopDebug, err := o.serveDebug(cmd, e, level, logger)
+	if err != nil {
+		return err
+	}
+	defer stopDebug()
 	health.setReadiness(e.Ready)
 	if o.metricsAddr != "" {
 		// Bound before anything else starts: a port in use is a start-up error, not a log line.
