@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jsinformer/jsinformer/debugapi"
+	"github.com/jsinformer/jsinformer/debugapi/web"
 	"github.com/jsinformer/jsinformer/engine"
 )
 
@@ -22,9 +23,12 @@ func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, level *slog.L
 		Source: e, Status: func() any { return interimStatus(e) }, LogLevel: level, Logger: logger,
 		Pprof: o.pprof, Loopback: debugapi.IsLoopback(l.Addr().String()),
 	})
-	logger.Info("debug API", "debug_addr", l.Addr().String(), "pprof", o.pprof)
+	page := web.New(web.Options{Source: e, Logger: logger})
+	page.Register(srv.Handle)
+	logger.Info("debug API", "debug_addr", l.Addr().String(), "page", "http://"+l.Addr().String()+"/", "pprof", o.pprof)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	wg.Go(func() { _ = page.Run(ctx) })
 	wg.Go(func() {
 		if err := srv.Serve(ctx, l); err != nil {
 			logger.Error("debug API stopped", "error", err.Error())
