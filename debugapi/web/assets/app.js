@@ -8,7 +8,8 @@
 // whatever the event rate.
 const TAIL_CAP = 500;
 
-const state = { snap: null, canAct: false, view: "scripts", script: "", explain: null, tailPaused: false, tailHeld: [], tailMissed: 0 };
+const state = { snap: null, canAct: false, view: "scripts", script: "", explain: null, tailPaused: false, tailHeld: [], tailMissed: 0, tailReceived: 0, firstRender: 0 };
+window.jsinformerPage = state; // for the browser tests and the curious: what the page holds
 
 // h builds an element: h("td", {class: "num"}, "text", child...). Text is never parsed as HTML.
 function h(tag, attrs, ...kids) {
@@ -127,6 +128,7 @@ function render() {
     case "queues": target.replaceChildren(...renderQueues(s)); break;
     case "indexes": renderIndexes(s, target); break;
   }
+  if (!state.firstRender) state.firstRender = performance.now();
 }
 
 // ---- scripts -------------------------------------------------------------------------------
@@ -336,6 +338,7 @@ function tailConnect() {
   if ($("tail-object").value.trim()) p.set("object", $("tail-object").value.trim());
   tailES = new EventSource("/debug/tail?" + p);
   tailES.addEventListener("record", (e) => {
+    state.tailReceived++;
     state.tailHeld.push(JSON.parse(e.data));
     if (state.tailHeld.length > TAIL_CAP) state.tailHeld.splice(0, state.tailHeld.length - TAIL_CAP);
     if (!state.tailPaused && !tailFrame) tailFrame = requestAnimationFrame(tailFlush);
