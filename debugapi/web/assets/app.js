@@ -190,7 +190,7 @@ function renderReloads(sc, onlyFailing) {
 function codeFrame(r) {
   const where = r.file ? `${r.file}:${r.line}:${r.column}` : "";
   const box = h("div", { class: "frame", "data-file": r.file || "", "data-line": r.line || "" },
-    h("div", { class: "where" }, where ? where + "  " : "", r.error));
+    h("div", { class: "where" }, where && !r.error.includes(where) ? where + "  " : "", r.error));
   if (r.frame && r.frame.length) {
     const pre = h("pre", {});
     for (const l of r.frame) {
