@@ -172,10 +172,7 @@ func (f *Factory) Health() []Health {
 	defer f.mu.Unlock()
 	out := make([]Health, 0, len(f.entries))
 	for _, e := range f.entries {
-		h := e.health.snapshot()
-		h.Synced = e.informer.HasSynced()
-		h.Objects = len(e.informer.GetIndexer().ListKeys())
-		out = append(out, h)
+		out = append(out, e.health.snapshot())
 	}
 	return out
 }

@@ -20,10 +20,6 @@ type Health struct {
 	// Relists counts lists (plain or streaming) after the initial one; WatchRestarts counts
 	// watches opened after the first.
 	Relists, WatchRestarts uint64
-	// Synced: the initial list has been delivered; Objects is how many objects the cache
-	// holds (filled by Factory.Health).
-	Synced  bool
-	Objects int
 }
 
 // HealthEventKind says what changed.

@@ -31,7 +31,6 @@ type Engine struct {
 	factory   informerSource
 	client    *k8sClient
 	stats     *stats
-	reloads   reloadLog // the last loads of each script (reloads.go)
 	memory    sync.Map  // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults  []dynamicinformer.Resource
 

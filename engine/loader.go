@@ -94,13 +94,8 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 		logger.Error("script not loaded", attrs...)
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
 	}
-	result := "failed"
 	if waiting {
 		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
-		result = "waiting"
-	}
-	if err.Error() != lastErr {
-		e.reloads.add(src.Name, failedLoad(src.Name, src.Hash, src.Content, err, result))
 	}
 	e.initialDone(src.Name)
 }
@@ -148,7 +143,6 @@ func (e *Engine) onSynced(v *version) {
 	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
-	e.reloads.add(v.name, ReloadRecord{Time: time.Now(), Version: v.hash, Result: result, TookMs: float64(took.Microseconds()) / 1000})
 	e.initialDone(v.name)
 }
 
@@ -158,7 +152,6 @@ func (e *Engine) unload(name string) {
 		return
 	}
 	delete(e.plugins, name)
-	e.reloads.forget(name)
 	version := "none"
 	if p.pending != nil {
 		e.retire(p.pending, false)
