@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -177,7 +178,7 @@ func fieldSet(sel fields.Selector, obj scripting.Object) fields.Set {
 // redactObject is obj as the debug views show it: a Secret's data and stringData values are
 // replaced, as the log never shows them.
 func redactObject(res dynamicinformer.Resource, obj scripting.Object) scripting.Object {
-	if res.GVR != secretsGVR || obj == nil {
+	if res.GVR != secretsResource || obj == nil {
 		return obj
 	}
 	out := make(scripting.Object, len(obj))
@@ -212,3 +213,5 @@ func redactObject(res dynamicinformer.Resource, obj scripting.Object) scripting.
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+var secretsResource = corev1.SchemeGroupVersion.WithResource("secrets")
