@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -128,6 +129,31 @@ func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj script
 		}
 		if e.pauses.paused(v.name) {
 			d.Detail = strings.TrimPrefix(d.Detail+"; the script is paused", "; ")
+		}
+		out = append(out, d)
+	}
+	return append(out, e.notServing(out)...)
+}
+
+// notServing are the deliveries of scripts with no live version: stopped by the memory guard,
+// failed to load, or waiting for their resource.
+func (e *Engine) notServing(live []Delivery) []Delivery {
+	var out []Delivery
+	for _, s := range e.Status().Scripts {
+		if slices.ContainsFunc(live, func(d Delivery) bool { return d.Script == s.Name }) {
+			continue
+		}
+		d := Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
+		switch s.State {
+		case ScriptStopped:
+			d.Reason, d.Detail = "stopped", "the memory guard stopped the script; it stays stopped until its file changes"
+		case ScriptFailed, ScriptWaiting:
+			d.Reason, d.Detail = "not loaded", "the script's content did not load"
+			if n := len(s.Loads); n > 0 && s.Loads[n-1].Error != nil {
+				d.Detail += ": " + s.Loads[n-1].Error.Message
+			}
+		default:
+			continue
 		}
 		out = append(out, d)
 	}

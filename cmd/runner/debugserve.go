@@ -27,7 +27,7 @@ func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, restConfig *r
 		return func() {}, err
 	}
 	opts := debugapi.Options{
-		Source: e, Status: func() any { return interimStatus(e) }, LogLevel: level, Logger: logger,
+		Source: e, Status: func() any { return e.Status() }, LogLevel: level, Logger: logger,
 		Pprof: o.pprof, Loopback: debugapi.IsLoopback(l.Addr().String()),
 	}
 	if !opts.Loopback {
@@ -80,13 +80,3 @@ func traceRecords(n int) int {
 	return n
 }
 
-// interimStatus stands in for the engine's state API until it is merged: live versions and
-// informers.
-func interimStatus(e *engine.Engine) any {
-	q, _ := e.Queue("")
-	ready := "ready"
-	if err := e.Ready(); err != nil {
-		ready = err.Error()
-	}
-	return map[string]any{"ready": ready, "versions": q.Scripts, "informers": e.ActiveInformers()}
-}

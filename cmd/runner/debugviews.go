@@ -44,14 +44,15 @@ informers, leader state and memory per script. It reads the runner's debug API (
 		"  runner status\n  runner status -o json\n  runner status --debug-addr 127.0.0.1:9089",
 		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {
 			var raw []byte
-			var st map[string]any
+			var st engine.Status
 			if err := client.get(cmd.Context(), "/debug/status", nil, &st, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			return printStatus(cmd.OutOrStdout(), raw)
+			printStatus(cmd.OutOrStdout(), st)
+			return nil
 		})
 	return cmd
 }
