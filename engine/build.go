@@ -31,7 +31,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.withLogger(logger), Now: e.timeSource()}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.client.WithLogger(logger), Now: e.timeSource()}
 	workerOpts, tap := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {
@@ -44,7 +44,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
-		src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
+		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
 		store: newStore(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[objectKey]bool{},
@@ -67,6 +67,8 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	}
 	subs := v.subs
 	v.insp.subs.Store(&subs)
+	e.needs.subscribed(v, v.subs)
+	e.book.added(v, targetKeys(targets))
 	e.stats.versions.Inc()
 	e.stats.backlog.add(v)
 	return v, nil
@@ -171,6 +173,14 @@ func (e *Engine) resolveName(name string) (string, error) {
 		return "", err
 	}
 	return res.String(), nil
+}
+
+func targetKeys(targets []target) []dynamicinformer.Key {
+	keys := make([]dynamicinformer.Key, len(targets))
+	for i, t := range targets {
+		keys[i] = t.key
+	}
+	return keys
 }
 
 func firstNonEmpty(a, b string) string {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -29,9 +30,10 @@ type Engine struct {
 	discovery discovery.DiscoveryInterface
 	resolver  resourceResolver
 	factory   informerSource
-	client    *k8sClient
+	client    *k8sclient.Client
 	stats     *stats
-	memory    sync.Map  // script name → int64: its runtimes' last measured bytes (memory guard)
+	book      *statusBook // the state API (status.go)
+	memory    sync.Map    // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults  []dynamicinformer.Resource
 
 	// Owned by the loader goroutine (Run's).
@@ -108,7 +110,7 @@ func New(cfg Config) (*Engine, error) {
 		StreamingLists: cfg.StreamingLists,
 	})
 	e.init(factorySource{factory}, dynamicinformer.NewResolver(disc, cfg.Logger))
-	e.client = newK8sClient(dyn, e.resolver, cfg)
+	e.client = k8sclient.New(dyn, e.resolver, k8sclient.Options{DryRun: cfg.DryRun, FieldManager: cfg.FieldManager, Logger: cfg.Logger})
 	return e, nil
 }
 
@@ -116,7 +118,7 @@ func New(cfg Config) (*Engine, error) {
 // part of New that the loader's unit tests share.
 func (e *Engine) init(source informerSource, resolver resourceResolver) {
 	e.logger, e.factory, e.resolver = e.cfg.Logger, source, resolver
-	e.stats = newStats(e.cfg.Registerer)
+	e.stats, e.book = newStats(e.cfg.Registerer), newStatusBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}

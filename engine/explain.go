@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -130,6 +132,31 @@ func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj script
 		}
 		out = append(out, d)
 	}
+	return append(out, e.notServing(out)...)
+}
+
+// notServing are the deliveries of scripts with no live version: stopped by the memory guard,
+// failed to load, or waiting for their resource.
+func (e *Engine) notServing(live []Delivery) []Delivery {
+	var out []Delivery
+	for _, s := range e.Status().Scripts {
+		if slices.ContainsFunc(live, func(d Delivery) bool { return d.Script == s.Name }) {
+			continue
+		}
+		d := Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
+		switch s.State {
+		case ScriptStopped:
+			d.Reason, d.Detail = "stopped", "the memory guard stopped the script; it stays stopped until its file changes"
+		case ScriptFailed, ScriptWaiting:
+			d.Reason, d.Detail = "not loaded", "the script's content did not load"
+			if n := len(s.Loads); n > 0 && s.Loads[n-1].Error != nil {
+				d.Detail += ": " + s.Loads[n-1].Error.Message
+			}
+		default:
+			continue
+		}
+		out = append(out, d)
+	}
 	return out
 }
 
@@ -177,7 +204,7 @@ func fieldSet(sel fields.Selector, obj scripting.Object) fields.Set {
 // redactObject is obj as the debug views show it: a Secret's data and stringData values are
 // replaced, as the log never shows them.
 func redactObject(res dynamicinformer.Resource, obj scripting.Object) scripting.Object {
-	if res.GVR != secretsGVR || obj == nil {
+	if res.GVR != secretsResource || obj == nil {
 		return obj
 	}
 	out := make(scripting.Object, len(obj))
@@ -212,3 +239,5 @@ func redactObject(res dynamicinformer.Resource, obj scripting.Object) scripting.
 }
 
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+var secretsResource = corev1.SchemeGroupVersion.WithResource("secrets")

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 )
 
@@ -192,7 +193,7 @@ func loaderEngine(t *testing.T, source *fakeSource) *Engine {
 	}
 	e := &Engine{cfg: cfg}
 	e.init(source, fakeResolver{})
-	e.client = newK8sClient(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), e.resolver, cfg)
+	e.client = k8sclient.New(dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), e.resolver, k8sclient.Options{Logger: cfg.Logger})
 	t.Cleanup(func() {
 		e.shutdown()
 		if n := len(source.Active()); n != 0 {

@@ -2,10 +2,12 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -315,4 +317,60 @@ func unstructuredOf(obj map[string]any) *unstructured.Unstructured {
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {
 	return unstructured.NestedString(obj, fields...)
+}
+
+// waitStatus waits until the engine's Status satisfies cond, and returns that Status. It wakes
+// on every change of the state API and polls besides, for the counters, which move silently.
+func waitStatus(t *testing.T, e *engine.Engine, what string, cond func(engine.Status) bool) engine.Status {
+	t.Helper()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		changed := e.StatusChanged()
+		st := e.Status()
+		if cond(st) {
+			return st
+		}
+		select {
+		case <-changed:
+		case <-poll.C:
+		case <-deadline.C:
+			b, _ := json.MarshalIndent(st, "", "  ")
+			t.Fatalf("timed out waiting for %s; status:\n%s", what, b)
+		}
+	}
+}
+
+// waitScript waits until the named script's status satisfies cond, and returns it.
+func waitScript(t *testing.T, e *engine.Engine, name, what string, cond func(engine.ScriptStatus) bool) engine.ScriptStatus {
+	t.Helper()
+	st := waitStatus(t, e, name+": "+what, func(st engine.Status) bool {
+		s, ok := st.Script(name)
+		return ok && cond(s)
+	})
+	s, _ := st.Script(name)
+	return s
+}
+
+// lastLoad is the newest load of s with one of results; ok is false when there is none.
+func lastLoad(s engine.ScriptStatus, results ...engine.LoadResult) (engine.LoadStatus, bool) {
+	for i := len(s.Loads) - 1; i >= 0; i-- {
+		if slices.Contains(results, s.Loads[i].Result) {
+			return s.Loads[i], true
+		}
+	}
+	return engine.LoadStatus{}, false
+}
+
+// loads counts the loads of s with result.
+func loads(s engine.ScriptStatus, result engine.LoadResult) int {
+	n := 0
+	for _, l := range s.Loads {
+		if l.Result == result {
+			n++
+		}
+	}
+	return n
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 )
 
@@ -26,10 +28,11 @@ type needs struct {
 }
 
 type need struct {
-	script string
-	keys   []dynamicinformer.Key
-	since  time.Time // when the version began to sync
-	synced bool
+	script    string
+	keys      []dynamicinformer.Key
+	informers []cache.SharedIndexInformer // by key; set once subscribed
+	since     time.Time                   // when the version began to sync
+	synced    bool
 }
 
 func newNeeds() *needs { return &needs{byVersion: map[*version]need{}} }
@@ -42,6 +45,32 @@ func (n *needs) add(v *version, targets []target) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.byVersion[v] = need{script: v.name, keys: keys, since: time.Now()}
+}
+
+// subscribed records v's informers, for the state API.
+func (n *needs) subscribed(v *version, subs []*subscription) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if nd, ok := n.byVersion[v]; ok {
+		nd.informers = make([]cache.SharedIndexInformer, len(subs))
+		for i, sub := range subs {
+			nd.informers[i] = sub.informer.Informer()
+		}
+		n.byVersion[v] = nd
+	}
+}
+
+// informers maps the keys live versions use to their informers.
+func (n *needs) informers() map[dynamicinformer.Key]cache.SharedIndexInformer {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := map[dynamicinformer.Key]cache.SharedIndexInformer{}
+	for _, nd := range n.byVersion {
+		for i, inf := range nd.informers {
+			out[nd.keys[i]] = inf
+		}
+	}
+	return out
 }
 
 func (n *needs) synced(v *version) {
@@ -145,6 +174,7 @@ func (e *Engine) onHealth(ev dynamicinformer.HealthEvent) {
 		"label_selector", ev.Key.LabelSelector, "field_selector", ev.Key.FieldSelector,
 		"scripts", strings.Join(e.needs.scripts(ev.Key), ","),
 	}
+	e.book.bump()
 	switch ev.Kind {
 	case dynamicinformer.Failing:
 		e.logger.Warn("informer cannot list/watch; its scripts see no changes until it recovers", append(attrs, "error", ev.Err.Error())...)

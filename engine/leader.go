@@ -68,7 +68,8 @@ type leadership struct {
 	cfg     LeaderElection
 	elector *leaderelection.LeaderElector
 	leading atomic.Bool
-	changes chan bool // to the loader: true when leading starts, false when it stops
+	holder  atomic.Pointer[string] // the leader last observed, for the state API
+	changes chan bool              // to the loader: true when leading starts, false when it stops
 }
 
 func (l *leadership) valid() bool {
@@ -113,6 +114,8 @@ func (e *Engine) newLeadership(cfg LeaderElection) (*leadership, error) {
 }
 
 func (e *Engine) onNewLeader(self, leader string) {
+	e.lead.holder.Store(&leader)
+	e.book.bump()
 	if leader != self {
 		e.logger.Info("standing by", "leader", leader, "identity", self)
 	}
@@ -133,6 +136,7 @@ func (e *Engine) runElection(ctx context.Context) (wait func()) {
 // onLeading is the loader's side of a leadership change. Starting to lead reloads every
 // script so that its new version replays the cache; stopping is ErrLeadershipLost.
 func (e *Engine) onLeading(leading bool) error {
+	e.book.bump()
 	if !leading {
 		e.stats.leader.Set(0)
 		e.logger.Error("stopped leading: handler calls and writes stopped; exiting so that a new leader takes over", "identity", e.lead.cfg.Identity)

@@ -94,6 +94,14 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 		logger.Error("script not loaded", attrs...)
 		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
 	}
+	if err.Error() != lastErr {
+		result := LoadFailed
+		if waiting {
+			result = LoadWaiting
+		}
+		e.book.failed(src.Name, src.Hash, time.Now(), err)
+		e.book.loaded(src.Name, LoadStatus{Hash: src.Hash, Result: result, Error: errorStatus(err)})
+	}
 	if waiting {
 		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
 	}
@@ -141,6 +149,7 @@ func (e *Engine) onSynced(v *version) {
 	e.startReconciler(v, prev)
 	took := time.Since(v.started)
 	v.logger.Info("script "+result, "objects", v.store.size(), "took", took.Round(time.Millisecond).String())
+	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.size()})
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
 	e.initialDone(v.name)
@@ -162,6 +171,9 @@ func (e *Engine) unload(name string) {
 	}
 	e.logger.Info("script unloaded", "script", name, "version", version)
 	e.stats.loads.WithLabelValues(name, "unloaded").Inc()
+	e.book.loaded(name, LoadStatus{Hash: version, Result: LoadUnloaded})
+	e.book.removed(name)
+	e.stats.counts.forget(name)
 	e.initialDone(name)
 }
 
@@ -244,6 +256,7 @@ func (e *Engine) checkReady() {
 	e.ready = true
 	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
+	e.book.bump()
 	e.retiring.Go(e.gc.initialSynced)
 	if e.cfg.OnReady != nil {
 		e.cfg.OnReady()

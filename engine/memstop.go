@@ -70,6 +70,8 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 	e.stopped[v.name] = v.hash
 	v.logger.Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit)
+	e.book.stopped(v.name, v.hash, s.bytes)
+	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadStopped})
 	e.stats.memoryStops.WithLabelValues(v.name).Inc()
 	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
 	e.stats.stopped.WithLabelValues(v.name).Set(1)
@@ -91,6 +93,7 @@ func (e *Engine) stoppedForMemory(src plugins.Source) bool {
 func (e *Engine) liftStop(name string) {
 	if _, ok := e.stopped[name]; ok {
 		delete(e.stopped, name)
+		e.book.stopped(name, "", 0)
 		e.stats.stopped.DeleteLabelValues(name)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 )
 
@@ -111,8 +112,8 @@ func NewOffline(cfg OfflineConfig) (*Offline, error) {
 	source := newBarrierSource(factorySource{factory}, cfg.Cluster)
 	e.init(source, dynamicinformer.NewResolver(cfg.Cluster.Discovery(), ecfg.Logger).WithoutThrottle())
 	e.dynamic, e.discovery = dyn, cfg.Cluster.Discovery()
-	e.client = newK8sClient(dyn, e.resolver, ecfg)
-	e.client.now = cfg.Clock.Now
+	e.client = k8sclient.New(dyn, e.resolver, k8sclient.Options{DryRun: ecfg.DryRun, FieldManager: ecfg.FieldManager,
+		Logger: ecfg.Logger, Now: cfg.Clock.Now})
 	if err := e.resolveDefaults(); err != nil {
 		e.factory.Shutdown()
 		return nil, err

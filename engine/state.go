@@ -33,6 +33,12 @@ func (s versionState) String() string {
 	return "unknown"
 }
 
-func (v *version) setState(s versionState) { v.state.Store(int32(s)) }
+// setState moves v to s and tells the state API.
+func (v *version) setState(s versionState) {
+	v.state.Store(int32(s))
+	if v.book != nil {
+		v.book.moved(v, s)
+	}
+}
 
 func (v *version) currentState() versionState { return versionState(v.state.Load()) }

@@ -18,6 +18,7 @@ type stats struct {
 	versions prometheus.Gauge
 	leader   prometheus.Gauge
 	backlog  *backlog
+	counts   scriptCounts // the state API's handler counters
 
 	memory      *prometheus.GaugeVec   // by script: its runtimes' latest measurement
 	memoryStops *prometheus.CounterVec // by script
@@ -79,6 +80,7 @@ func newStats(reg prometheus.Registerer) *stats {
 type handlerMetrics struct {
 	ok, failed, timedOut, stuck prometheus.Counter
 	duration                    prometheus.Observer
+	counts                      *callCounts
 }
 
 // handler resolves the series of one handler of one script. Creating them also makes them
@@ -90,17 +92,24 @@ func (s *stats) handler(script, handler string) *handlerMetrics {
 		timedOut: s.calls.WithLabelValues(script, handler, "timeout"),
 		stuck:    s.calls.WithLabelValues(script, handler, "stuck"),
 		duration: s.duration.WithLabelValues(script, handler),
+		counts:   s.counts.get(script, handler),
 	}
 }
 
 func (m *handlerMetrics) observe(d time.Duration, err error) {
+	m.counts.calls.Add(1)
+	if err != nil {
+		m.counts.errors.Add(1)
+	}
 	switch {
 	case err == nil:
 		m.ok.Inc()
 	case errors.Is(err, scripting.ErrTimeout):
 		m.timedOut.Inc()
+		m.counts.timeouts.Add(1)
 	case errors.Is(err, scripting.ErrStuck):
 		m.stuck.Inc()
+		m.counts.stuck.Add(1)
 	default:
 		m.failed.Inc()
 	}

@@ -172,7 +172,11 @@ func (c *tapClient) Create(ctx context.Context, resource string, obj scripting.O
 	ctx, dry := c.ctx(ctx)
 	out, err := c.next.Create(ctx, resource, obj)
 	u := unstructured.Unstructured{Object: obj}
-	c.note("create", resource, u.GetNamespace(), nameOf(objectU(out), u.GetName()), dry, 201, err)
+	name := u.GetName()
+	if created := objectU(out); created != nil && created.GetName() != "" {
+		name = created.GetName() // generateName made one up
+	}
+	c.note("create", resource, u.GetNamespace(), name, dry, 201, err)
 	return out, err
 }
 

@@ -34,6 +34,7 @@ type version struct {
 	src        plugins.Source // to load again on becoming leader
 	standby    bool           // built while not leading: calls nothing, ever
 	lead       *leadership    // nil without leader election
+	book       *statusBook    // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
 	script     *scripting.Script

@@ -60,6 +60,8 @@ type options struct {
 	streamingLists bool
 	leader         leaderFlags
 	debugAddr      string
+	debugTLSCert   string
+	debugTLSKey    string
 	pprof          bool
 	traceRecords   int
 }
@@ -112,7 +114,9 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
-	f.StringVar(&o.debugAddr, "debug-addr", debugapi.DefaultAddr, "serve the debug API (runner status, explain, tail, ...) on this address; loopback only unless authorized through the API server (docs/debugging.md); empty turns it off")
+	f.StringVar(&o.debugAddr, "debug-addr", debugapi.DefaultAddr, "serve the debug API (runner status, explain, tail, ...) on this address; on a non-loopback address every request is authenticated and authorized by the API server, over TLS (docs/debugging.md); empty turns it off")
+	f.StringVar(&o.debugTLSCert, "debug-tls-cert-file", "", "certificate for a non-loopback --debug-addr (default: a self-signed one made at start)")
+	f.StringVar(&o.debugTLSKey, "debug-tls-key-file", "", "private key of --debug-tls-cert-file")
 	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
 	f.IntVar(&o.traceRecords, "trace-records", engine.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", engine.TracePerObject))
 	o.leader.add(f)
@@ -138,8 +142,8 @@ func (o *options) validate(cmd *cobra.Command) error {
 	if o.traceRecords < 0 {
 		return fmt.Errorf("--trace-records must be 0 (off) or positive, not %d", o.traceRecords)
 	}
-	if o.debugAddr != "" && !debugapi.IsLoopback(o.debugAddr) {
-		return fmt.Errorf("--debug-addr %s: only a loopback address (127.0.0.1:PORT, localhost:PORT, [::1]:PORT) is supported", o.debugAddr)
+	if (o.debugTLSCert == "") != (o.debugTLSKey == "") {
+		return errors.New("--debug-tls-cert-file and --debug-tls-key-file go together")
 	}
 	if o.debounce <= 0 {
 		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
@@ -209,7 +213,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	stopDebug, err := o.serveDebug(cmd, e, level, logger)
+	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
 	if err != nil {
 		return err
 	}

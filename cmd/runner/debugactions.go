@@ -19,7 +19,7 @@ func newTailCommand() *cobra.Command {
 lines, API writes and enqueued keys, until interrupted. --script and --object (with --resource
 when several resources share names) narrow it. -o json prints one JSON record per line.`,
 		"  runner tail\n  runner tail --script label.js --object web/api\n  runner tail -o json | jq .",
-		cobra.NoArgs, true, func(cmd *cobra.Command, f *debugFlags, _ []string) error {
+		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {
 			q := url.Values{}
 			for k, v := range map[string]string{"script": script, "object": object, "resource": resource} {
 				if v != "" {
@@ -27,7 +27,7 @@ when several resources share names) narrow it. -o json prints one JSON record pe
 				}
 			}
 			out := cmd.OutOrStdout()
-			return f.client().stream(cmd.Context(), "/debug/tail", q, func(event, data string) error {
+			return client.stream(cmd.Context(), "/debug/tail", q, func(event, data string) error {
 				if event == "missed" {
 					_, err := fmt.Fprintf(cmd.ErrOrStderr(), "tail: fell behind; records missed so far: %s\n", data)
 					return err
@@ -53,14 +53,14 @@ when several resources share names) narrow it. -o json prints one JSON record pe
 // actionCommand builds an action subcommand that posts body() and prints the result message.
 func actionCommand(use, short, long, example string, args cobra.PositionalArgs, path string,
 	body func(args []string) (any, error)) *cobra.Command {
-	cmd, _ := debugCommand(use, short, long, example, args, true, func(cmd *cobra.Command, f *debugFlags, args []string) error {
+	cmd, _ := debugCommand(use, short, long, example, args, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 		req, err := body(args)
 		if err != nil {
 			return err
 		}
 		var raw []byte
 		var res debugapi.ActionResult
-		if err := f.client().post(cmd.Context(), path, req, &res, &raw); err != nil {
+		if err := client.post(cmd.Context(), path, req, &res, &raw); err != nil {
 			return err
 		}
 		if f.output == "json" {
@@ -116,11 +116,11 @@ func newReplayCommand() *cobra.Command {
 cache holds, after the events already queued, and prints what the call did. With --dry-run its
 writes go with dryRun=All: the server validates them, nothing is stored.`,
 		"  runner replay label.js deploy web/api --dry-run", cobra.ExactArgs(3), true,
-		func(cmd *cobra.Command, f *debugFlags, a []string) error {
+		func(cmd *cobra.Command, client *debugClient, f *debugFlags, a []string) error {
 			var raw []byte
 			var rec engine.TraceRecord
 			req := debugapi.ReplayRequest{Script: a[0], Resource: a[1], Object: a[2], DryRun: dryRun}
-			if err := f.client().post(cmd.Context(), "/debug/actions/replay", req, &rec, &raw); err != nil {
+			if err := client.post(cmd.Context(), "/debug/actions/replay", req, &rec, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {

@@ -3,13 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 
@@ -21,8 +25,11 @@ import (
 // debugFlags are the flags every debug subcommand shares: where the runner's debug API is,
 // and how to print its answer.
 type debugFlags struct {
-	addr   string
-	output string
+	addr     string
+	output   string
+	token    string
+	caFile   string
+	insecure bool
 }
 
 func (f *debugFlags) add(cmd *cobra.Command, output bool) {
@@ -30,6 +37,9 @@ func (f *debugFlags) add(cmd *cobra.Command, output bool) {
 	if output {
 		cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: empty for a table, or json (the API's answer)")
 	}
+	cmd.Flags().StringVar(&f.token, "token", "", "bearer token for a runner whose debug API is not on loopback (e.g. $(kubectl create token NAME)); default $JSINFORMER_DEBUG_TOKEN")
+	cmd.Flags().StringVar(&f.caFile, "certificate-authority", "", "CA file to verify a non-loopback debug API's certificate")
+	cmd.Flags().BoolVar(&f.insecure, "insecure-skip-tls-verify", false, "do not verify a non-loopback debug API's certificate (the runner's default one is self-signed)")
 }
 
 func (f *debugFlags) check() error {
@@ -39,14 +49,39 @@ func (f *debugFlags) check() error {
 	return nil
 }
 
-func (f *debugFlags) client() *debugClient {
-	return &debugClient{base: "http://" + f.addr, addr: f.addr, http: &http.Client{}}
+// client reaches f.addr: over http on loopback, else over https with the bearer token; an
+// address given as a URL keeps its scheme.
+func (f *debugFlags) client() (*debugClient, error) {
+	c := &debugClient{addr: f.addr, http: &http.Client{}, token: cmp.Or(f.token, os.Getenv("JSINFORMER_DEBUG_TOKEN"))}
+	switch {
+	case strings.HasPrefix(f.addr, "http://") || strings.HasPrefix(f.addr, "https://"):
+		c.base = strings.TrimSuffix(f.addr, "/")
+	case debugapi.IsLoopback(f.addr):
+		c.base = "http://" + f.addr
+	default:
+		c.base = "https://" + f.addr
+	}
+	if strings.HasPrefix(c.base, "https://") {
+		cfg := &tls.Config{InsecureSkipVerify: f.insecure, MinVersion: tls.VersionTLS12} //nolint:gosec // the user asked for it
+		if f.caFile != "" {
+			pem, err := os.ReadFile(f.caFile)
+			if err != nil {
+				return nil, fmt.Errorf("read --certificate-authority: %w", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--certificate-authority %s: no certificate in it", f.caFile)
+			}
+		}
+		c.http.Transport = &http.Transport{TLSClientConfig: cfg}
+	}
+	return c, nil
 }
 
 // debugClient calls one runner's debug API.
 type debugClient struct {
-	base, addr string
-	http       *http.Client
+	base, addr, token string
+	http              *http.Client
 }
 
 // get fetches path with query and decodes the answer into out; raw, when non-nil, receives
@@ -77,8 +112,15 @@ func (c *debugClient) post(ctx context.Context, path string, body, out any, raw 
 	return c.do(req, out, raw)
 }
 
+func (c *debugClient) send(req *http.Request) (*http.Response, error) {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return c.http.Do(req)
+}
+
 func (c *debugClient) do(req *http.Request, out any, raw *[]byte) error {
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return c.unreachable(err)
 	}
@@ -107,7 +149,7 @@ func (c *debugClient) stream(ctx context.Context, path string, query url.Values,
 		return fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -237,13 +237,3 @@ func resourceVersion(obj map[string]any) string {
 	rv, _ := meta["resourceVersion"].(string)
 	return rv
 }
-
-// printStatus prints the status document; until the engine's state API is in, as YAML.
-func printStatus(w io.Writer, raw []byte) error {
-	data, err := yaml.JSONToYAML(raw)
-	if err != nil {
-		return fmt.Errorf("print status: %w", err)
-	}
-	_, err = w.Write(data)
-	return err
-}

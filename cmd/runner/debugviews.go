@@ -16,7 +16,7 @@ import (
 
 // debugCommand builds a subcommand that shares debugFlags.
 func debugCommand(use, short, long, example string, args cobra.PositionalArgs, output bool,
-	run func(cmd *cobra.Command, f *debugFlags, args []string) error) (*cobra.Command, *debugFlags) {
+	run func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error) (*cobra.Command, *debugFlags) {
 	f := &debugFlags{}
 	cmd := &cobra.Command{
 		Use: use, Short: short, Long: long, Example: example, Args: args,
@@ -25,7 +25,11 @@ func debugCommand(use, short, long, example string, args cobra.PositionalArgs, o
 			if err := f.check(); err != nil {
 				return err
 			}
-			return run(cmd, f, a)
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			return run(cmd, c, f, a)
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
@@ -38,16 +42,17 @@ func newStatusCommand() *cobra.Command {
 		`status shows the scripts of a running runner: file, content hash, state, last reloads, watches,
 informers, leader state and memory per script. It reads the runner's debug API (--debug-addr).`,
 		"  runner status\n  runner status -o json\n  runner status --debug-addr 127.0.0.1:9089",
-		cobra.NoArgs, true, func(cmd *cobra.Command, f *debugFlags, _ []string) error {
+		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {
 			var raw []byte
-			var st map[string]any
-			if err := f.client().get(cmd.Context(), "/debug/status", nil, &st, &raw); err != nil {
+			var st engine.Status
+			if err := client.get(cmd.Context(), "/debug/status", nil, &st, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			return printStatus(cmd.OutOrStdout(), raw)
+			printStatus(cmd.OutOrStdout(), st)
+			return nil
 		})
 	return cmd
 }
@@ -59,14 +64,14 @@ for how long, whether it is paused, and each reconcile key: why it was queued (w
 which object, owner mapping, ctx.enqueue, requeueAfter, retry), when it was first queued, failed
 attempts, next retry and last error.`,
 		"  runner queue\n  runner queue reconcile-web.js -o json",
-		cobra.MaximumNArgs(1), true, func(cmd *cobra.Command, f *debugFlags, args []string) error {
+		cobra.MaximumNArgs(1), true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 			q := url.Values{}
 			if len(args) == 1 {
 				q.Set("script", args[0])
 			}
 			var raw []byte
 			var v engine.QueueView
-			if err := f.client().get(cmd.Context(), "/debug/queue", q, &v, &raw); err != nil {
+			if err := client.get(cmd.Context(), "/debug/queue", q, &v, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {
@@ -85,7 +90,7 @@ func newCacheCommand() *cobra.Command {
 object as each script sees it. --index SCRIPT:INDEX=VALUE lists the objects SCRIPT's index
 function INDEX files under VALUE (ctx.cache.byIndex). Secret data is redacted.`,
 		"  runner cache deploy\n  runner cache deploy web/api -o json\n  runner cache deploy --index images.js:byImage=nginx:1.27",
-		cobra.RangeArgs(1, 2), true, func(cmd *cobra.Command, f *debugFlags, args []string) error {
+		cobra.RangeArgs(1, 2), true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 			q := url.Values{"resource": {args[0]}}
 			if len(args) == 2 {
 				q.Set("object", args[1])
@@ -102,7 +107,7 @@ function INDEX files under VALUE (ctx.cache.byIndex). Secret data is redacted.`,
 			}
 			var raw []byte
 			var v engine.CacheView
-			if err := f.client().get(cmd.Context(), "/debug/cache", q, &v, &raw); err != nil {
+			if err := client.get(cmd.Context(), "/debug/cache", q, &v, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {
@@ -119,10 +124,10 @@ func newIndexesCommand() *cobra.Command {
 		`indexes shows, for each script with index functions that watches RESOURCE, the values its functions
 returned for one object: the reverse of ctx.cache.byIndex.`,
 		"  runner indexes deploy web/api",
-		cobra.ExactArgs(2), true, func(cmd *cobra.Command, f *debugFlags, args []string) error {
+		cobra.ExactArgs(2), true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 			var raw []byte
 			var v engine.IndexesView
-			if err := f.client().get(cmd.Context(), "/debug/indexes", url.Values{"resource": {args[0]}, "object": {args[1]}}, &v, &raw); err != nil {
+			if err := client.get(cmd.Context(), "/debug/indexes", url.Values{"resource": {args[0]}, "object": {args[1]}}, &v, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {
@@ -143,14 +148,14 @@ events (default 20), each with the handler called, its duration and result, its 
 API writes (verb, resource, name, dry-run, status code), the reconcile keys it enqueued, and the
 reconcile runs of its key with attempts. Recording is bounded: see docs/debugging.md.`,
 		"  runner explain deploy web/api\n  runner explain cm kube-system/coredns --events 5 -o json",
-		cobra.ExactArgs(2), true, func(cmd *cobra.Command, f *debugFlags, args []string) error {
+		cobra.ExactArgs(2), true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 			if events <= 0 {
 				return usageError(fmt.Errorf("--events must be positive, not %d", events))
 			}
 			q := url.Values{"resource": {args[0]}, "object": {args[1]}, "events": {strconv.Itoa(events)}}
 			var raw []byte
 			var v engine.Explanation
-			if err := f.client().get(cmd.Context(), "/debug/explain", q, &v, &raw); err != nil {
+			if err := client.get(cmd.Context(), "/debug/explain", q, &v, &raw); err != nil {
 				return err
 			}
 			if f.output == "json" {

@@ -114,12 +114,16 @@ func (p *Page) Run(ctx context.Context) error {
 	}
 	ticker := time.NewTicker(p.opts.Interval)
 	defer ticker.Stop()
+	changed := p.opts.Source.StatusChanged()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case rec := <-records:
 			p.rates.add(rec)
+		case <-changed: // a load, a state change: push it now, not at the next tick
+			changed = p.opts.Source.StatusChanged()
+			p.refresh()
 		case <-ticker.C:
 			p.refresh()
 		case <-p.kick:

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -32,20 +34,29 @@ func (s bigSource) Queue(string) (engine.QueueView, error) {
 	}}, nil
 }
 
-func (s bigSource) Informers() []engine.InformerView {
-	return []engine.InformerView{
-		{Resource: "v1/configmaps", Scripts: []string{"big.js"}, Synced: true, Healthy: true, Objects: s.objects, SecondsSinceContact: 0.5},
-		{Resource: "apps/v1/deployments", Namespace: "web", Scripts: []string{"big.js"}, Synced: true, Healthy: false, LastError: "connection refused", SecondsSinceContact: 42},
-	}
+// brokenJS is the content of the script whose last save failed, at line 2 column 27.
+const brokenJS = "export default {\n  watch: \"v1/configmaps\" onAdd() {},\n};\n"
+
+func (s bigSource) Status() engine.Status {
+	contact := time.Now().Add(-500 * time.Millisecond)
+	failing := time.Now().Add(-42 * time.Second)
+	return engine.Status{Seq: 3, Ready: true, Scripts: []engine.ScriptStatus{
+		{Name: "big.js", Hash: "aaaaaaaaaaaa", State: engine.ScriptServing,
+			Versions: []engine.VersionStatus{{Hash: "aaaaaaaaaaaa", State: engine.VersionCurrent, Objects: s.objects}},
+			Loads:    []engine.LoadStatus{{At: time.Unix(1, 0), Hash: "aaaaaaaaaaaa", Result: engine.LoadLoaded, TookSeconds: 0.812, Objects: s.objects}},
+			Handlers: map[string]engine.HandlerCounts{"reconcile": {Calls: 40000, Errors: 3}},
+			Watches:  []engine.WatchStatus{{Resource: "v1/configmaps"}}},
+		{Name: "broken.js", Hash: "bbbbbbbbbbbb", State: engine.ScriptFailed,
+			Loads: []engine.LoadStatus{{At: time.Unix(2, 0), Hash: "bbbbbbbbbbbb", Result: engine.LoadFailed,
+				Error: &engine.ErrorStatus{Message: "SyntaxError: Unexpected identifier 'onAdd'", File: "broken.js", Line: 2, Column: 27}}}},
+	}, Informers: []engine.InformerStatus{
+		{WatchStatus: engine.WatchStatus{Resource: "v1/configmaps"}, Scripts: []string{"big.js"}, Synced: true, Healthy: true, Objects: s.objects, LastContact: &contact},
+		{WatchStatus: engine.WatchStatus{Resource: "apps/v1/deployments", Namespace: "web"}, Scripts: []string{"big.js"}, Synced: true,
+			LastError: "connection refused", FailingSince: &failing, LastContact: &failing},
+	}}
 }
 
-func (s bigSource) Reloads() map[string][]engine.ReloadRecord {
-	return map[string][]engine.ReloadRecord{
-		"big.js": {{Time: time.Unix(1, 0), Version: "aaaaaaaaaaaa", Result: "loaded", TookMs: 812}},
-		"broken.js": {{Time: time.Unix(2, 0), Version: "bbbbbbbbbbbb", Result: "failed", Error: "broken.js:2:14 SyntaxError: Unexpected token", File: "broken.js", Line: 2, Column: 14,
-			Frame: []engine.FrameLine{{Line: 1, Text: "export default {"}, {Line: 2, Text: "  watch: \"v1/configmaps\" onAdd() {},"}, {Line: 3, Text: "};"}}}},
-	}
-}
+func (bigSource) StatusChanged() <-chan struct{} { return nil }
 
 func (bigSource) ScriptMemory() map[string]int64 { return map[string]int64{"big.js": 12 << 20} }
 
@@ -112,7 +123,11 @@ func TestPageUnderLoad(t *testing.T) {
 		heapCap  = 32 << 20
 		renderBy = time.Second
 	)
-	page := web.New(web.Options{Source: bigSource{objects: 20000}, Interval: 500 * time.Millisecond})
+	scripts := t.TempDir()
+	if err := os.WriteFile(filepath.Join(scripts, "broken.js"), []byte(brokenJS), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := web.New(web.Options{Source: bigSource{objects: 20000}, ScriptsDir: scripts, Interval: 500 * time.Millisecond})
 	mux := http.NewServeMux()
 	page.Register(mux.Handle)
 	sent := make(chan int, 1)

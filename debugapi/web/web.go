@@ -16,9 +16,9 @@ var assets embed.FS
 
 // Source is what the page reads; *engine.Engine implements it.
 type Source interface {
+	Status() engine.Status
+	StatusChanged() <-chan struct{}
 	Queue(script string) (engine.QueueView, error)
-	Informers() []engine.InformerView
-	Reloads() map[string][]engine.ReloadRecord
 	ScriptMemory() map[string]int64
 	IndexSummaries() []engine.IndexSummary
 	Subscribe(f engine.TailFilter) (*engine.Subscription, error)
@@ -29,6 +29,8 @@ type Options struct {
 	Source Source
 	// CanAct reports whether a request may use the actions; nil: every request may.
 	CanAct func(r *http.Request) bool
+	// ScriptsDir is the scripts folder, read for the source lines of a failed load's frame.
+	ScriptsDir string
 	// Interval is how often the snapshot is rebuilt and, when changed, pushed; default 1s.
 	Interval time.Duration
 	Logger   *slog.Logger
@@ -36,10 +38,11 @@ type Options struct {
 
 // Page is the web page's handler set; mount it with Register and run it with Run.
 type Page struct {
-	opts  Options
-	hub   *hub
-	rates *rates
-	kick  chan struct{} // a new stream wants a snapshot now
+	opts   Options
+	hub    *hub
+	rates  *rates
+	kick   chan struct{} // a new stream wants a snapshot now
+	frames frames        // Run's goroutine only
 	// recording: Run holds a trace subscription, so the rates mean something.
 	recording atomic.Bool
 }
@@ -52,7 +55,7 @@ func New(opts Options) *Page {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Page{opts: opts, hub: newHub(), rates: newRates(), kick: make(chan struct{}, 1)}
+	return &Page{opts: opts, hub: newHub(), rates: newRates(), kick: make(chan struct{}, 1), frames: frames{dir: opts.ScriptsDir}}
 }
 
 // Register adds the page's routes with handle (debugapi.Server.Handle).

@@ -134,70 +134,80 @@ function render() {
 // ---- scripts -------------------------------------------------------------------------------
 
 function scriptState(sc) {
-  const v = sc.versions[0];
-  const last = sc.reloads && sc.reloads[sc.reloads.length - 1];
-  if (!v) return last ? { text: last.result === "waiting" ? "waiting" : "failed to load", cls: "err" } : { text: "not loaded", cls: "muted" };
-  if (last && (last.result === "failed" || last.result === "waiting")) return { text: v.state + ", last save failed", cls: "err" };
-  if (v.paused) return { text: v.state + ", paused", cls: "warn" };
-  return { text: v.state, cls: v.state === "current" ? "ok" : "warn" };
+  const q = sc.queues[0];
+  const cls = { serving: "ok", syncing: "warn", failed: "err", waiting: "err", stopped: "err", unloaded: "muted" }[sc.state] || "muted";
+  let text = sc.state;
+  if (sc.frame && sc.state === "serving") text += ", last save failed";
+  if (q && q.paused) text += ", paused";
+  return { text, cls: sc.frame ? "err" : q && q.paused ? "warn" : cls };
 }
+
+const handlerSum = (sc) => Object.values(sc.handlers || {}).reduce((a, c) => ({ calls: a.calls + c.calls, errors: a.errors + c.errors }), { calls: 0, errors: 0 });
 
 function renderScripts(s) {
   const rows = s.scripts.map((sc) => {
     const st = scriptState(sc);
-    const v = sc.versions[0];
+    const q = sc.queues[0];
     const r = sc.rates || {};
+    const total = handlerSum(sc);
     return h("tr", { class: (st.cls === "err" ? "err" : "") + (sc.name === state.script ? " sel" : ""), "data-script": sc.name },
       h("td", {}, h("a", { href: "/scripts/" + sc.name }, sc.name)),
       h("td", {}, h("span", { class: "badge " + st.cls }, st.text)),
-      h("td", { class: "mono" }, v ? v.version : ""),
+      h("td", { class: "mono" }, sc.hash),
       h("td", { class: "num" }, fmtBytes(sc.memoryBytes)),
       h("td", { class: "num" }, s.rates ? r.callsPerSec.toFixed(1) : "—"),
       h("td", { class: "num" + (r.errorRate > 0 ? " err" : "") }, s.rates ? (100 * r.errorRate).toFixed(1) + " %" : "—"),
       h("td", { class: "num" }, s.rates && r.calls ? fmtMs(r.p95Ms) : "—"),
-      h("td", { class: "num" }, v ? v.backlog : ""),
+      h("td", { class: "num" }, `${total.calls} / ${total.errors}`),
+      h("td", { class: "num" }, q ? q.backlog : ""),
       h("td", { class: "num" }, sc.keyCount));
   });
-  const out = [h("table", { id: "scripts" },
-    h("thead", {}, h("tr", {}, ["script", "state", "version", "memory", "calls/s", "errors (1 min)", "p95", "backlog", "keys"].map((t, i) => h("th", { class: i >= 3 ? "num" : "" }, t)))),
-    h("tbody", {}, rows))];
+  const out = [];
+  if (!s.ready) out.push(h("p", { class: "badge warn" }, "not ready: " + (s.notReady || "")));
+  if (s.leader && s.leader.enabled) out.push(h("p", { class: "muted" }, s.leader.leading ? "leading" : "standing by; leader: " + (s.leader.holder || "none")));
+  out.push(h("table", { id: "scripts" },
+    h("thead", {}, h("tr", {}, ["script", "state", "version", "memory", "calls/s", "errors (1 min)", "p95 (1 min)", "calls / errors", "backlog", "keys"].map((t, i) => h("th", { class: i >= 3 ? "num" : "" }, t)))),
+    h("tbody", {}, rows)));
   if (!s.rates) out.push(h("p", { class: "muted" }, "Call rates need trace recording (--trace-records)."));
   const shown = state.script ? s.scripts.filter((sc) => sc.name === state.script) : s.scripts;
   if (state.script && shown.length === 0) out.push(h("p", { class: "err" }, "No script " + state.script + " is loaded or has failed to load."));
-  for (const sc of shown) out.push(...renderReloads(sc, !state.script));
+  for (const sc of shown) out.push(...renderScript(sc, !state.script));
   return out;
 }
 
-// renderReloads shows a script's last loads; with onlyFailing, only a failing latest load.
-function renderReloads(sc, onlyFailing) {
-  const rs = sc.reloads || [];
-  const last = rs[rs.length - 1];
-  const failing = last && last.result !== "loaded" && last.result !== "reloaded";
-  if (onlyFailing && !failing) return [];
-  const out = [h("h2", {}, h("a", { href: "/scripts/" + sc.name }, sc.name), failing ? h("span", { class: "badge err" }, " " + last.result) : null)];
-  if (failing) out.push(codeFrame(last));
-  if (!onlyFailing) {
-    out.push(h("h3", {}, "Last loads"));
-    out.push(h("table", {}, h("tbody", {}, rs.slice().reverse().map((r) => h("tr", { class: r.error ? "err" : "" },
-      h("td", {}, fmtTime(r.time)), h("td", { class: "mono" }, r.version), h("td", {}, r.result),
-      h("td", { class: "num" }, fmtMs(r.tookMs)), h("td", {}, r.error ? h("pre", {}, r.error) : ""))))));
-    for (const v of sc.versions) out.push(h("p", { class: "muted" }, `version ${v.version}: ${v.state}${v.paused ? ", paused" : ""}, backlog ${v.backlog}`));
-  }
+// renderScript shows a script's failed load as a code frame and, in full, its last loads,
+// versions and watches; with onlyFailing, only the frame.
+function renderScript(sc, onlyFailing) {
+  if (onlyFailing && !sc.frame) return [];
+  const out = [h("h2", {}, h("a", { href: "/scripts/" + sc.name }, sc.name), " ", h("span", { class: "badge " + scriptState(sc).cls }, sc.state))];
+  if (sc.frame) out.push(codeFrame(sc.frame));
+  if (onlyFailing) return out;
+  out.push(h("h3", {}, "Last loads"));
+  out.push(h("table", { class: "loads" }, h("tbody", {}, (sc.loads || []).slice().reverse().map((l) => h("tr", { class: l.error ? "err" : "" },
+    h("td", {}, fmtTime(l.at)), h("td", { class: "mono" }, l.hash), h("td", {}, l.result),
+    h("td", { class: "num" }, l.tookSeconds ? fmtMs(1000 * l.tookSeconds) : ""), h("td", { class: "num" }, l.objects ? l.objects + " objects" : ""),
+    h("td", {}, l.error ? h("pre", {}, (l.error.file ? `${l.error.file}:${l.error.line}:${l.error.column} ` : "") + l.error.message) : ""))))));
+  out.push(h("h3", {}, "Versions"));
+  out.push(h("table", {}, h("tbody", {}, (sc.versions || []).map((v) => h("tr", {},
+    h("td", { class: "mono" }, v.hash), h("td", {}, v.state), h("td", {}, fmtTime(v.started)),
+    h("td", { class: "num" }, v.objects + " objects"), h("td", { class: "num" }, v.queued + " queued"))))));
+  out.push(h("h3", {}, "Watches"));
+  out.push(h("ul", {}, (sc.watches || []).map((w) => h("li", { class: "mono" }, [w.resource, w.namespace && "ns=" + w.namespace, w.labelSelector && "l=" + w.labelSelector, w.fieldSelector && "f=" + w.fieldSelector].filter(Boolean).join(" ")))));
   return out;
 }
 
-// codeFrame renders the error of a load with the source lines around its place.
-function codeFrame(r) {
-  const where = r.file ? `${r.file}:${r.line}:${r.column}` : "";
-  const box = h("div", { class: "frame", "data-file": r.file || "", "data-line": r.line || "" },
-    h("div", { class: "where" }, where && !r.error.includes(where) ? where + "  " : "", r.error));
-  if (r.frame && r.frame.length) {
+// codeFrame renders a failed load's error with the source lines around its place.
+function codeFrame(f) {
+  const where = f.line ? `${f.file}:${f.line}:${f.column}` : f.file;
+  const box = h("div", { class: "frame", "data-file": f.file, "data-line": f.line || "" },
+    h("div", { class: "where" }, where && !f.message.includes(where) ? where + "  " : "", f.message),
+    f.stale ? h("div", { class: "muted" }, "the file has changed since; these are its lines now") : null);
+  if (f.lines && f.lines.length) {
     const pre = h("pre", {});
-    for (const l of r.frame) {
-      const hit = l.line === r.line;
-      pre.append(h("span", { class: hit ? "hit" : "" }, h("span", { class: "ln" }, (hit ? "> " : "  ") + l.line), l.text));
-      if (!hit) pre.append("\n");
-      if (hit && r.column > 0) pre.append(h("span", { class: "caret" }, h("span", { class: "ln" }, ""), " ".repeat(r.column - 1) + "^"));
+    for (const l of f.lines) {
+      const hit = l.line === f.line;
+      pre.append(h("span", { class: hit ? "hit" : "line" }, h("span", { class: "ln" }, (hit ? "> " : "  ") + l.line), l.text));
+      if (hit && f.column > 0) pre.append(h("span", { class: "caret" }, h("span", { class: "ln" }, ""), " ".repeat(f.column - 1) + "^"));
     }
     box.append(pre);
   }
@@ -229,7 +239,7 @@ function renderInformers(s) {
 function renderQueues(s) {
   const out = [];
   for (const sc of s.scripts) {
-    for (const v of sc.versions) {
+    for (const v of sc.queues) {
       const head = h("h2", {}, h("a", { href: "/scripts/" + sc.name }, sc.name), " ", h("span", { class: "mono muted" }, v.version), " ",
         h("span", { class: "badge " + (v.paused ? "warn" : "ok") }, v.paused ? "paused" : v.state));
       if (state.canAct) head.append(" ", v.paused

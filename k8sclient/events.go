@@ -1,4 +1,4 @@
-package engine
+package k8sclient
 
 import (
 	"container/list"
@@ -17,10 +17,28 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// k8s.event records Events as client-go's recorder does: a repeat of an Event (same object,
+// k8s.event records core/v1 Events and counts repeats: a repeat of an Event (same object,
 // type, reason and message, from this runner) within eventWindow increments the count and
 // lastTimestamp of the Event already recorded instead of creating another, so a script that
 // reports the same condition on every resync does not flood the namespace.
+//
+// Why core/v1 count and not events.k8s.io series: kubectl describe, kubectl get events and
+// most dashboards read core/v1 Events and show count and lastTimestamp ("x20 over 5m"); the
+// API server serves one storage under both APIs, so an Event written here is also an
+// events.k8s.io Event (deprecatedCount, deprecatedLastTimestamp). A series written through
+// events.k8s.io (as client-go v0.37's tools/events recorder does) is shown by kubectl too,
+// but that recorder writes a series when it starts (the second occurrence) and then counts
+// repeats in memory, sending them every 30 minutes (refreshExistingEventSeries): what the
+// cluster shows lags what the script recorded by up to half an hour. Writing each repeat at
+// once keeps a script's Events exact when its handler returns, which `runner test` and the
+// examples check.
+//
+// Why it differs from client-go's tools/record correlator, on purpose: the correlator also
+// drops Events past a token bucket per object (spam filter: a burst of 25, then one every five
+// minutes) and merges ten Events that differ only in message into one "(combined from
+// similar events)". A script chooses its Events and their messages; the runner does not
+// silently drop or rewrite them. What bounds the writes is the handler that sends them, and
+// repeats cost one PATCH each, as the correlator's do.
 
 const (
 	// eventWindow is how long a recorded Event is aggregated into; client-go's correlator
@@ -45,7 +63,7 @@ type recordedEvent struct {
 	first     time.Time
 }
 
-// eventCache remembers recorded Events; shared by every copy of a k8sClient.
+// eventCache remembers recorded Events; shared by every copy of a Client.
 type eventCache struct {
 	// stripes serialize the calls recording one Event (by a hash of its key) from first look
 	// to last write, so scripts repeating one Event at once create one and count every repeat:
@@ -113,7 +131,7 @@ func (c *eventCache) remove(el *list.Element) {
 }
 
 // Event records an Event about obj, or counts a repeat of one recorded before.
-func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, reason, message string) error {
+func (c *Client) Event(ctx context.Context, obj scripting.Object, eventType, reason, message string) error {
 	u := &unstructured.Unstructured{Object: obj}
 	key := eventKey{apiVersion: u.GetAPIVersion(), kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName(),
 		uid: u.GetUID(), eventType: firstNonEmpty(eventType, corev1.EventTypeNormal), reason: reason, message: message}
@@ -132,7 +150,7 @@ func (c *k8sClient) Event(ctx context.Context, obj scripting.Object, eventType, 
 	return c.createEvent(ctx, u, key, now)
 }
 
-func (c *k8sClient) createEvent(ctx context.Context, u *unstructured.Unstructured, key eventKey, now time.Time) error {
+func (c *Client) createEvent(ctx context.Context, u *unstructured.Unstructured, key eventKey, now time.Time) error {
 	ts := metav1.NewTime(now)
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: u.GetName() + ".", Namespace: firstNonEmpty(u.GetNamespace(), "default")},
@@ -162,7 +180,7 @@ func (c *k8sClient) createEvent(ctx context.Context, u *unstructured.Unstructure
 }
 
 // countEvent adds one to a recorded Event's count and moves its lastTimestamp.
-func (c *k8sClient) countEvent(ctx context.Context, rec *recordedEvent, now time.Time) error {
+func (c *Client) countEvent(ctx context.Context, rec *recordedEvent, now time.Time) error {
 	ri, err := c.resource("v1/events", rec.namespace)
 	if err != nil {
 		return err

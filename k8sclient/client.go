@@ -1,6 +1,7 @@
-package engine
+package k8sclient
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,30 +18,57 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// k8sClient is the `k8s` global: the dynamic client, resources named as on the command line,
+// Resolver maps resource names as users write them to resources; dynamicinformer's Resolver
+// is the real one.
+type Resolver interface {
+	Resolve(name string) (dynamicinformer.Resource, error)
+}
+
+// Options configure a Client.
+type Options struct {
+	// DryRun sends every write with dryRun=All and logs what it would have written.
+	DryRun bool
+	// FieldManager names the writer; default "jsinformer".
+	FieldManager string
+	// Logger receives the dry-run records; default discards.
+	Logger *slog.Logger
+	// Now stamps Events; default time.Now.
+	Now func() time.Time
+}
+
+// Client is the `k8s` global: the dynamic client, resources named as on the command line,
 // every write dry-run when configured. Safe for concurrent use.
-type k8sClient struct {
+type Client struct {
 	dyn          dynamic.Interface
-	resolver     resourceResolver
+	resolver     Resolver
 	dryRun       []string
 	fieldManager string
 	logger       *slog.Logger
-	events       *eventCache      // shared by the copies withLogger makes
-	now          func() time.Time // stamps Events: the engine's clock (clock.go)
+	events       *eventCache      // shared by the copies WithLogger makes
+	now          func() time.Time // stamps Events
 }
 
-var _ scripting.Client = (*k8sClient)(nil)
+var _ scripting.Client = (*Client)(nil)
 
-// withLogger returns a copy whose dry-run records carry logger's attributes (script, version).
-func (c *k8sClient) withLogger(logger *slog.Logger) *k8sClient {
+// WithLogger returns a copy whose dry-run records carry logger's attributes (script, version).
+// The copies share the Event recorder's memory.
+func (c *Client) WithLogger(logger *slog.Logger) *Client {
 	copied := *c
 	copied.logger = logger
 	return &copied
 }
 
-func newK8sClient(dyn dynamic.Interface, resolver resourceResolver, cfg Config) *k8sClient {
-	c := &k8sClient{dyn: dyn, resolver: resolver, fieldManager: cfg.FieldManager, logger: cfg.Logger, events: newEventCache(), now: time.Now}
-	if cfg.DryRun {
+// New returns a Client writing through dyn, resources named as resolver names them.
+func New(dyn dynamic.Interface, resolver Resolver, opts Options) *Client {
+	c := &Client{dyn: dyn, resolver: resolver, fieldManager: cmp.Or(opts.FieldManager, "jsinformer"),
+		logger: opts.Logger, events: newEventCache(), now: opts.Now}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if opts.DryRun {
 		c.dryRun = []string{metav1.DryRunAll}
 	}
 	return c
@@ -53,7 +81,7 @@ var errNamespaceRequired = errors.New("namespace required")
 // resource resolves name and scopes it to namespace when the resource is namespaced. Only a
 // list may leave that namespace empty, meaning all namespaces; the namespace a cluster-scoped
 // resource is given is ignored.
-func (c *k8sClient) resource(name, namespace string) (dynamic.ResourceInterface, error) {
+func (c *Client) resource(name, namespace string) (dynamic.ResourceInterface, error) {
 	ri, res, err := c.resourceOrAll(name, namespace)
 	if err == nil && res.Namespaced && namespace == "" {
 		return nil, fmt.Errorf("%w: %s is a namespaced resource", errNamespaceRequired, res)
@@ -61,7 +89,7 @@ func (c *k8sClient) resource(name, namespace string) (dynamic.ResourceInterface,
 	return ri, err
 }
 
-func (c *k8sClient) resourceOrAll(name, namespace string) (dynamic.ResourceInterface, dynamicinformer.Resource, error) {
+func (c *Client) resourceOrAll(name, namespace string) (dynamic.ResourceInterface, dynamicinformer.Resource, error) {
 	res, err := c.resolver.Resolve(name)
 	if err != nil {
 		return nil, res, err
@@ -72,7 +100,7 @@ func (c *k8sClient) resourceOrAll(name, namespace string) (dynamic.ResourceInter
 	return c.dyn.Resource(res.GVR), res, nil
 }
 
-func (c *k8sClient) Get(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
+func (c *Client) Get(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
 	ri, err := c.resource(resource, namespace)
 	if err != nil {
 		return nil, err
@@ -81,7 +109,7 @@ func (c *k8sClient) Get(ctx context.Context, resource, namespace, name string) (
 	return objectOf(u, c.redact(resource, err))
 }
 
-func (c *k8sClient) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
+func (c *Client) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
 	ri, _, err := c.resourceOrAll(resource, opts.Namespace)
 	if err != nil {
 		return nil, err
@@ -97,7 +125,7 @@ func (c *k8sClient) List(ctx context.Context, resource string, opts scripting.Li
 	return out, nil
 }
 
-func (c *k8sClient) Create(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
+func (c *Client) Create(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
 	u := &unstructured.Unstructured{Object: obj}
 	ri, err := c.resource(resource, u.GetNamespace())
 	if err != nil {
@@ -108,15 +136,15 @@ func (c *k8sClient) Create(ctx context.Context, resource string, obj scripting.O
 	return objectOf(created, c.redact(resource, err))
 }
 
-func (c *k8sClient) Update(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
+func (c *Client) Update(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
 	return c.update(ctx, resource, obj, false)
 }
 
-func (c *k8sClient) UpdateStatus(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
+func (c *Client) UpdateStatus(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
 	return c.update(ctx, resource, obj, true)
 }
 
-func (c *k8sClient) update(ctx context.Context, resource string, obj scripting.Object, status bool) (scripting.Object, error) {
+func (c *Client) update(ctx context.Context, resource string, obj scripting.Object, status bool) (scripting.Object, error) {
 	u := &unstructured.Unstructured{Object: obj}
 	ri, err := c.resource(resource, u.GetNamespace())
 	if err != nil {
@@ -135,15 +163,15 @@ func (c *k8sClient) update(ctx context.Context, resource string, obj scripting.O
 	return objectOf(updated, c.redact(resource, err))
 }
 
-func (c *k8sClient) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
+func (c *Client) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
 	return c.patch(ctx, resource, namespace, name, patch, opts)
 }
 
-func (c *k8sClient) PatchStatus(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
+func (c *Client) PatchStatus(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
 	return c.patch(ctx, resource, namespace, name, patch, opts, "status")
 }
 
-func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string, patch []byte,
+func (c *Client) patch(ctx context.Context, resource, namespace, name string, patch []byte,
 	opts scripting.PatchOptions, subresources ...string) (scripting.Object, error) {
 	pt, ok := opts.PatchType()
 	if !ok {
@@ -168,7 +196,7 @@ func (c *k8sClient) patch(ctx context.Context, resource, namespace, name string,
 	return objectOf(u, c.redact(resource, err))
 }
 
-func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string, opts scripting.DeleteOptions) error {
+func (c *Client) Delete(ctx context.Context, resource, namespace, name string, opts scripting.DeleteOptions) error {
 	ri, err := c.resource(resource, namespace)
 	if err != nil {
 		return err
@@ -183,10 +211,9 @@ func (c *k8sClient) Delete(ctx context.Context, resource, namespace, name string
 	return c.redact(resource, err)
 }
 
-// Event records a core/v1 Event about obj, as kubectl describe shows them.
 // logDryRun reports a dry-run write the server accepted. A rejected write is not logged: it
 // reaches the script as an exception, exactly as it would without --dry-run.
-func (c *k8sClient) logDryRun(err error, verb, resource, namespace, name string, extra ...any) {
+func (c *Client) logDryRun(err error, verb, resource, namespace, name string, extra ...any) {
 	if len(c.dryRun) == 0 || err != nil {
 		return
 	}
@@ -195,7 +222,7 @@ func (c *k8sClient) logDryRun(err error, verb, resource, namespace, name string,
 }
 
 // shownPatch is a patch as the dry-run log shows it: Secret contents never reach the log.
-func (c *k8sClient) shownPatch(resource string, patch []byte) string {
+func (c *Client) shownPatch(resource string, patch []byte) string {
 	if c.isSecret(resource) {
 		return "<redacted: Secret>"
 	}
@@ -208,6 +235,10 @@ func nameOf(u *unstructured.Unstructured, fallback string) string {
 		return u.GetName()
 	}
 	return fallback
+}
+
+func firstNonEmpty(a, b string) string {
+	return cmp.Or(a, b)
 }
 
 func objectOf(u *unstructured.Unstructured, err error) (scripting.Object, error) {

@@ -1,4 +1,4 @@
-package engine
+package k8sclient
 
 import (
 	"errors"
@@ -29,14 +29,14 @@ var safeReasons = map[metav1.StatusReason]bool{
 }
 
 // redact returns err with its server message hidden when it is about a Secret.
-func (c *k8sClient) redact(resource string, err error) error {
+func (c *Client) redact(resource string, err error) error {
 	if err == nil || !c.isSecret(resource) {
 		return err
 	}
 	return redactStatus(err)
 }
 
-func (c *k8sClient) isSecret(resource string) bool {
+func (c *Client) isSecret(resource string) bool {
 	res, err := c.resolver.Resolve(resource)
 	return err == nil && res.GVR == secretsGVR
 }

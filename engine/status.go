@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// The engine's state API: what tests assert on and what the debug views serve. Status is a
+// snapshot, safe to take from any goroutine; its JSON form is the debug API's.
+
+// Status is the engine's state at one moment.
+type Status struct {
+	// Seq grows with every change of a version's state, a load, readiness, leadership or an
+	// informer's health; handler counters move without changing it.
+	Seq   uint64 `json:"seq"`
+	Ready bool   `json:"ready"`
+	// NotReady is why Ready is false: Ready's error.
+	NotReady  string           `json:"notReady,omitempty"`
+	Leader    LeaderStatus     `json:"leader"`
+	Scripts   []ScriptStatus   `json:"scripts"`
+	Informers []InformerStatus `json:"informers"`
+}
+
+// Script returns the status of the named script, if the engine knows it.
+func (s Status) Script(name string) (ScriptStatus, bool) {
+	for _, sc := range s.Scripts {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return ScriptStatus{}, false
+}
+
+// ScriptState sums up a script.
+type ScriptState string
+
+const (
+	// ScriptServing: a version serves the script (another may be syncing to replace it).
+	ScriptServing ScriptState = "serving"
+	// ScriptSyncing: its first version is syncing; nothing serves it yet.
+	ScriptSyncing ScriptState = "syncing"
+	// ScriptFailed: its content failed to load and no older version serves it.
+	ScriptFailed ScriptState = "failed"
+	// ScriptWaiting: its watch names a resource the server does not serve (yet); retried.
+	ScriptWaiting ScriptState = "waiting"
+	// ScriptStopped: the memory guard stopped it; it stays stopped until its file changes.
+	ScriptStopped ScriptState = "stopped"
+	// ScriptUnloaded: its file is gone; its last versions are still draining.
+	ScriptUnloaded ScriptState = "unloaded"
+)
+
+// ScriptStatus is one script file.
+type ScriptStatus struct {
+	Name string `json:"name"`
+	// Hash is the content last read from the file.
+	Hash  string      `json:"hash"`
+	State ScriptState `json:"state"`
+	// Versions are the live versions, oldest first, then the failed or stopped content and
+	// the last versions done.
+	Versions []VersionStatus `json:"versions"`
+	// Loads are the latest loads, reloads, failures and unloads, oldest first.
+	Loads []LoadStatus `json:"loads"`
+	// Handlers counts calls by handler name (onAdd, onUpdate, onDelete, reconcile, schedule),
+	// over every version of the script since it was first loaded.
+	Handlers map[string]HandlerCounts `json:"handlers"`
+	// Watches are the newest live version's.
+	Watches []WatchStatus `json:"watches"`
+}
+
+// Version returns the status of the script's version of content hash, the newest first.
+func (s ScriptStatus) Version(hash string) (VersionStatus, bool) {
+	for i := len(s.Versions) - 1; i >= 0; i-- {
+		if s.Versions[i].Hash == hash {
+			return s.Versions[i], true
+		}
+	}
+	return VersionStatus{}, false
+}
+
+// Current returns the version serving the script.
+func (s ScriptStatus) Current() (VersionStatus, bool) {
+	for _, v := range s.Versions {
+		if v.State == VersionCurrent {
+			return v, true
+		}
+	}
+	return VersionStatus{}, false
+}
+
+// VersionState is where a version is in its life (version.go).
+type VersionState string
+
+const (
+	VersionSyncing  VersionState = "syncing"
+	VersionCurrent  VersionState = "current"
+	VersionDraining VersionState = "draining"
+	VersionDone     VersionState = "done"
+	// VersionStopped: stopped by the memory guard (then draining and done like any other).
+	VersionStopped VersionState = "stopped"
+	// VersionFailed: the content did not load; Error says why.
+	VersionFailed VersionState = "failed"
+)
+
+// VersionStatus is one content of a script.
+type VersionStatus struct {
+	Hash  string       `json:"hash"`
+	State VersionState `json:"state"`
+	// Started is when building it began.
+	Started time.Time `json:"started"`
+	// Objects is how many objects its cache holds; Queued how many events wait for its worker.
+	Objects int `json:"objects"`
+	Queued  int `json:"queued"`
+	// Error is why a failed content did not load.
+	Error *ErrorStatus `json:"error,omitempty"`
+	// MemoryBytes is what the memory guard measured when it stopped the version.
+	MemoryBytes int64 `json:"memoryBytes,omitempty"`
+}
+
+// LoadResult is the outcome of a load.
+type LoadResult string
+
+const (
+	LoadLoaded   LoadResult = "loaded"
+	LoadReloaded LoadResult = "reloaded"
+	LoadFailed   LoadResult = "failed"
+	// LoadWaiting: failed on a resource the server does not serve (yet); retried.
+	LoadWaiting  LoadResult = "waiting"
+	LoadUnloaded LoadResult = "unloaded"
+	LoadStopped  LoadResult = "stopped"
+)
+
+// LoadStatus is one load of a script.
+type LoadStatus struct {
+	At     time.Time  `json:"at"`
+	Hash   string     `json:"hash"`
+	Result LoadResult `json:"result"`
+	// TookSeconds is from compiling until the version served (loaded, reloaded).
+	TookSeconds float64 `json:"tookSeconds,omitempty"`
+	// Objects is how many objects the version was shown as initial adds.
+	Objects int          `json:"objects,omitempty"`
+	Error   *ErrorStatus `json:"error,omitempty"`
+}
+
+// ErrorStatus is an error with its position in the script, when it has one.
+type ErrorStatus struct {
+	Message string `json:"message"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+func errorStatus(err error) *ErrorStatus {
+	if err == nil {
+		return nil
+	}
+	out := &ErrorStatus{Message: err.Error()}
+	var se *scripting.ScriptError
+	if errors.As(err, &se) {
+		out.File, out.Line, out.Column = se.File, se.Line, se.Column
+	}
+	return out
+}
+
+// HandlerCounts are one handler's calls. Errors include Timeouts and Stuck.
+type HandlerCounts struct {
+	Calls    uint64 `json:"calls"`
+	Errors   uint64 `json:"errors"`
+	Timeouts uint64 `json:"timeouts"`
+	Stuck    uint64 `json:"stuck"`
+}
+
+// WatchStatus is one watched resource of a version.
+type WatchStatus struct {
+	Resource      string `json:"resource"`
+	Namespace     string `json:"namespace,omitempty"`
+	LabelSelector string `json:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty"`
+}
+
+func watchOf(k dynamicinformer.Key) WatchStatus {
+	return WatchStatus{Resource: dynamicinformer.FormatGVR(k.GVR), Namespace: k.Namespace,
+		LabelSelector: k.LabelSelector, FieldSelector: k.FieldSelector}
+}
+
+// InformerStatus is one running shared informer.
+type InformerStatus struct {
+	WatchStatus
+	// Users is how many script versions hold it; Scripts names the scripts.
+	Users   int      `json:"users"`
+	Scripts []string `json:"scripts"`
+	Synced  bool     `json:"synced"`
+	Healthy bool     `json:"healthy"`
+	Objects int      `json:"objects"`
+	// FailingSince is when the current failure began; LastError the latest failure.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	LastError    string     `json:"lastError,omitempty"`
+	Relists      uint64     `json:"relists"`
+	// LastContact is when the informer last heard from the server (a list, a watch opened,
+	// an event or a bookmark).
+	LastContact *time.Time `json:"lastContact,omitempty"`
+}
+
+// LeaderStatus is this runner's standing in leader election.
+type LeaderStatus struct {
+	// Enabled is false without leader election: the runner then always leads.
+	Enabled bool `json:"enabled"`
+	Leading bool `json:"leading"`
+	// Identity is this runner's, Holder the leader's last observed.
+	Identity string `json:"identity,omitempty"`
+	Lease    string `json:"lease,omitempty"`
+	Holder   string `json:"holder,omitempty"`
+}
+
+// Status returns a snapshot of the engine's state. Safe for concurrent use.
+func (e *Engine) Status() Status {
+	st := Status{Ready: true, Leader: e.leaderStatus()}
+	if err := e.Ready(); err != nil {
+		st.Ready, st.NotReady = false, err.Error()
+	}
+	st.Seq, st.Scripts = e.book.scripts(e.stats.counts.snapshot)
+	st.Informers = e.informerStatus()
+	return st
+}
+
+// StatusChanged returns a channel closed at the next change that moves Status.Seq.
+func (e *Engine) StatusChanged() <-chan struct{} { return e.book.changed() }
+
+func (e *Engine) leaderStatus() LeaderStatus {
+	if e.lead == nil {
+		return LeaderStatus{Leading: true}
+	}
+	ls := LeaderStatus{Enabled: true, Leading: e.lead.valid(), Identity: e.lead.cfg.Identity,
+		Lease: e.lead.cfg.Namespace + "/" + e.lead.cfg.Name}
+	if h := e.lead.holder.Load(); h != nil {
+		ls.Holder = *h
+	}
+	return ls
+}
+
+func (e *Engine) informerStatus() []InformerStatus {
+	active := e.factory.Active()
+	infs := e.needs.informers()
+	out := make([]InformerStatus, 0, len(active))
+	for _, h := range e.factory.Health() {
+		users, ok := active[h.Key]
+		if !ok {
+			continue
+		}
+		is := InformerStatus{WatchStatus: watchOf(h.Key), Users: users, Scripts: e.needs.scripts(h.Key),
+			Healthy: h.Healthy, LastError: h.LastError, Relists: h.Relists}
+		if !h.FailingSince.IsZero() {
+			since := h.FailingSince
+			is.FailingSince = &since
+		}
+		if !h.LastContact.IsZero() {
+			contact := h.LastContact
+			is.LastContact = &contact
+		}
+		if inf := infs[h.Key]; inf != nil {
+			is.Synced = inf.HasSynced()
+			is.Objects = len(inf.GetStore().ListKeys())
+		}
+		out = append(out, is)
+	}
+	slices.SortFunc(out, func(a, b InformerStatus) int {
+		return strings.Compare(a.Resource+" "+a.Namespace+" "+a.LabelSelector+" "+a.FieldSelector,
+			b.Resource+" "+b.Namespace+" "+b.LabelSelector+" "+b.FieldSelector)
+	})
+	return out
+}
