@@ -74,20 +74,23 @@ func TestWebPage(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	done := make(chan string, 1)
 	go func() {
-		_, err := execute(t, runCtx, "--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--debug-addr", addr, "--debounce", "100ms")
-		done <- err
+		out, err := execute(t, runCtx, "--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--debug-addr", addr, "--debounce", "100ms")
+		done <- fmt.Sprintf("%s\nrunner returned: %v", out, err)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case out := <-done:
+			if t.Failed() {
+				t.Logf("runner output:\n%s", out)
+			}
 		case <-time.After(30 * time.Second):
 			t.Error("runner did not stop within 30s of cancellation")
 		}
 	})
-	waitHTTP(t, base+"/debug/queue?script=settle.js", `"app-2"`)
+	waitHTTP(t, base+"/debug/queue?script=settle.js", `"`+webpageNS+`/app-2"`)
 
 	t.Run("loads without console errors", func(t *testing.T) {
 		b.Do(t, "open the page", chromedp.Navigate(base+"/"))
@@ -118,7 +121,8 @@ func TestWebPage(t *testing.T) {
 		if took > 2*time.Second {
 			t.Errorf("the code frame took %s to show; want at most 2s", took)
 		}
-		writeScript(t, scripts, "watcher.js", webpageScripts["watcher.js"])
+		// New content (the old one again would be no change to load).
+		writeScript(t, scripts, "watcher.js", webpageScripts["watcher.js"]+"// fixed\n")
 		b.WaitJS(t, "the frame goes once the script loads again", `!document.querySelector(".frame")`, 30*time.Second)
 	})
 
@@ -127,7 +131,7 @@ func TestWebPage(t *testing.T) {
 		updateConfigMap(t, kube, "app-1", marker)
 		b.Do(t, "search", chromedp.Navigate(base+"/explain/"),
 			chromedp.SendKeys(chromedp.CSS("#explain-q"), "configmaps "+webpageNS+"/app-1"),
-			chromedp.Submit(chromedp.CSS("#explain-q")))
+			chromedp.Click(chromedp.CSS("#explain-form button")))
 		b.WaitJS(t, "the timeline shows the update with the handler's log line", `(() => {
 			const items = [...document.querySelectorAll("#timeline li")];
 			return location.pathname === "/explain/configmaps/`+webpageNS+`/app-1" &&

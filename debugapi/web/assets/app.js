@@ -186,7 +186,7 @@ function renderScript(sc, onlyFailing) {
   out.push(h("table", { class: "loads" }, h("tbody", {}, (sc.loads || []).slice().reverse().map((l) => h("tr", { class: l.error ? "err" : "" },
     h("td", {}, fmtTime(l.at)), h("td", { class: "mono" }, l.hash), h("td", {}, l.result),
     h("td", { class: "num" }, l.tookSeconds ? fmtMs(1000 * l.tookSeconds) : ""), h("td", { class: "num" }, l.objects ? l.objects + " objects" : ""),
-    h("td", {}, l.error ? h("pre", {}, (l.error.file ? `${l.error.file}:${l.error.line}:${l.error.column} ` : "") + l.error.message) : ""))))));
+    h("td", {}, l.error ? h("pre", {}, errorText(l.error)) : ""))))));
   out.push(h("h3", {}, "Versions"));
   out.push(h("table", {}, h("tbody", {}, (sc.versions || []).map((v) => h("tr", {},
     h("td", { class: "mono" }, v.hash), h("td", {}, v.state), h("td", {}, fmtTime(v.started)),
@@ -194,6 +194,12 @@ function renderScript(sc, onlyFailing) {
   out.push(h("h3", {}, "Watches"));
   out.push(h("ul", {}, (sc.watches || []).map((w) => h("li", { class: "mono" }, [w.resource, w.namespace && "ns=" + w.namespace, w.labelSelector && "l=" + w.labelSelector, w.fieldSelector && "f=" + w.fieldSelector].filter(Boolean).join(" ")))));
   return out;
+}
+
+// errorText is an error with its place, unless its message already starts with it.
+function errorText(e) {
+  const where = e.file ? `${e.file}:${e.line}:${e.column}` : "";
+  return where && !e.message.includes(where) ? where + " " + e.message : e.message;
 }
 
 // codeFrame renders a failed load's error with the source lines around its place.
