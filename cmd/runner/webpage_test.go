@@ -157,6 +157,7 @@ func TestWebPage(t *testing.T) {
 	})
 
 	t.Run("the tail shows a handler's log line", func(t *testing.T) {
+		began := time.Now()
 		b.Do(t, "open the tail", chromedp.Navigate(base+"/tail"))
 		b.WaitJS(t, "the tail connects", `document.querySelector("#tail-info") !== null && document.querySelector('#nav a.active')?.dataset.view === "tail"`, 30*time.Second)
 		marker := fmt.Sprint(time.Now().UnixNano())
@@ -174,6 +175,7 @@ func TestWebPage(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 			marker += "x"
 		}
+		t.Logf("tail line shown %s after the subtest began", time.Since(began))
 		b.Screenshot(t, "page-tail")
 		b.Do(t, "open the indexes", chromedp.Navigate(base+"/indexes"))
 		b.WaitJS(t, "the team index with its values", `document.querySelector("#view-indexes").textContent.includes("red (2)")`, 30*time.Second)

@@ -153,7 +153,7 @@ function renderScripts(s) {
     return h("tr", { class: (st.cls === "err" ? "err" : "") + (sc.name === state.script ? " sel" : ""), "data-script": sc.name },
       h("td", {}, h("a", { href: "/scripts/" + sc.name }, sc.name)),
       h("td", {}, h("span", { class: "badge " + st.cls }, st.text)),
-      h("td", { class: "mono" }, sc.hash),
+      h("td", { class: "mono" }, ((sc.versions || []).find((v) => v.state === "current") || sc).hash),
       h("td", { class: "num" }, fmtBytes(sc.memoryBytes)),
       h("td", { class: "num" }, s.rates ? r.callsPerSec.toFixed(1) : "—"),
       h("td", { class: "num" + (r.errorRate > 0 ? " err" : "") }, s.rates ? (100 * r.errorRate).toFixed(1) + " %" : "—"),
