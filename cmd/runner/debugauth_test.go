@@ -23,7 +23,7 @@ import (
 // without the ClusterRole deploy/debug-rbac.yaml grants, reading with the reader role, actions
 // only with the operator role; all over TLS.
 func TestDebugAuthorizedByTheAPIServer(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runners in one process share klog's global logger.
 	cp := controlplane.Require(t, env)
 	client, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
