@@ -40,6 +40,7 @@ func (e *Engine) Queue(script string) (QueueView, error) {
 			q.Backlog += v.intake.len()
 		}
 		if v.insp != nil {
+			q.Backlog += int(v.insp.held.Load())
 			if c := v.insp.inflight.Load(); c != nil {
 				running := *c
 				running.ElapsedMs = float64(now.Sub(c.Started).Microseconds()) / 1000

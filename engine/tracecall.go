@@ -16,11 +16,18 @@ type versionInspect struct {
 	tap      *callTap                        // the worker's Script's; nil with recording off
 	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
 	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
+	held     atomic.Int32                    // 1 while the worker holds an event for a pause
 }
 
 // waitUnpaused holds the worker while the script is paused; false when the version stops.
+// The event it holds counts in the queue view's backlog (held).
 func (v *version) waitUnpaused() bool {
-	return v.insp == nil || v.insp.pauses.wait(v.name, v.abort)
+	if v.insp == nil || !v.insp.pauses.paused(v.name) {
+		return true
+	}
+	v.insp.held.Store(1)
+	defer v.insp.held.Store(0)
+	return v.insp.pauses.wait(v.name, v.abort)
 }
 
 // CallInFlight is a handler call running now.

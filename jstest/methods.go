@@ -30,7 +30,7 @@ func (h *harness) object() goja.Value {
 	methods := map[string]any{
 		"add": h.add, "update": h.update, "delete": h.delete, "patch": h.patch,
 		"get": h.get, "list": h.list, "settle": h.settle, "advance": h.advance, "now": h.now,
-		"replay": h.replay,
+		"replay": h.replay, "explain": h.explain,
 	}
 	for name, fn := range methods {
 		_ = o.Set(name, fn)

@@ -48,7 +48,7 @@ const (
   maxRetries: 1000,
   reconcile(key, ctx) {
     const [ns, name] = key.split("/");
-    const cm = ctx.cache.get("", ns, name);
+    const cm = ctx.cache.get(ns, name);
     if (cm?.data?.fail === "yes") throw new Error("quota exceeded for " + key);
     if (cm?.data?.fail === "later") return { requeueAfter: "1h" };
   },

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/debugapi"
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/debugtext"
 )
 
 func newTailCommand() *cobra.Command {
@@ -40,7 +41,7 @@ when several resources share names) narrow it. -o json prints one JSON record pe
 				if err := json.Unmarshal([]byte(data), &rec); err != nil {
 					return fmt.Errorf("decode a tail record: %w", err)
 				}
-				printRecord(out, rec, true)
+				debugtext.Record(out, rec, true)
 				return nil
 			})
 		})
@@ -126,7 +127,7 @@ writes go with dryRun=All: the server validates them, nothing is stored.`,
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			printRecord(cmd.OutOrStdout(), rec, true)
+			debugtext.Record(cmd.OutOrStdout(), rec, true)
 			return nil
 		})
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "send the handler's writes with dryRun=All")

@@ -14,7 +14,7 @@ import (
 
 // Every action, by its effect on the running runner.
 func TestDebugActions(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runners in one process share klog's global logger.
 	d := startDebugEnv(t)
 	target := d.ns + "/target"
 
@@ -107,7 +107,7 @@ func TestDebugActions(t *testing.T) {
 
 // Bad input gets one clear line, with a suggestion where one is close.
 func TestDebugBadInput(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runners in one process share klog's global logger.
 	d := startDebugEnv(t)
 	tests := []struct {
 		args []string

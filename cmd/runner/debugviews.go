@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/debugtext"
 )
 
 // The read-only debug subcommands: each calls one endpoint of a running runner's debug API
@@ -51,7 +52,7 @@ informers, leader state and memory per script. It reads the runner's debug API (
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			printStatus(cmd.OutOrStdout(), st)
+			debugtext.Status(cmd.OutOrStdout(), st)
 			return nil
 		})
 	return cmd
@@ -77,7 +78,7 @@ attempts, next retry and last error.`,
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			printQueue(cmd.OutOrStdout(), v)
+			debugtext.Queue(cmd.OutOrStdout(), v)
 			return nil
 		})
 	return cmd
@@ -113,7 +114,7 @@ function INDEX files under VALUE (ctx.cache.byIndex). Secret data is redacted.`,
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			return printCache(cmd.OutOrStdout(), v, len(args) == 2)
+			return debugtext.Cache(cmd.OutOrStdout(), v, len(args) == 2)
 		})
 	cmd.Flags().StringVar(&index, "index", "", "SCRIPT:INDEX=VALUE: the objects SCRIPT's index function INDEX files under VALUE")
 	return cmd
@@ -133,7 +134,7 @@ returned for one object: the reverse of ctx.cache.byIndex.`,
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			printIndexes(cmd.OutOrStdout(), v)
+			debugtext.Indexes(cmd.OutOrStdout(), v)
 			return nil
 		})
 	return cmd
@@ -161,7 +162,7 @@ reconcile runs of its key with attempts. Recording is bounded: see docs/debuggin
 			if f.output == "json" {
 				return printJSON(cmd.OutOrStdout(), raw)
 			}
-			printExplanation(cmd.OutOrStdout(), v)
+			debugtext.Explanation(cmd.OutOrStdout(), v)
 			return nil
 		})
 	cmd.Flags().IntVar(&events, "events", engine.DefaultExplainEvents, "how many of the object's last events to show")

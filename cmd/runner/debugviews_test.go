@@ -15,7 +15,7 @@ import (
 // never saw an object (its selector), shows the throwing handler's error and the key stuck in
 // retries; queue, cache and indexes agree.
 func TestDebugViews(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runners in one process share klog's global logger.
 	d := startDebugEnv(t)
 	api := d.ns + "/api"
 
@@ -109,7 +109,7 @@ func TestDebugViews(t *testing.T) {
 
 // tail streams the handler calls as they happen, filtered by script and object.
 func TestDebugTail(t *testing.T) {
-	t.Parallel()
+	// Not parallel: runners in one process share klog's global logger.
 	d := startDebugEnv(t)
 	out := &syncBuffer{}
 	ctx, cancel := context.WithCancel(t.Context())

@@ -1,4 +1,4 @@
-package main
+package debugtext
 
 import (
 	"fmt"
@@ -54,7 +54,7 @@ func clock(t time.Time) string {
 	return t.Local().Format("15:04:05.000")
 }
 
-func printQueue(w io.Writer, v engine.QueueView) {
+func Queue(w io.Writer, v engine.QueueView) {
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "STATE", "PAUSED", "BACKLOG", "IN FLIGHT", "KEYS")
 	for _, s := range v.Scripts {
@@ -94,7 +94,7 @@ func printQueue(w io.Writer, v engine.QueueView) {
 	_ = t.Flush()
 }
 
-func printCache(w io.Writer, v engine.CacheView, one bool) error {
+func Cache(w io.Writer, v engine.CacheView, one bool) error {
 	if one {
 		for _, o := range v.Objects {
 			_, _ = fmt.Fprintf(w, "# %s (version %s): %s %s\n", o.Script, o.Version, v.Resource, o.Key)
@@ -117,7 +117,7 @@ func printCache(w io.Writer, v engine.CacheView, one bool) error {
 	return t.Flush()
 }
 
-func printIndexes(w io.Writer, v engine.IndexesView) {
+func Indexes(w io.Writer, v engine.IndexesView) {
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "INDEX", "VALUES")
 	for _, s := range v.Scripts {
@@ -137,7 +137,7 @@ func printIndexes(w io.Writer, v engine.IndexesView) {
 	_ = t.Flush()
 }
 
-func printExplanation(w io.Writer, x engine.Explanation) {
+func Explanation(w io.Writer, x engine.Explanation) {
 	state := "not on the server"
 	if x.Exists {
 		state = "exists, resourceVersion " + resourceVersion(x.Current)
@@ -172,12 +172,12 @@ func printExplanation(w io.Writer, x engine.Explanation) {
 	}
 	_, _ = fmt.Fprintln(w, header+"):")
 	for _, r := range x.Records {
-		printRecord(w, r, false)
+		Record(w, r, false)
 	}
 }
 
-// printRecord prints one trace record: a line, then its logs, writes, keys and error indented.
-func printRecord(w io.Writer, r engine.TraceRecord, withObject bool) {
+// Record prints one trace record: a line, then its logs, writes, keys and error indented.
+func Record(w io.Writer, r engine.TraceRecord, withObject bool) {
 	handler := r.Handler
 	if handler == "" {
 		handler = "-"

@@ -1,4 +1,4 @@
-package main
+package debugtext
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/jsinformer/jsinformer/engine"
 )
 
-// printStatus prints engine.Status as runner status shows it: a summary line, then scripts,
+// Status prints engine.Status as runner status shows it: a summary line, then scripts,
 // their last loads, watches and informers.
-func printStatus(w io.Writer, st engine.Status) {
+func Status(w io.Writer, st engine.Status) {
 	ready := "yes"
 	if !st.Ready {
 		ready = "no: " + st.NotReady
