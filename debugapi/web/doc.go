@@ -6,10 +6,12 @@
 //
 // What moves: /ui/events sends one "snapshot" event on connect and another whenever the
 // snapshot changes, checked once per Options.Interval on the server — the page never polls.
-// A snapshot holds the scripts (state, version, last reloads with code frames, memory, calls
-// per second, error rate and p95 duration over the last minute, queue keys — at most
-// KeysPerScript of them — and the call in flight), the informers and the index digests; never
-// an object. The page reads objects, traces and index keys from the debug API (/debug/...)
+// A snapshot is the engine's state API (engine.Status: scripts, versions, loads, informers,
+// leader) with, per script, its queues (at most KeysPerScript keys per version), the code
+// frame of a failed load (the lines around the error, read from Options.ScriptsDir — never a
+// file outside it), its memory and its call rates; and the index digests. Never an object.
+// Run rebuilds it at once when engine.StatusChanged fires (a save shows within a few hundred
+// milliseconds), and every Interval otherwise, only while a page is connected. The page reads objects, traces and index keys from the debug API (/debug/...)
 // when the user asks, and the tail from /debug/tail.
 //
 // Rates come from the engine's trace stream (Source.Subscribe): Run subscribes once and
