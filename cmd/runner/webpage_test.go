@@ -177,7 +177,9 @@ func TestWebPage(t *testing.T) {
 		}
 		t.Logf("tail line shown %s after the subtest began", time.Since(began))
 		b.Screenshot(t, "page-tail")
+		t.Logf("tail screenshot taken %s after the subtest began", time.Since(began))
 		b.Do(t, "open the indexes", chromedp.Navigate(base+"/indexes"))
+		t.Logf("indexes opened %s after the subtest began", time.Since(began))
 		b.WaitJS(t, "the team index with its values", `document.querySelector("#view-indexes").textContent.includes("red (2)")`, 30*time.Second)
 		b.Screenshot(t, "page-indexes")
 		if errs := b.ConsoleErrors(); len(errs) > 0 {

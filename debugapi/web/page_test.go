@@ -152,8 +152,12 @@ func TestPageUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("first render %.0f ms after navigation start", first)
-	if time.Duration(first*float64(time.Millisecond)) > renderBy {
-		t.Errorf("first render after %.0f ms; want at most %s", first, renderBy)
+	bound := renderBy
+	if raceDetector {
+		bound = 5 * renderBy // the detector slows the server's 20,000-key snapshot; the 1 s bound is checked without it
+	}
+	if time.Duration(first*float64(time.Millisecond)) > bound {
+		t.Errorf("first render after %.0f ms; want at most %s (race detector: %t)", first, bound, raceDetector)
 	}
 	b.WaitJS(t, "the failed save's frame", `document.querySelector(".frame .hit")?.textContent.includes('onAdd()')`, 10*time.Second)
 	b.Screenshot(t, "page-scripts")

@@ -101,8 +101,19 @@ window.addEventListener("popstate", route);
 
 // ---- snapshot stream -----------------------------------------------------------------------
 
+// A browser allows 6 connections per host over HTTP/1.1, and a page kept in the back/forward
+// cache keeps its streams: close them when the page is left, open them again if it comes back.
+let snapES = null;
+window.addEventListener("pagehide", () => {
+  if (snapES) { snapES.close(); snapES = null; }
+  tailClose();
+  explainWatch(null);
+});
+window.addEventListener("pageshow", (e) => { if (e.persisted) { connect(); route(); } });
+
 function connect() {
   const es = new EventSource("/ui/events");
+  snapES = es;
   es.addEventListener("hello", (e) => { state.canAct = JSON.parse(e.data).canAct; });
   es.addEventListener("snapshot", (e) => {
     state.snap = JSON.parse(e.data);
