@@ -79,4 +79,3 @@ func traceRecords(n int) int {
 	}
 	return n
 }
-

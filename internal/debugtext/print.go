@@ -237,4 +237,3 @@ func resourceVersion(obj map[string]any) string {
 	rv, _ := meta["resourceVersion"].(string)
 	return rv
 }
-
