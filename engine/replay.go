@@ -47,8 +47,9 @@ func (v *version) replay(ev event) {
 		rec = v.traceStart(ev)
 	}
 	v.callHandler(ev, kind, rec, req.dryRun)
+	out := *rec
 	v.traceDone(rec)
-	req.reply <- replayResult{rec: *rec}
+	req.reply <- replayResult{rec: out}
 }
 
 // ErrNotFound is wrapped by inspection errors about a script, resource, object or key that does

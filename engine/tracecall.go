@@ -17,6 +17,9 @@ type versionInspect struct {
 	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
 	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
 	held     atomic.Int32                    // 1 while the worker holds an event for a pause
+	// scratch is the record the worker builds for the event it handles, reused from event to
+	// event (the recorder copies it): recording allocates only what a call logged or wrote.
+	scratch TraceRecord
 }
 
 // waitUnpaused holds the worker while the script is paused; false when the version stops.
@@ -46,17 +49,21 @@ func (v *version) traceStart(ev event) *TraceRecord {
 	if v.insp == nil || v.insp.trace == nil {
 		return nil
 	}
-	return &TraceRecord{
+	rec := &v.insp.scratch
+	*rec = TraceRecord{
 		Time: time.Now(), Script: v.name, Version: v.hash, Resource: ev.sub.cache.resource, Object: ev.key,
 		Event: eventNames[ev.kind], Initial: ev.initial, FinalStateUnknown: ev.unknown, ResourceVersion: resourceVersionOf(ev.obj),
 		Result: "not called",
 	}
+	return rec
 }
 
-// traceDone stores rec; nil-safe.
+// traceDone stores rec; nil-safe. rec is the worker's scratch record: the recorder keeps a
+// copy, and the slices it holds now belong to that copy.
 func (v *version) traceDone(rec *TraceRecord) {
 	if rec != nil {
 		v.insp.trace.record(*rec)
+		*rec = TraceRecord{}
 	}
 }
 

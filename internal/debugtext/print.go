@@ -69,11 +69,11 @@ func Queue(w io.Writer, v engine.QueueView) {
 		row(t, s.Script, s.Version, s.State, yesNo(s.Paused), s.Backlog, inflight, keys)
 	}
 	_ = t.Flush()
-	var any bool
+	var hasKeys bool
 	for _, s := range v.Scripts {
-		any = any || len(s.Keys) > 0
+		hasKeys = hasKeys || len(s.Keys) > 0
 	}
-	if !any {
+	if !hasKeys {
 		return
 	}
 	_, _ = fmt.Fprintln(w)
