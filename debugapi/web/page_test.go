@@ -141,7 +141,9 @@ func TestPageUnderLoad(t *testing.T) {
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		stop()
-		<-runDone
+		if err := <-runDone; err != nil {
+			t.Errorf("page.Run: %v", err)
+		}
 	})
 
 	b := browsertest.New(t)

@@ -33,7 +33,7 @@ func ChromiumPath(t *testing.T) string {
 	return p
 }
 
-// browser is one headless Chromium tab with its console errors collected.
+// Browser is one headless Chromium tab with its console errors collected.
 type Browser struct {
 	ctx    context.Context // the tab's chromedp context
 	mu     sync.Mutex
