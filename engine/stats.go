@@ -103,6 +103,7 @@ func (s *stats) forget(script string) {
 	s.loadTime.DeletePartialMatch(labels)
 	s.memory.DeletePartialMatch(labels)
 	s.memoryStops.DeletePartialMatch(labels)
+	s.coalesced.DeletePartialMatch(labels)
 	s.stopped.DeletePartialMatch(labels)
 }
 
