@@ -117,7 +117,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return err
 	case <-ctx.Done():
 		_ = srv.Close()
-		<-done
+		<-done //nolint:errcheck // http.ErrServerClosed, after Close
 		return nil
 	}
 }

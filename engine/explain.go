@@ -112,10 +112,9 @@ func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj script
 				break
 			}
 		}
-		switch {
-		case closest == nil:
+		if closest == nil {
 			d.Reason, d.Detail = "not watched", "the script watches "+strings.Join(watched, ", ")
-		default:
+		} else {
 			d.Delivered, d.Reason, d.Detail, d.Watch = closest.Delivered, closest.Reason, closest.Detail, closest.Watch
 		}
 		if d.Delivered && v.currentState() == stateSyncing {

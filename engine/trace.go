@@ -128,19 +128,3 @@ func (r *recorder) object(resource, key string, limit int) ([]TraceRecord, bool)
 	}
 	return out, dropped
 }
-
-// objectsOf lists the keys of resource that have records, for suggestions.
-func (r *recorder) objectsOf(resource string) []string {
-	if r == nil {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for k := range r.objects {
-		if k.Resource == resource {
-			out = append(out, k.Object)
-		}
-	}
-	return out
-}

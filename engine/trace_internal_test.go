@@ -63,7 +63,7 @@ func TestRecorderLimitAndOff(t *testing.T) {
 	if got, dropped := r.object("v1/configmaps", "ns/a", 2); len(got) != 2 || !dropped {
 		t.Errorf("limit 2 gave %d records (dropped %v)", len(got), dropped)
 	}
-	var off *recorder = newRecorder(-1)
+	off := newRecorder(-1)
 	off.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"}) // must not panic
 	if got, _ := off.object("v1/configmaps", "ns/a", 0); got != nil {
 		t.Errorf("recording off kept %v", got)

@@ -206,26 +206,18 @@ func (o *options) run(cmd *cobra.Command) error {
 		return err
 	}
 	restConfig.QPS, restConfig.Burst = o.qps, o.burst
-	namespace := ""
-	if cmd.Flags().Changed("namespace") {
-		namespace = *o.kube.Namespace
-	}
 	leader, err := o.leader.config()
 	if err != nil {
 		return err
 	}
 	memLimit.apply()
-	if memLimit.bytes == 0 {
-		logger.Info("memory guard off: no --memory-limit, GOMEMLIMIT or container memory limit")
-	} else {
-		logger.Info("memory limit", "limit_bytes", memLimit.bytes, "from", memLimit.from)
-	}
+	logMemoryLimit(logger, memLimit.bytes, memLimit.from)
 	reg := prometheus.NewRegistry()
 	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
 	e, err := engine.New(engine.Config{
-		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
+		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
@@ -300,4 +292,22 @@ func serve(srv *http.Server, l net.Listener, logger *slog.Logger) {
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error("metrics server failed", "error", err.Error())
 	}
+}
+
+// logMemoryLimit says which memory limit the guard works to, or that it is off.
+func logMemoryLimit(logger *slog.Logger, bytes int64, from string) {
+	if bytes == 0 {
+		logger.Info("memory guard off: no --memory-limit, GOMEMLIMIT or container memory limit")
+		return
+	}
+	logger.Info("memory limit", "limit_bytes", bytes, "from", from)
+}
+
+// namespace is --namespace when given, else "" (every namespace): the kubeconfig's context
+// namespace does not narrow the watch.
+func (o *options) namespace(cmd *cobra.Command) string {
+	if cmd.Flags().Changed("namespace") {
+		return *o.kube.Namespace
+	}
+	return ""
 }
