@@ -15,7 +15,7 @@ IMAGE_ARCH ?= $(shell go env GOARCH)
 # Modules besides the main one whose tests `make test` runs (see their doc.go for why separate).
 EXTRA_MODULES := hack/monitoring
 
-.PHONY: all build image controlplane test unit lint vet demo bench clean help
+.PHONY: all build image controlplane test unit lint vet demo bench screenshots clean help
 
 all: build
 
@@ -60,6 +60,10 @@ demo: build controlplane ## start a local control plane with sample objects and 
 	else echo "demo: npm not found; examples/scripts/11-outdated-images.js will not load (it imports the npm package semver)"; fi
 	go build -o $(BIN)/demo ./internal/cmd/demo
 	$(BIN)/demo -runner $(BIN)/runner -scripts examples/scripts
+
+screenshots: controlplane ## refresh docs/screenshots/*.png from the web page's browser tests (needs chromium)
+	mkdir -p docs/screenshots
+	SCREENSHOTS=$(CURDIR)/docs/screenshots go test -count=1 -timeout 15m -run '^(TestWebPage|TestPageUnderLoad)$$' ./cmd/runner/ ./debugapi/web/
 
 clean:
 	rm -rf $(BIN)

@@ -26,7 +26,7 @@ func TestBaseRendersEveryObject(t *testing.T) {
 		}
 	}
 	sort.Strings(kinds)
-	want := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Namespace",
+	want := []string{"ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "ConfigMap", "Deployment", "Namespace",
 		"PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("rendered kinds %v, want %v", kinds, want)

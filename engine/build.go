@@ -33,7 +33,8 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
 	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.newClient(logger), Now: e.clock.Now}
-	script, err := prog.Instantiate(opts)
+	workerOpts, tap := e.tapped(opts)
+	script, err := prog.Instantiate(workerOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +55,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
+		insp: &versionInspect{trace: e.trace, pauses: e.pauses, tap: tap},
 	}
 	// From here v owns every runtime made for it: v.close releases them on any failure.
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
@@ -69,6 +71,8 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		e.retiring.Go(v.close) // the worker may be in a call: not on the loader
 		return nil, err
 	}
+	subs := v.subs
+	v.insp.subs.Store(&subs)
 	e.needs.subscribed(v, v.subs)
 	e.book.added(v, targetKeys(targets))
 	e.stats.versions.Inc()
@@ -107,15 +111,18 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		}
 		v.reconciler.allowed = v.lead.valid
 		v.reconciler.sink = v.metricSink()
-		v.enqueue = v.reconciler.enqueue
+		v.enqueue = v.ctxEnqueue
 	}
 	return nil
 }
 
 func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
 	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
+	taps := make([]*callTap, len(scripts))
 	for i := range scripts {
-		s, err := prog.Instantiate(opts)
+		tappedOpts, tap := e.tapped(opts)
+		taps[i] = tap
+		s, err := prog.Instantiate(tappedOpts)
 		if err != nil {
 			for _, made := range scripts[:i] {
 				made.Close()
@@ -125,7 +132,9 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		scripts[i] = s
 	}
 	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
-	return newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats), nil
+	r := newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats)
+	r.insp.taps, r.insp.trace, r.insp.pauses, r.insp.halt, r.insp.version = taps, e.trace, e.pauses, v.abort, v.hash
+	return r, nil
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command

@@ -37,6 +37,7 @@ type Engine struct {
 	// its entries, scrapes read them.
 	scriptMetrics *scriptMetrics
 	book          *statusBook // the state API (status.go)
+	memory        sync.Map    // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults      []dynamicinformer.Resource
 	// closeConns closes the idle connections of the transport New built, if it built one.
 	closeConns func()
@@ -58,6 +59,9 @@ type Engine struct {
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
 	lead     *leadership // nil without leader election
+
+	trace  *recorder // nil with recording off (Config.TraceRecords < 0)
+	pauses *pauses   // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -101,6 +105,8 @@ func New(cfg Config) (*Engine, error) {
 		restCfg = rest.CopyConfig(restCfg)
 		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, lead: e.lead} })
 	}
+	restCfg = rest.CopyConfig(restCfg)
+	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{next: rt} })
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("create dynamic client: %w", err)
@@ -135,6 +141,7 @@ func (e *Engine) init(env Env) {
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.gc.enabled = e.cfg.PaceGC
+	e.trace, e.pauses = newRecorder(e.cfg.TraceRecords), newPauses()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}

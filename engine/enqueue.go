@@ -6,22 +6,23 @@ import (
 
 // enqueueFor enqueues for reconcile what ev's watch entry says: the object's own key, its
 // controller owner's key, nothing, or the keys the script's function names. Runs on the worker.
-func (v *version) enqueueFor(ev event) {
+// rec, when recording, gets the keys.
+func (v *version) enqueueFor(ev event, rec *TraceRecord) {
 	switch ev.sub.target.enqueue {
 	case scripting.EnqueueSelf:
-		v.reconciler.enqueue(ev.key)
+		v.enqueueBecause(ev.key, rec, "event", ev)
 	case scripting.EnqueueOwner:
 		if key, ok := controllerKey(ev.obj, v.ownerNamespaced); ok {
-			v.reconciler.enqueue(key)
+			v.enqueueBecause(key, rec, "owner", ev)
 		}
 	case scripting.EnqueueFunc:
-		v.enqueueMapped(ev)
+		v.enqueueMapped(ev, rec)
 	}
 }
 
 // enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
 // last state is unknown enqueues nothing.
-func (v *version) enqueueMapped(ev event) {
+func (v *version) enqueueMapped(ev event, rec *TraceRecord) {
 	if ev.obj == nil || v.standby || !v.lead.valid() {
 		return
 	}
@@ -31,7 +32,7 @@ func (v *version) enqueueMapped(ev event) {
 		return
 	}
 	for _, k := range keys {
-		v.reconciler.enqueue(k)
+		v.enqueueBecause(k, rec, "watch.enqueue", ev)
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	eventSynced   // marker: every initial-list add before it has been handled
 	eventSchedule // a schedule entry is due
 	eventCollect  // a scrape asks for the metric families with collect
+	eventReplay   // the debug API asks for the handler to be called again (replay.go)
 )
 
 // event is one informer notification queued for a version's worker.
@@ -31,6 +32,7 @@ type event struct {
 	values  [][]string      // index values by position, set by the indexer stage
 	due     int             // eventSchedule: which schedule entry
 	collect *collectRequest // eventCollect: the scrape waiting for it
+	replay  *replayRequest  // eventReplay: the debug API's request
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and

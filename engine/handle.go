@@ -15,6 +15,14 @@ func (v *version) handle(ev event) {
 	case eventSynced:
 		close(v.synced)
 		return
+	case eventReplay:
+		v.replay(ev)
+		return
+	}
+	if !v.waitUnpaused() {
+		return // stopped while paused
+	}
+	switch ev.kind {
 	case eventAdd, eventUpdate:
 		k := scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key}
 		v.store.Set(k, ev.obj, ev.values)
@@ -27,18 +35,25 @@ func (v *version) handle(ev event) {
 		v.collectMetrics(ev.collect)
 		return
 	}
-	v.call(ev)
+	rec := v.traceStart(ev)
+	v.call(ev, rec)
 	if v.reconciler != nil {
-		v.enqueueFor(ev)
+		v.enqueueFor(ev, rec)
 	}
+	v.traceDone(rec)
 }
 
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
-// script does escapes as a panic.
-func (v *version) call(ev event) {
+// script does escapes as a panic. rec, when recording, gets what the call did.
+func (v *version) call(ev event, rec *TraceRecord) {
 	if !v.defines(ev.kind) || v.standby || !v.lead.valid() {
 		return
 	}
+	v.callHandler(ev, ev.kind, rec, false)
+}
+
+// callHandler calls the handler of kind with ev's objects.
+func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun bool) {
 	ctx := scripting.Event{
 		Resource:          ev.sub.cache.Resource,
 		IsInInitialList:   ev.initial,
@@ -47,9 +62,10 @@ func (v *version) call(ev event) {
 		Enqueue:           v.enqueue,
 		Metrics:           v.metricSink(),
 	}
-	start := time.Now()
+	handler := handlerNames[kind]
+	start := v.callStarted(handler, ev, rec, dryRun)
 	var err error
-	switch ev.kind {
+	switch kind {
 	case eventAdd:
 		err = v.script.OnAdd(ev.obj, ctx)
 	case eventUpdate:
@@ -57,9 +73,11 @@ func (v *version) call(ev event) {
 	case eventDelete:
 		err = v.script.OnDelete(ev.obj, ctx)
 	}
-	v.metrics[ev.kind].observe(time.Since(start), err)
+	took := time.Since(start)
+	v.callEnded(handler, rec, took, err)
+	v.metrics[kind].observe(took, err)
 	if err != nil {
-		v.logFailure(handlerNames[ev.kind], ev.sub.cache.Resource, ev.key, err)
+		v.logFailure(handler, ev.sub.cache.Resource, ev.key, err)
 	}
 }
 

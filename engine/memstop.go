@@ -44,7 +44,10 @@ func (e *Engine) newMemoryGuard() *memoryGuard {
 			case <-ctx.Done():
 			}
 		},
-		usage:   func(m measured, bytes int64) { e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes)) },
+		usage: func(m measured, bytes int64) {
+			e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes))
+			e.memory.Store(m.(*version).name, bytes)
+		},
 		history: map[measured][]memSample{}, seqs: map[measured]uint64{},
 	}
 }

@@ -31,6 +31,7 @@ type reconciler struct {
 	metrics    *handlerMetrics
 	allowed    func() bool       // false while the runner does not lead: keys are dropped, not run
 	sink       scripting.Metrics // ctx.metrics; nil without families
+	insp       reconcileInspect
 	wg         sync.WaitGroup
 
 	mu       sync.Mutex  // orders start against shutdown
@@ -41,7 +42,8 @@ type reconciler struct {
 func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], scripts []*scripting.Script,
 	maxRetries int, cache *scriptcache.View, logger *slog.Logger, stats *stats) *reconciler {
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
-		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true }}
+		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true },
+		insp: reconcileInspect{book: newKeyBook(), taps: make([]*callTap, len(scripts))}}
 }
 
 // start runs the workers, unless the reconciler was shut down first: a version retired before
@@ -52,14 +54,18 @@ func (r *reconciler) start() {
 	if r.stopping {
 		return
 	}
-	for _, s := range r.scripts {
-		r.wg.Go(func() { r.work(s) })
+	for i, s := range r.scripts {
+		r.wg.Go(func() { r.work(s, r.insp.taps[i]) })
 	}
 }
 
-func (r *reconciler) enqueue(key string) { r.queue.Add(key) }
+// enqueue queues key for a reason the queue view shows (keybook.go).
+func (r *reconciler) enqueue(key, reason string) {
+	r.insp.book.queued(key, reason)
+	r.queue.Add(key)
+}
 
-func (r *reconciler) work(s *scripting.Script) {
+func (r *reconciler) work(s *scripting.Script, tap *callTap) {
 	defer s.Close()
 	for {
 		key, quit := r.queue.Get()
@@ -67,31 +73,48 @@ func (r *reconciler) work(s *scripting.Script) {
 			return
 		}
 		if !r.dropping.Load() {
-			r.process(s, key)
+			r.process(s, tap, key)
 		}
 		r.queue.Done(key)
 	}
 }
 
-func (r *reconciler) process(s *scripting.Script, key string) {
+func (r *reconciler) process(s *scripting.Script, tap *callTap, key string) {
 	if !r.allowed() {
 		return // a new leader replays every key
 	}
-	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: r.enqueue, Metrics: r.sink}
-	start := time.Now()
-	res, err := s.Reconcile(key, ev)
-	r.metrics.observe(time.Since(start), err)
-	if err != nil {
-		r.retry(key, err)
+	if !r.insp.pauses.wait(r.name, r.insp.halt) {
 		return
 	}
-	r.queue.Forget(key)
-	if res.RequeueAfter > 0 {
-		r.queue.AddAfter(key, res.RequeueAfter)
+	enqueue := func(k string) {
+		tap.addEnqueued(k)
+		r.enqueue(k, "ctx.enqueue in reconcile of "+key)
 	}
+	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: enqueue, Metrics: r.sink}
+	rec := r.traceStart(key)
+	r.insp.book.started(key)
+	tap.open(rec, false)
+	start := time.Now()
+	res, err := s.Reconcile(key, ev)
+	took := time.Since(start)
+	tap.close()
+	r.metrics.observe(took, err)
+	attempt, gaveUp := 0, false
+	if err != nil {
+		attempt, gaveUp = r.retry(key, err)
+	} else {
+		r.queue.Forget(key)
+		if res.RequeueAfter > 0 {
+			r.queue.AddAfter(key, res.RequeueAfter)
+		}
+	}
+	r.insp.book.finished(key, err, attempt, gaveUp, res.RequeueAfter)
+	r.traceDone(rec, took, err)
 }
 
-func (r *reconciler) retry(key string, err error) {
+// retry requeues key with backoff, or gives up after maxRetries; it returns the attempt that
+// failed and whether it gave up.
+func (r *reconciler) retry(key string, err error) (int, bool) {
 	attempt := r.queue.NumRequeues(key) + 1
 	attrs := []any{"handler", "reconcile", "object", key, "attempt", attempt, "error", err.Error()}
 	var se *scripting.ScriptError
@@ -101,10 +124,11 @@ func (r *reconciler) retry(key string, err error) {
 	if attempt > r.maxRetries {
 		r.logger.Error("reconcile failed; giving up on key", attrs...)
 		r.queue.Forget(key)
-		return
+		return attempt, true
 	}
 	r.logger.Warn("reconcile failed; will retry", attrs...)
 	r.queue.AddRateLimited(key)
+	return attempt, false
 }
 
 // shutdown stops taking keys; the workers finish the keys already queued and return. It does

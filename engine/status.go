@@ -209,6 +209,9 @@ type InformerStatus struct {
 	FailingSince *time.Time `json:"failingSince,omitempty"`
 	LastError    string     `json:"lastError,omitempty"`
 	Relists      uint64     `json:"relists"`
+	// LastContact is when the informer last heard from the server (a list, a watch opened,
+	// an event or a bookmark).
+	LastContact *time.Time `json:"lastContact,omitempty"`
 }
 
 // LeaderStatus is this runner's standing in leader election.
@@ -262,6 +265,10 @@ func (e *Engine) informerStatus() []InformerStatus {
 		if !h.FailingSince.IsZero() {
 			since := h.FailingSince
 			is.FailingSince = &since
+		}
+		if !h.LastContact.IsZero() {
+			contact := h.LastContact
+			is.LastContact = &contact
 		}
 		if inf := infs[h.Key]; inf != nil {
 			is.Synced = inf.HasSynced()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/jsinformer/jsinformer/debugapi"
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
 )
@@ -64,6 +65,11 @@ type options struct {
 	pingTimeout       time.Duration
 	leader            leaderFlags
 	maxBacklog        int
+	debugAddr         string
+	debugTLSCert      string
+	debugTLSKey       string
+	pprof             bool
+	traceRecords      int
 }
 
 func newCommand() *cobra.Command {
@@ -90,6 +96,8 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 	}
 	o.addFlags(cmd)
 	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand())
+	cmd.AddCommand(newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
+		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd
 }
 
@@ -116,6 +124,11 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
 	f.DurationVar(&o.readIdle, "http2-read-idle-timeout", dynamicinformer.DefaultReadIdleTimeout, "send an HTTP/2 PING on an API server connection silent this long (0 leaves client-go's transport and its HTTP2_* environment variables in charge)")
 	f.DurationVar(&o.pingTimeout, "http2-ping-timeout", dynamicinformer.DefaultPingTimeout, "close an API server connection whose PING is unanswered this long: a hung API server is noticed within read-idle + ping timeout, and the informers reconnect")
+	f.StringVar(&o.debugAddr, "debug-addr", debugapi.DefaultAddr, "serve the debug API (runner status, explain, tail, ...) on this address; on a non-loopback address every request is authenticated and authorized by the API server, over TLS (docs/debugging.md); empty turns it off")
+	f.StringVar(&o.debugTLSCert, "debug-tls-cert-file", "", "certificate for a non-loopback --debug-addr (default: a self-signed one made at start)")
+	f.StringVar(&o.debugTLSKey, "debug-tls-key-file", "", "private key of --debug-tls-cert-file")
+	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
+	f.IntVar(&o.traceRecords, "trace-records", engine.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", engine.TracePerObject))
 	o.leader.add(f)
 	o.kube.AddFlags(f)
 }
@@ -144,6 +157,12 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.metricSeriesLimit <= 0 {
 		return errors.New("--metric-series-limit must be positive")
+	}
+	if o.traceRecords < 0 {
+		return fmt.Errorf("--trace-records must be 0 (off) or positive, not %d", o.traceRecords)
+	}
+	if (o.debugTLSCert == "") != (o.debugTLSKey == "") {
+		return errors.New("--debug-tls-cert-file and --debug-tls-key-file go together")
 	}
 	if o.debounce <= 0 {
 		return fmt.Errorf("--debounce must be positive, not %s (the default is %s)", o.debounce, engine.DefaultDebounce)
@@ -179,41 +198,40 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cmd.ErrOrStderr(), o.logFormat, o.verbosity)
+	level := levelFor(o.verbosity)
+	logger := newLoggerWithLevel(cmd.ErrOrStderr(), o.logFormat, level)
 	klog.SetSlogLogger(logger.With("component", "client-go"))
 	restConfig, err := o.restConfig()
 	if err != nil {
 		return err
 	}
 	restConfig.QPS, restConfig.Burst = o.qps, o.burst
-	namespace := ""
-	if cmd.Flags().Changed("namespace") {
-		namespace = *o.kube.Namespace
-	}
 	leader, err := o.leader.config()
 	if err != nil {
 		return err
 	}
 	memLimit.apply()
-	if memLimit.bytes == 0 {
-		logger.Info("memory guard off: no --memory-limit, GOMEMLIMIT or container memory limit")
-	} else {
-		logger.Info("memory limit", "limit_bytes", memLimit.bytes, "from", memLimit.from)
-	}
+	logMemoryLimit(logger, memLimit.bytes, memLimit.from)
 	reg := prometheus.NewRegistry()
 	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
 	e, err := engine.New(engine.Config{
-		RESTConfig: restConfig, Resources: o.resources, Namespace: namespace,
+		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
+		TraceRecords: traceRecords(o.traceRecords),
 	})
 	if err != nil {
 		return err
 	}
+	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
+	if err != nil {
+		return err
+	}
+	defer stopDebug()
 	health.setReadiness(e.Ready)
 	if o.metricsAddr != "" {
 		// Bound before anything else starts: a port in use is a start-up error, not a log line.
@@ -274,4 +292,22 @@ func serve(srv *http.Server, l net.Listener, logger *slog.Logger) {
 	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error("metrics server failed", "error", err.Error())
 	}
+}
+
+// logMemoryLimit says which memory limit the guard works to, or that it is off.
+func logMemoryLimit(logger *slog.Logger, bytes int64, from string) {
+	if bytes == 0 {
+		logger.Info("memory guard off: no --memory-limit, GOMEMLIMIT or container memory limit")
+		return
+	}
+	logger.Info("memory limit", "limit_bytes", bytes, "from", from)
+}
+
+// namespace is --namespace when given, else "" (every namespace): the kubeconfig's context
+// namespace does not narrow the watch.
+func (o *options) namespace(cmd *cobra.Command) string {
+	if cmd.Flags().Changed("namespace") {
+		return *o.kube.Namespace
+	}
+	return ""
 }

@@ -6,6 +6,11 @@
 // the optional /metrics, /healthz and /readyz server, and engine.Run. Every decision about
 // scripts and informers lives in package engine.
 //
+// The debug API (debugserve.go, package debugapi) is served on --debug-addr, loopback by
+// default; the subcommands status, queue, cache, indexes, explain, tail, retry, pause, resume,
+// log-level and replay (debugviews.go, debugactions.go) are its clients and print with
+// internal/debugtext. See docs/debugging.md.
+//
 // `runner types` (types.go) writes TypeScript declarations: scripting.Declarations, and with
 // --gvr the interfaces internal/typegen generates from the cluster's OpenAPI v3, the names
 // resolved by dynamicinformer's resolver as --gvr is for the runner. It runs on the command's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -55,11 +56,16 @@ func run(ctx context.Context, runner, scripts, crds string, tour bool) error {
 		return err
 	}
 	fmt.Printf("\ndemo: control plane at %s\n\n    export KUBECONFIG=%s\n\n", cp.Config.Host, kubeconfig)
+	debugAddr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
 	fmt.Printf("demo: running %s on %s; edit the scripts and save to reload them. Ctrl-C stops everything.\n\n", runner, scripts)
+	fmt.Printf("demo: the live page (scripts, informers, queues, explain, tail, indexes):\n\n    http://%s/\n\n", debugAddr)
 	if tour {
 		go s.tour(ctx)
 	}
-	return runRunner(ctx, runner, kubeconfig, scripts)
+	return runRunner(ctx, runner, kubeconfig, scripts, debugAddr)
 }
 
 // publishKubeconfig copies the kubeconfig to .demo/kubeconfig so the printed path is stable.
@@ -80,8 +86,8 @@ func publishKubeconfig(src string) (string, error) {
 
 // runRunner runs the runner in the foreground until it exits or ctx ends; then it asks the
 // runner to stop and waits for it.
-func runRunner(ctx context.Context, runner, kubeconfig, scripts string) error {
-	cmd := exec.Command(runner, "--kubeconfig", kubeconfig, "--gvr", "apps/v1/deployments", "--scripts", scripts)
+func runRunner(ctx context.Context, runner, kubeconfig, scripts, debugAddr string) error {
+	cmd := exec.Command(runner, "--kubeconfig", kubeconfig, "--gvr", "apps/v1/deployments", "--scripts", scripts, "--debug-addr", debugAddr)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -102,4 +108,18 @@ func runRunner(ctx context.Context, runner, kubeconfig, scripts string) error {
 		_ = cmd.Process.Kill()
 		return fmt.Errorf("runner did not stop within 10s: %w", <-done)
 	}
+}
+
+// freeLoopbackAddr picks a free loopback port for the runner's debug listener, so the URL the
+// demo prints is the one the runner serves (the default port may belong to another runner).
+func freeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("pick a debug port: %w", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("pick a debug port: %w", err)
+	}
+	return addr, nil
 }

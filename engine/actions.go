@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Actions of the debug API. Each acts on a script's serving version and is safe for
+// concurrent use.
+
+// Retry reconciles key of script now: its backoff is forgotten and it is queued at once. The
+// key must be queued, waiting to retry, or the key of an object in the script's cache.
+func (e *Engine) Retry(script, key string) error {
+	v, err := e.servingVersion(script)
+	if err != nil {
+		return err
+	}
+	r := v.reconciler
+	if r == nil {
+		return fmt.Errorf("retry %s: %w: the script has no reconcile", script, ErrInvalid)
+	}
+	if !r.insp.book.has(key) && v.store.Get(r.cache.Resource, key) == nil {
+		var known []string
+		for _, k := range r.insp.book.snapshot(time.Now()) {
+			known = append(known, k.Key)
+		}
+		known = append(known, v.store.Keys(r.cache.Resource)...)
+		slices.Sort(known)
+		return fmt.Errorf("retry %s %s: %w: the key is neither queued nor in the script's cache%s", script, key, ErrNotFound, suggest(key, slices.Compact(known)))
+	}
+	r.queue.Forget(key)
+	r.enqueue(key, "retry (debug API)")
+	return nil
+}
+
+// Pause holds script's events and reconcile keys until Resume (pause.go); it reports false
+// when the script was paused already.
+func (e *Engine) Pause(script string) (bool, error) {
+	if !slices.Contains(e.scriptNames(), script) {
+		return false, fmt.Errorf("pause %s: %w: no such script is loaded%s", script, ErrNotFound, suggest(script, e.scriptNames()))
+	}
+	ok := e.pauses.pause(script)
+	if ok {
+		e.logger.Warn("script paused through the debug API: its events wait until it is resumed", "script", script)
+	}
+	return ok, nil
+}
+
+// Resume lets a paused script go on; it reports false when the script was not paused.
+func (e *Engine) Resume(script string) (bool, error) {
+	ok := e.pauses.resume(script)
+	if !ok && !slices.Contains(e.scriptNames(), script) {
+		return false, fmt.Errorf("resume %s: %w: no such script is loaded%s", script, ErrNotFound, suggest(script, e.scriptNames()))
+	}
+	if ok {
+		e.logger.Info("script resumed through the debug API", "script", script)
+	}
+	return ok, nil
+}

@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// DefaultExplainEvents is how many records Explain returns when asked for none in particular.
+const DefaultExplainEvents = 20
+
+// Explain tells what happened to one object (key is namespace/name, or name when
+// cluster-scoped): the object as the server has it now, whether each loaded script is shown it
+// and why not, and its last limit trace records (DefaultExplainEvents when limit <= 0).
+// Safe for concurrent use; it reads the object from the server.
+func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (Explanation, error) {
+	res, err := e.resolveForInspect(resource)
+	if err != nil {
+		return Explanation{}, err
+	}
+	if limit <= 0 {
+		limit = DefaultExplainEvents
+	}
+	x := Explanation{Resource: res.String(), Object: key, Recording: e.trace != nil}
+	obj, err := e.fetch(ctx, res, key)
+	if err != nil {
+		return Explanation{}, err
+	}
+	if obj != nil {
+		x.Exists, x.Current = true, redactObject(res, obj)
+	}
+	x.Deliveries = e.deliveries(res, key, obj)
+	x.Records, x.Dropped = e.trace.object(res.String(), key, limit)
+	if x.Records == nil {
+		x.Records = []TraceRecord{}
+	}
+	return x, nil
+}
+
+// resolveForInspect resolves a resource name, the error wrapping ErrNotFound.
+func (e *Engine) resolveForInspect(resource string) (dynamicinformer.Resource, error) {
+	res, err := e.resolver.Resolve(resource)
+	if err != nil {
+		return res, fmt.Errorf("resource %s: %w: %w", resource, ErrNotFound, err)
+	}
+	return res, nil
+}
+
+// fetch reads the object from the server; nil when it does not exist.
+func (e *Engine) fetch(ctx context.Context, res dynamicinformer.Resource, key string) (scripting.Object, error) {
+	ns, name, err := splitKey(res, key)
+	if err != nil {
+		return nil, err
+	}
+	// The scripts' client, so a driven engine reads its own cluster; explain's read is no
+	// script's, so it logs under the engine's logger.
+	obj, err := e.newClient(e.logger).Get(ctx, res.String(), ns, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s %s: %w", res, key, err)
+	}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		delete(meta, "managedFields") // as in the informers' caches
+	}
+	return obj, nil
+}
+
+// splitKey checks key against the resource's scope.
+func splitKey(res dynamicinformer.Resource, key string) (ns, name string, err error) {
+	ns, name, found := strings.Cut(key, "/")
+	switch {
+	case res.Namespaced && (!found || ns == "" || name == ""):
+		return "", "", fmt.Errorf("object %q: %w: %s is namespaced: name it NAMESPACE/NAME", key, ErrInvalid, res)
+	case !res.Namespaced && found:
+		return "", "", fmt.Errorf("object %q: %w: %s is cluster-scoped: name it NAME, without a namespace", key, ErrInvalid, res)
+	case !res.Namespaced:
+		return "", key, nil
+	}
+	return ns, name, nil
+}
+
+// deliveries judges, for every live version, whether it is shown the object.
+func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj scripting.Object) []Delivery {
+	out := []Delivery{}
+	for _, v := range e.needs.versions() {
+		d := Delivery{Script: v.name, Version: v.hash, State: v.currentState().String()}
+		d.Cached = v.store.Get(res.String(), key) != nil
+		var watched []string
+		var closest *Delivery
+		for _, sub := range v.subscriptions() {
+			if sub.target.resource.String() != res.String() {
+				watched = append(watched, sub.target.resource.String())
+				continue
+			}
+			verdict := judge(sub.target, key, obj)
+			if verdict.Delivered || closest == nil {
+				closest = &verdict
+			}
+			if verdict.Delivered {
+				break
+			}
+		}
+		if closest == nil {
+			d.Reason, d.Detail = "not watched", "the script watches "+strings.Join(watched, ", ")
+		} else {
+			d.Delivered, d.Reason, d.Detail, d.Watch = closest.Delivered, closest.Reason, closest.Detail, closest.Watch
+		}
+		if d.Delivered && v.currentState() == stateSyncing {
+			d.Delivered, d.Reason, d.Detail = false, "syncing", "this version is still replaying the cache; the previous one, if any, serves"
+		}
+		if e.pauses.paused(v.name) {
+			d.Detail = strings.TrimPrefix(d.Detail+"; the script is paused", "; ")
+		}
+		out = append(out, d)
+	}
+	return append(out, e.notServing(out)...)
+}
+
+// notServing are the deliveries of scripts with no live version: stopped by the memory guard,
+// failed to load, or waiting for their resource.
+func (e *Engine) notServing(live []Delivery) []Delivery {
+	var out []Delivery
+	for _, s := range e.Status().Scripts {
+		if slices.ContainsFunc(live, func(d Delivery) bool { return d.Script == s.Name }) {
+			continue
+		}
+		d := Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
+		switch s.State {
+		case ScriptStopped:
+			d.Reason, d.Detail = "stopped", "the memory guard stopped the script; it stays stopped until its file changes"
+		case ScriptFailed, ScriptWaiting:
+			d.Reason, d.Detail = "not loaded", "the script's content did not load"
+			if n := len(s.Loads); n > 0 && s.Loads[n-1].Error != nil {
+				d.Detail += ": " + s.Loads[n-1].Error.Message
+			}
+		default:
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// judge is whether one watch shows the object, and if not the first reason why.
+func judge(t target, key string, obj scripting.Object) Delivery {
+	w := &WatchView{Resource: t.resource.String(), Namespace: t.key.Namespace, LabelSelector: t.key.LabelSelector, FieldSelector: t.key.FieldSelector}
+	d := Delivery{Watch: w}
+	ns, _, _ := strings.Cut(key, "/")
+	if t.key.Namespace != "" && t.resource.Namespaced && ns != t.key.Namespace {
+		d.Reason, d.Detail = "namespace", fmt.Sprintf("the watch covers namespace %s only", t.key.Namespace)
+		return d
+	}
+	if obj == nil {
+		d.Reason, d.Detail = "not found", "the object does not exist on the server"
+		return d
+	}
+	if sel, err := labels.Parse(t.key.LabelSelector); err == nil && !sel.Matches(labels.Set(objectLabels(obj))) {
+		d.Reason = "selector"
+		d.Detail = fmt.Sprintf("label selector %q does not match the object's labels %s", t.key.LabelSelector, labels.Set(objectLabels(obj)))
+		return d
+	}
+	if t.key.FieldSelector != "" {
+		if sel, err := fields.ParseSelector(t.key.FieldSelector); err == nil && !sel.Matches(fieldSet(sel, obj)) {
+			d.Reason, d.Detail = "field selector", fmt.Sprintf("field selector %q does not match the object", t.key.FieldSelector)
+			return d
+		}
+	}
+	d.Delivered = true
+	return d
+}
+
+// fieldSet holds the object's values of the fields sel names (metadata.name,
+// spec.nodeName, ...), read as paths into the object.
+func fieldSet(sel fields.Selector, obj scripting.Object) fields.Set {
+	set := fields.Set{}
+	for _, r := range sel.Requirements() {
+		v, found, _ := unstructured.NestedFieldNoCopy(obj, strings.Split(r.Field, ".")...)
+		if found {
+			set[r.Field] = fmt.Sprint(v)
+		}
+	}
+	return set
+}
+
+// redactObject is obj as the debug views show it: a Secret's data and stringData values are
+// replaced, as the log never shows them.
+func redactObject(res dynamicinformer.Resource, obj scripting.Object) scripting.Object {
+	if res.GVR != secretsResource || obj == nil {
+		return obj
+	}
+	out := make(scripting.Object, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	for _, field := range []string{"data", "stringData"} {
+		if m, ok := obj[field].(map[string]any); ok {
+			red := make(map[string]any, len(m))
+			for k := range m {
+				red[k] = "<redacted>"
+			}
+			out[field] = red
+		}
+	}
+	// kubectl apply keeps the whole applied object, data included, in an annotation.
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		if ann, ok := meta["annotations"].(map[string]any); ok && ann[lastApplied] != nil {
+			m, a := make(map[string]any, len(meta)), make(map[string]any, len(ann))
+			for k, v := range meta {
+				m[k] = v
+			}
+			for k, v := range ann {
+				a[k] = v
+			}
+			a[lastApplied] = "<redacted>"
+			m["annotations"] = a
+			out["metadata"] = m
+		}
+	}
+	return out
+}
+
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+var secretsResource = corev1.SchemeGroupVersion.WithResource("secrets")
+
+// objectLabels returns obj's metadata.labels as strings.
+func objectLabels(obj scripting.Object) map[string]string {
+	meta, _ := obj["metadata"].(map[string]any)
+	raw, _ := meta["labels"].(map[string]any)
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// KeyState is one reconcile key as the queue view shows it.
+type KeyState struct {
+	Key string `json:"key"`
+	// Reason is why it was last queued: "add of apps/v1/deployments ns/x" (the object's own
+	// event), "owner of ...", "watch.enqueue of ...", "ctx.enqueue in onUpdate of ...",
+	// "ctx.enqueue in schedule", "requeueAfter 30s", "retry after error", "retry (debug API)".
+	Reason      string    `json:"reason"`
+	FirstQueued time.Time `json:"firstQueued"`
+	// Attempts is how many runs of the key failed in a row (0 before the first failure).
+	Attempts int `json:"attempts"`
+	// NextRetry is when a failed or requeued key runs again. For a failure it is the default
+	// controller backoff (5ms·2^attempts, at most 1000s): an estimate, the queue's token bucket
+	// can delay it further under a burst.
+	NextRetry    *time.Time `json:"nextRetry,omitempty"`
+	LastError    string     `json:"lastError,omitempty"`
+	Running      bool       `json:"running"`
+	RunningForMs float64    `json:"runningForMs,omitempty"`
+	started      time.Time
+}
+
+// keyBook is what the queue view knows of a reconciler's keys, beside the workqueue (which
+// tells nothing of its content): a key enters when queued and leaves when a run succeeds
+// without requeueAfter, or the reconciler gives up on it. Safe for concurrent use.
+type keyBook struct {
+	mu   sync.Mutex
+	keys map[string]*KeyState
+}
+
+func newKeyBook() *keyBook { return &keyBook{keys: map[string]*KeyState{}} }
+
+func (b *keyBook) queued(key, reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.keys[key]
+	if k == nil {
+		k = &KeyState{Key: key, FirstQueued: time.Now()}
+		b.keys[key] = k
+	}
+	k.Reason = reason
+}
+
+func (b *keyBook) started(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.keys[key]
+	if k == nil { // queued before the book knew it (a retry's AddAfter)
+		k = &KeyState{Key: key, FirstQueued: time.Now(), Reason: "queued"}
+		b.keys[key] = k
+	}
+	k.Running, k.started, k.NextRetry = true, time.Now(), nil
+}
+
+// finished records a run's outcome: err with the attempt it was, a requeue after delay, or done.
+func (b *keyBook) finished(key string, err error, attempt int, gaveUp bool, requeueAfter time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := b.keys[key]
+	if k == nil {
+		return
+	}
+	k.Running = false
+	switch {
+	case err != nil && !gaveUp:
+		at := time.Now().Add(backoffEstimate(attempt))
+		k.Attempts, k.LastError, k.NextRetry, k.Reason = attempt, err.Error(), &at, "retry after error"
+	case requeueAfter > 0:
+		at := time.Now().Add(requeueAfter)
+		k.Attempts, k.LastError, k.NextRetry, k.Reason = 0, "", &at, "requeueAfter "+requeueAfter.String()
+	default:
+		delete(b.keys, key)
+	}
+}
+
+// snapshot lists the keys, sorted, with running times as of now.
+func (b *keyBook) snapshot(now time.Time) []KeyState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]KeyState, 0, len(b.keys))
+	for _, k := range b.keys {
+		c := *k
+		if c.Running {
+			c.RunningForMs = float64(now.Sub(c.started).Microseconds()) / 1000
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func (b *keyBook) has(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.keys[key] != nil
+}
+
+// backoffEstimate is client-go's default per-item controller backoff after attempt failures.
+func backoffEstimate(attempt int) time.Duration {
+	d := 5 * time.Millisecond * time.Duration(math.Pow(2, float64(min(attempt-1, 20))))
+	return min(d, 1000*time.Second)
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+)
+
+// The recorder keeps at most TracePerObject records per object and its size overall, the
+// oldest going first, and forgets objects whose records are all gone.
+func TestRecorderBounds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name           string
+		size, objects  int
+		perObject      int // records written per object, round-robin
+		wantKept       int // records kept of the last object
+		wantDropped    bool
+		wantObjectsMax int
+	}{
+		{"under both caps", 100, 3, 5, 5, false, 3},
+		{"per-object cap", 1000, 2, TracePerObject + 7, TracePerObject, true, 2},
+		{"overall cap", 50, 20, 5, 3, true, 20},
+		{"overall cap forgets old objects", 10, 100, 1, 1, false, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecorder(tt.size)
+			for i := range tt.perObject {
+				for o := range tt.objects {
+					r.record(TraceRecord{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: fmt.Sprint(i)})
+				}
+			}
+			last := fmt.Sprintf("ns/o%d", tt.objects-1)
+			got, dropped := r.object("v1/configmaps", last, 0)
+			if len(got) != tt.wantKept || dropped != tt.wantDropped {
+				t.Fatalf("kept %d records of %s (dropped %v), want %d (%v)", len(got), last, dropped, tt.wantKept, tt.wantDropped)
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].Seq <= got[i-1].Seq {
+					t.Fatalf("records not oldest first: %d then %d", got[i-1].Seq, got[i].Seq)
+				}
+			}
+			if want := fmt.Sprint(tt.perObject - 1); got[len(got)-1].Event != want {
+				t.Errorf("newest record is %q, want %q", got[len(got)-1].Event, want)
+			}
+			if n := len(r.objects); n > tt.wantObjectsMax || n > tt.size {
+				t.Errorf("%d objects tracked, want at most %d and the ring size %d", n, tt.wantObjectsMax, tt.size)
+			}
+		})
+	}
+}
+
+func TestRecorderLimitAndOff(t *testing.T) {
+	t.Parallel()
+	r := newRecorder(0)
+	if len(r.ring) != DefaultTraceRecords {
+		t.Fatalf("default size %d, want %d", len(r.ring), DefaultTraceRecords)
+	}
+	for range 5 {
+		r.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"})
+	}
+	if got, dropped := r.object("v1/configmaps", "ns/a", 2); len(got) != 2 || !dropped {
+		t.Errorf("limit 2 gave %d records (dropped %v)", len(got), dropped)
+	}
+	off := newRecorder(-1)
+	off.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"}) // must not panic
+	if got, _ := off.object("v1/configmaps", "ns/a", 0); got != nil {
+		t.Errorf("recording off kept %v", got)
+	}
+}
+
+// A slow tail subscriber misses records instead of blocking the recording worker.
+func TestTailSubscriberNeverBlocks(t *testing.T) {
+	t.Parallel()
+	r := newRecorder(10)
+	s := &tailSub{filter: TailFilter{Object: "ns/a"}, ch: make(chan TraceRecord, 2)}
+	r.subs[s] = struct{}{}
+	for range 5 {
+		r.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"})
+		r.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/b"})
+	}
+	if len(s.ch) != 2 || s.missed.Load() != 3 {
+		t.Fatalf("subscriber got %d, missed %d; want 2 and 3 (ns/b filtered out)", len(s.ch), s.missed.Load())
+	}
+}

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"time"
+)
+
+// reconcileInspect is what a reconciler keeps for inspection: its keys (the queue view), the
+// taps of its workers' runtimes, and the engine's recorder and pauses.
+type reconcileInspect struct {
+	book    *keyBook
+	taps    []*callTap // by worker; nil entries with recording off
+	trace   *recorder
+	pauses  *pauses
+	halt    <-chan struct{} // the version's abort: a paused worker gives up waiting
+	version string
+}
+
+// traceStart begins the record of one reconcile run of key; nil when recording is off.
+func (r *reconciler) traceStart(key string) *TraceRecord {
+	if r.insp.trace == nil {
+		return nil
+	}
+	return &TraceRecord{
+		Time: time.Now(), Script: r.name, Version: r.insp.version, Resource: r.cache.Resource, Object: key,
+		Event: "reconcile", Attempt: r.queue.NumRequeues(key) + 1,
+	}
+}
+
+func (r *reconciler) traceDone(rec *TraceRecord, took time.Duration, err error) {
+	if rec == nil {
+		return
+	}
+	fillOutcome(rec, "reconcile", took, err)
+	r.insp.trace.record(*rec)
+}
+
+// enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
+// and notes it in rec. Runs on the worker.
+func (v *version) enqueueBecause(key string, rec *TraceRecord, how string, ev event) {
+	var reason string
+	switch how {
+	case "event":
+		reason = eventNames[ev.kind] + " of " + ev.sub.cache.Resource + " " + ev.key
+	default:
+		reason = how + " of " + ev.sub.cache.Resource + " " + ev.key
+	}
+	if rec != nil {
+		rec.Enqueued = append(rec.Enqueued, key)
+	}
+	v.reconciler.enqueue(key, reason)
+}
+
+// ctxEnqueue is ctx.enqueue of the version's handlers and schedules: the reason names the
+// call running on the worker.
+func (v *version) ctxEnqueue(key string) {
+	reason := "ctx.enqueue"
+	if v.insp != nil {
+		if c := v.insp.inflight.Load(); c != nil {
+			reason += " in " + c.Handler + " of " + c.Object
+		}
+		v.insp.tap.addEnqueued(key)
+	}
+	v.reconciler.enqueue(key, reason)
+}

@@ -1,0 +1,239 @@
+package debugtext
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// Tables in kubectl's style: upper-case headers, columns three spaces apart, "<none>" for
+// nothing.
+
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0) }
+
+func row(t *tabwriter.Writer, cells ...any) {
+	parts := make([]string, len(cells))
+	for i, c := range cells {
+		s := fmt.Sprint(c)
+		if s == "" {
+			s = "<none>"
+		}
+		parts[i] = s
+	}
+	_, _ = fmt.Fprintln(t, strings.Join(parts, "\t"))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func ms(v float64) string {
+	switch {
+	case v >= 1000:
+		return fmt.Sprintf("%.2fs", v/1000)
+	case v >= 1:
+		return fmt.Sprintf("%.1fms", v)
+	}
+	return fmt.Sprintf("%.0fµs", v*1000)
+}
+
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Local().Format("15:04:05.000")
+}
+
+func Queue(w io.Writer, v engine.QueueView) {
+	t := newTable(w)
+	row(t, "SCRIPT", "VERSION", "STATE", "PAUSED", "BACKLOG", "IN FLIGHT", "KEYS")
+	for _, s := range v.Scripts {
+		inflight := "-"
+		if c := s.InFlight; c != nil {
+			inflight = fmt.Sprintf("%s %s for %s", c.Handler, c.Object, ms(c.ElapsedMs))
+		}
+		keys := "-"
+		if s.Reconcile {
+			keys = fmt.Sprint(len(s.Keys))
+		}
+		row(t, s.Script, s.Version, s.State, yesNo(s.Paused), s.Backlog, inflight, keys)
+	}
+	_ = t.Flush()
+	var hasKeys bool
+	for _, s := range v.Scripts {
+		hasKeys = hasKeys || len(s.Keys) > 0
+	}
+	if !hasKeys {
+		return
+	}
+	_, _ = fmt.Fprintln(w)
+	t = newTable(w)
+	row(t, "SCRIPT", "KEY", "REASON", "FIRST QUEUED", "ATTEMPTS", "NEXT RETRY", "RUNNING", "LAST ERROR")
+	for _, s := range v.Scripts {
+		for _, k := range s.Keys {
+			next, running := "-", "-"
+			if k.NextRetry != nil {
+				next = "in " + time.Until(*k.NextRetry).Round(time.Millisecond).String()
+			}
+			if k.Running {
+				running = ms(k.RunningForMs)
+			}
+			row(t, s.Script, k.Key, k.Reason, clock(k.FirstQueued), k.Attempts, next, running, oneLine(k.LastError, 80))
+		}
+	}
+	_ = t.Flush()
+}
+
+func Cache(w io.Writer, v engine.CacheView, one bool) error {
+	if one {
+		for _, o := range v.Objects {
+			_, _ = fmt.Fprintf(w, "# %s (version %s): %s %s\n", o.Script, o.Version, v.Resource, o.Key)
+			data, err := yaml.Marshal(o.Object)
+			if err != nil {
+				return fmt.Errorf("print object: %w", err)
+			}
+			_, _ = w.Write(data)
+		}
+		return nil
+	}
+	t := newTable(w)
+	row(t, "SCRIPT", "VERSION", "OBJECT", "RESOURCEVERSION")
+	for _, o := range v.Objects {
+		row(t, o.Script, o.Version, o.Key, o.ResourceVersion)
+	}
+	if len(v.Objects) == 0 {
+		_, _ = fmt.Fprintf(w, "No objects of %s in any script's cache.\n", v.Resource)
+	}
+	return t.Flush()
+}
+
+func Indexes(w io.Writer, v engine.IndexesView) {
+	t := newTable(w)
+	row(t, "SCRIPT", "VERSION", "INDEX", "VALUES")
+	for _, s := range v.Scripts {
+		names := make([]string, 0, len(s.Values))
+		for n := range s.Values {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			vals := strings.Join(s.Values[n], ", ")
+			if !s.Cached {
+				vals = "(not in this script's cache)"
+			}
+			row(t, s.Script, s.Version, n, vals)
+		}
+	}
+	_ = t.Flush()
+}
+
+func Explanation(w io.Writer, x engine.Explanation) {
+	state := "not on the server"
+	if x.Exists {
+		state = "exists, resourceVersion " + resourceVersion(x.Current)
+	}
+	_, _ = fmt.Fprintf(w, "%s %s: %s\n\n", x.Resource, x.Object, state)
+	t := newTable(w)
+	row(t, "SCRIPT", "VERSION", "STATE", "DELIVERED", "CACHED", "REASON", "DETAIL")
+	for _, d := range x.Deliveries {
+		reason := d.Reason
+		if d.Delivered {
+			reason = "-"
+		}
+		detail := d.Detail
+		if detail == "" {
+			detail = "-"
+		}
+		row(t, d.Script, d.Version, d.State, yesNo(d.Delivered), yesNo(d.Cached), reason, detail)
+	}
+	_ = t.Flush()
+	_, _ = fmt.Fprintln(w)
+	switch {
+	case !x.Recording:
+		_, _ = fmt.Fprintln(w, "Events: not recorded (--trace-records 0).")
+		return
+	case len(x.Records) == 0:
+		_, _ = fmt.Fprintln(w, "Events: none recorded for this object.")
+		return
+	}
+	header := fmt.Sprintf("Events (last %d, oldest first", len(x.Records))
+	if x.Dropped {
+		header += "; older ones dropped"
+	}
+	_, _ = fmt.Fprintln(w, header+"):")
+	for _, r := range x.Records {
+		Record(w, r, false)
+	}
+}
+
+// Record prints one trace record: a line, then its logs, writes, keys and error indented.
+func Record(w io.Writer, r engine.TraceRecord, withObject bool) {
+	handler := r.Handler
+	if handler == "" {
+		handler = "-"
+	}
+	what := r.Event
+	if r.Initial {
+		what += " (initial list)"
+	}
+	if r.Attempt > 0 {
+		what += fmt.Sprintf(" (attempt %d)", r.Attempt)
+	}
+	obj := ""
+	if withObject {
+		obj = "  " + r.Resource + " " + r.Object
+	}
+	_, _ = fmt.Fprintf(w, "%s  %s  %s%s  %s  %s  %s  rv=%s\n", clock(r.Time), r.Script, what, obj, handler, r.Result, ms(r.DurationMs), r.ResourceVersion)
+	for _, l := range r.Logs {
+		attrs := ""
+		if len(l.Attrs) > 0 {
+			attrs = " " + fmt.Sprint(l.Attrs)
+		}
+		_, _ = fmt.Fprintf(w, "    log    %-5s %s%s\n", l.Level, l.Message, attrs)
+	}
+	for _, wr := range r.Writes {
+		dry := ""
+		if wr.DryRun {
+			dry = " (dry-run)"
+		}
+		target := strings.TrimPrefix(wr.Namespace+"/"+wr.Name, "/")
+		line := fmt.Sprintf("    write  %s %s %s -> %d%s", wr.Verb, wr.Resource, target, wr.Code, dry)
+		if wr.Error != "" {
+			line += ": " + oneLine(wr.Error, 120)
+		}
+		_, _ = fmt.Fprintln(w, line)
+	}
+	if len(r.Enqueued) > 0 {
+		_, _ = fmt.Fprintf(w, "    enqueued %s\n", strings.Join(r.Enqueued, ", "))
+	}
+	if r.Error != "" {
+		_, _ = fmt.Fprintf(w, "    error  %s\n", oneLine(r.Error, 300))
+	}
+	if r.Truncated > 0 {
+		_, _ = fmt.Fprintf(w, "    (%d more log lines or writes not kept)\n", r.Truncated)
+	}
+}
+
+func oneLine(s string, limit int) string {
+	s = strings.ReplaceAll(s, "\n", " ⏎ ")
+	if len(s) > limit {
+		s = s[:limit] + "…"
+	}
+	return s
+}
+
+func resourceVersion(obj map[string]any) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	rv, _ := meta["resourceVersion"].(string)
+	return rv
+}

@@ -1,0 +1,122 @@
+package debugtext
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// Status prints engine.Status as runner status shows it: a summary line, then scripts,
+// their last loads, watches and informers.
+func Status(w io.Writer, st engine.Status) {
+	ready := "yes"
+	if !st.Ready {
+		ready = "no: " + st.NotReady
+	}
+	leader := "leading (no leader election)"
+	if st.Leader.Enabled {
+		leader = fmt.Sprintf("leading=%v, lease %s held by %s (this runner: %s)", st.Leader.Leading, st.Leader.Lease, st.Leader.Holder, st.Leader.Identity)
+	}
+	_, _ = fmt.Fprintf(w, "Ready: %s\nLeader: %s\n\n", ready, leader)
+	t := newTable(w)
+	row(t, "SCRIPT", "STATE", "HASH", "VERSIONS", "OBJECTS", "QUEUED", "CALLS", "ERRORS")
+	for _, s := range st.Scripts {
+		var versions []string
+		objects, queued := 0, 0
+		for _, v := range s.Versions {
+			versions = append(versions, shortHash(v.Hash)+":"+string(v.State))
+			if v.State == engine.VersionCurrent {
+				objects, queued = v.Objects, v.Queued
+			}
+		}
+		var calls, errs uint64
+		for _, h := range s.Handlers {
+			calls, errs = calls+h.Calls, errs+h.Errors
+		}
+		row(t, s.Name, s.State, shortHash(s.Hash), strings.Join(versions, ","), objects, queued, calls, errs)
+	}
+	_ = t.Flush()
+	printLoads(w, st.Scripts)
+	printWatches(w, st.Scripts)
+	printInformers(w, st.Informers)
+}
+
+func printLoads(w io.Writer, scripts []engine.ScriptStatus) {
+	_, _ = fmt.Fprintln(w, "\nLast loads:")
+	t := newTable(w)
+	row(t, "SCRIPT", "WHEN", "HASH", "RESULT", "TOOK", "OBJECTS", "ERROR")
+	for _, s := range scripts {
+		for _, l := range s.Loads {
+			took, errText := "-", "-"
+			if l.TookSeconds > 0 {
+				took = (time.Duration(l.TookSeconds * float64(time.Second))).Round(time.Millisecond).String()
+			}
+			if l.Error != nil {
+				errText = oneLine(l.Error.Message, 100)
+				if l.Error.File != "" {
+					errText = fmt.Sprintf("%s:%d:%d: %s", l.Error.File, l.Error.Line, l.Error.Column, errText)
+				}
+			}
+			row(t, s.Name, clock(l.At), shortHash(l.Hash), l.Result, took, l.Objects, errText)
+		}
+	}
+	_ = t.Flush()
+}
+
+func printWatches(w io.Writer, scripts []engine.ScriptStatus) {
+	_, _ = fmt.Fprintln(w, "\nWatches:")
+	t := newTable(w)
+	row(t, "SCRIPT", "RESOURCE", "NAMESPACE", "LABEL SELECTOR", "FIELD SELECTOR")
+	for _, s := range scripts {
+		for _, wa := range s.Watches {
+			row(t, s.Name, wa.Resource, orAll(wa.Namespace), orDash(wa.LabelSelector), orDash(wa.FieldSelector))
+		}
+	}
+	_ = t.Flush()
+}
+
+func printInformers(w io.Writer, infs []engine.InformerStatus) {
+	_, _ = fmt.Fprintln(w, "\nInformers:")
+	t := newTable(w)
+	row(t, "RESOURCE", "NAMESPACE", "SELECTORS", "SYNCED", "HEALTHY", "LAST CONTACT", "OBJECTS", "SCRIPTS")
+	for _, i := range infs {
+		contact := "never"
+		if i.LastContact != nil {
+			contact = time.Since(*i.LastContact).Round(time.Second).String() + " ago"
+		}
+		healthy := yesNo(i.Healthy)
+		if !i.Healthy && i.LastError != "" {
+			healthy = "no: " + oneLine(i.LastError, 60)
+		}
+		sel := strings.TrimPrefix(strings.TrimPrefix(i.LabelSelector+" "+i.FieldSelector, " "), " ")
+		scripts := append([]string(nil), i.Scripts...)
+		sort.Strings(scripts)
+		row(t, i.Resource, orAll(i.Namespace), orDash(sel), yesNo(i.Synced), healthy, contact, i.Objects, strings.Join(scripts, ","))
+	}
+	_ = t.Flush()
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func orAll(ns string) string {
+	if ns == "" {
+		return "(all)"
+	}
+	return ns
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,13 @@
+package offline
+
+import (
+	"context"
+
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// Explain is engine.Engine.Explain on the harness's engine: `runner test`'s h.explain. Call it
+// between steps, like Status.
+func (h *Harness) Explain(ctx context.Context, resource, key string, limit int) (engine.Explanation, error) {
+	return h.e.Explain(ctx, resource, key, limit)
+}
