@@ -22,8 +22,9 @@ const (
 	DefaultTraceRecords = 10000
 	// TracePerObject is the most records kept per object (Explain's default shows them all).
 	TracePerObject = 20
-	// TraceLogsPerCall and TraceWritesPerCall bound what one record keeps of a call's output.
-	TraceLogsPerCall   = 20
+	// TraceLogsPerCall bounds the log lines one record keeps of a call's output.
+	TraceLogsPerCall = 20
+	// TraceWritesPerCall bounds the API writes one record keeps of a call.
 	TraceWritesPerCall = 20
 	// traceMessageChars bounds one log line's message in a record.
 	traceMessageChars = 2000

@@ -54,6 +54,7 @@ func clock(t time.Time) string {
 	return t.Local().Format("15:04:05.000")
 }
 
+// Queue prints `runner queue`: reconcile keys, calls in flight and backlogs.
 func Queue(w io.Writer, v engine.QueueView) {
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "STATE", "PAUSED", "BACKLOG", "IN FLIGHT", "KEYS")
@@ -94,6 +95,7 @@ func Queue(w io.Writer, v engine.QueueView) {
 	_ = t.Flush()
 }
 
+// Cache prints `runner cache`: the cached objects a script sees, or one object.
 func Cache(w io.Writer, v engine.CacheView, one bool) error {
 	if one {
 		for _, o := range v.Objects {
@@ -117,6 +119,7 @@ func Cache(w io.Writer, v engine.CacheView, one bool) error {
 	return t.Flush()
 }
 
+// Indexes prints `runner indexes`: the values each script's indexers compute for one object.
 func Indexes(w io.Writer, v engine.IndexesView) {
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "INDEX", "VALUES")
@@ -137,6 +140,7 @@ func Indexes(w io.Writer, v engine.IndexesView) {
 	_ = t.Flush()
 }
 
+// Explanation prints `runner explain`: delivery per script and the object's last events.
 func Explanation(w io.Writer, x engine.Explanation) {
 	state := "not on the server"
 	if x.Exists {
