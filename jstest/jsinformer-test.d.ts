@@ -246,6 +246,7 @@ interface Harness {
   metrics(name?: string): HarnessSample[];
   /** The same families in the Prometheus text exposition format. */
   metricsText(): string;
+  /**
    * What `runner explain` shows of one object ("namespace/name", or "name"): whether the
    * plugin is shown it and why not, and its last events with handler, result, logs, writes and
    * enqueued keys. Its toString() (and text) is the printed form: `${h.explain("cm", "ns/x")}`.

@@ -146,7 +146,9 @@ func TestWebPage(t *testing.T) {
 		sel := `table.keys[data-script="settle.js"] tr[data-key="` + webpageNS + `/app-2"] button.retry`
 		b.WaitJS(t, "the key with a Retry button", `!!document.querySelector('`+sel+`')`, 30*time.Second)
 		b.Screenshot(t, "page-queues")
-		b.Do(t, "click Retry", chromedp.Click(chromedp.CSS(sel)))
+		// The queue table re-renders on every state change, so a node found by one DevTools call
+		// may be gone by the next: find and click in one page-side step, retried until it lands.
+		b.WaitJS(t, "click Retry", `(() => { const b = document.querySelector('`+sel+`'); if (!b) return false; b.click(); return true; })()`, 30*time.Second)
 		deadline := time.Now().Add(30 * time.Second)
 		for countRecords(t, base, "reconcile") <= before {
 			if time.Now().After(deadline) {

@@ -181,6 +181,28 @@ interface HarnessError {
   [field: string]: unknown;
 }
 
+/** h.explain's answer: the debug API's explain JSON (docs/debugging.md). */
+interface HarnessExplanation {
+  resource: string;
+  object: string;
+  exists: boolean;
+  current?: KubeObject;
+  deliveries: { script: string; version?: string; state: string; delivered: boolean; reason?: string; detail?: string; cached: boolean; [field: string]: unknown }[];
+  records: {
+    seq: number; time: string; script: string; version: string; resource: string; object: string;
+    event: "add" | "update" | "delete" | "reconcile" | "replay"; initial?: boolean; handler?: string;
+    durationMs: number; result: string; error?: string; attempt?: number;
+    logs?: { time: string; level: string; message: string; attrs?: Record<string, unknown> }[];
+    writes?: { verb: string; resource: string; namespace?: string; name?: string; dryRun?: boolean; code: number; error?: string }[];
+    enqueued?: string[];
+    [field: string]: unknown;
+  }[];
+  dropped?: boolean;
+  recording: boolean;
+  /** The printed form, as runner explain prints it. */
+  text: string;
+}
+
 /**
  * One plugin on the runner's engine, against an in-memory cluster and a virtual clock. Writes
  * return once the engine is quiet: the plugin has handled everything they caused that is due
@@ -224,6 +246,12 @@ interface Harness {
   metrics(name?: string): HarnessSample[];
   /** The same families in the Prometheus text exposition format. */
   metricsText(): string;
+  /**
+   * What `runner explain` shows of one object ("namespace/name", or "name"): whether the
+   * plugin is shown it and why not, and its last events with handler, result, logs, writes and
+   * enqueued keys. Its toString() (and text) is the printed form: `${h.explain("cm", "ns/x")}`.
+   */
+  explain(resource: string, object: string): HarnessExplanation;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
   /** What the plugin logged with log and console, in order. */
