@@ -23,7 +23,8 @@ import (
 
 const hostCACerts = "/etc/ssl/certs/ca-certificates.crt"
 
-// buildRunner builds cmd/runner as `make image` does: static, trimmed, version set.
+// buildRunner builds cmd/runner as `make image` does: static, trimmed, version set. Under
+// `make test`, `make prebuild` has compiled the packages with the same flags, so this links.
 func buildRunner(t *testing.T, dir, version string) string {
 	t.Helper()
 	out := filepath.Join(dir, "runner")
