@@ -95,12 +95,13 @@
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (trace.go, tracetap.go, explain.go, inspectviews.go, actions.go, replay.go): every
-// event a worker handles, every reconcile run and every replay becomes a TraceRecord in a
-// bounded recorder (TracePerObject per object, Config.TraceRecords overall, oldest first out),
-// with the call's log lines, writes and enqueued keys, collected by a tap wrapped around each
-// Script's logger and k8s client (each Script's calls never overlap, so one open record per
-// tap). Explain, Queue, Cache, Indexes, Status and Subscribe read from any goroutine: they find
+// Inspection (tracecall.go, tracereconcile.go, explain.go, inspectviews.go, actions.go,
+// replay.go): every event a worker handles, every reconcile run and every replay becomes a
+// TraceRecord in a bounded recorder (TracePerObject per object, Config.TraceRecords overall,
+// oldest first out), with the call's log lines, writes and enqueued keys, collected by a tap
+// wrapped around each Script's logger and k8s client (each Script's calls never overlap, so
+// one open record per tap). The recorder and the taps are package engine/internal/trace; the
+// engine decides what to record and when. Explain, Queue, Cache, Indexes, Status and Subscribe read from any goroutine: they find
 // live versions through needs and read stores under their locks. Actions never touch a
 // version's runtime from outside: Replay travels as an event on the worker's queue, Retry goes
 // through the reconcile workqueue, Pause holds the worker before its next event (pause.go).

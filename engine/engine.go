@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -60,8 +61,8 @@ type Engine struct {
 	gc       *collector
 	lead     *leadership // nil without leader election
 
-	trace  *recorder // nil with recording off (Config.TraceRecords < 0)
-	pauses *pauses   // scripts paused through the debug API
+	trace  *trace.Recorder // nil with recording off (Config.TraceRecords < 0)
+	pauses *pauses         // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -141,7 +142,7 @@ func (e *Engine) init(env Env) {
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.gc.enabled = e.cfg.PaceGC
-	e.trace, e.pauses = newRecorder(e.cfg.TraceRecords), newPauses()
+	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), newPauses()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,11 +41,34 @@ func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (
 		x.Exists, x.Current = true, redactObject(res, obj)
 	}
 	x.Deliveries = e.deliveries(res, key, obj)
-	x.Records, x.Dropped = e.trace.object(res.String(), key, limit)
+	x.Records, x.Dropped = e.trace.Object(res.String(), key, limit)
 	if x.Records == nil {
 		x.Records = []TraceRecord{}
 	}
 	return x, nil
+}
+
+// ErrTraceOff is returned by Subscribe when the runner records no traces.
+var ErrTraceOff = errors.New("trace recording is off (--trace-records 0)")
+
+// Subscribe starts a live subscription to the trace; f.Resource may be spelled as users do.
+// A subscriber that falls behind misses records (Subscription.Missed) rather than slowing a
+// worker down.
+func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
+	if e.trace == nil {
+		return nil, ErrTraceOff
+	}
+	if f.Resource != "" {
+		res, err := e.resolveForInspect(f.Resource)
+		if err != nil {
+			return nil, err
+		}
+		f.Resource = res.String()
+	}
+	if f.Script != "" && !slices.Contains(e.scriptNames(), f.Script) {
+		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, suggest(f.Script, e.scriptNames()))
+	}
+	return e.trace.Subscribe(f), nil
 }
 
 // resolveForInspect resolves a resource name, the error wrapping ErrNotFound.

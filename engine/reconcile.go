@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -43,7 +44,7 @@ func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], 
 	maxRetries int, cache *scriptcache.View, logger *slog.Logger, stats *stats) *reconciler {
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true },
-		insp: reconcileInspect{book: newKeyBook(), taps: make([]*callTap, len(scripts))}}
+		insp: reconcileInspect{book: newKeyBook(), taps: make([]*trace.Tap, len(scripts))}}
 }
 
 // start runs the workers, unless the reconciler was shut down first: a version retired before
@@ -65,7 +66,7 @@ func (r *reconciler) enqueue(key, reason string) {
 	r.queue.Add(key)
 }
 
-func (r *reconciler) work(s *scripting.Script, tap *callTap) {
+func (r *reconciler) work(s *scripting.Script, tap *trace.Tap) {
 	defer s.Close()
 	for {
 		key, quit := r.queue.Get()
@@ -79,7 +80,7 @@ func (r *reconciler) work(s *scripting.Script, tap *callTap) {
 	}
 }
 
-func (r *reconciler) process(s *scripting.Script, tap *callTap, key string) {
+func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
 	if !r.allowed() {
 		return // a new leader replays every key
 	}
@@ -87,17 +88,17 @@ func (r *reconciler) process(s *scripting.Script, tap *callTap, key string) {
 		return
 	}
 	enqueue := func(k string) {
-		tap.addEnqueued(k)
+		tap.AddEnqueued(k)
 		r.enqueue(k, "ctx.enqueue in reconcile of "+key)
 	}
 	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: enqueue, Metrics: r.sink}
 	rec := r.traceStart(key)
 	r.insp.book.started(key)
-	tap.open(rec, false)
+	tap.Open(rec, false)
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
 	took := time.Since(start)
-	tap.close()
+	tap.Close()
 	r.metrics.observe(took, err)
 	attempt, gaveUp := 0, false
 	if err != nil {
