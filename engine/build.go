@@ -84,7 +84,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 // addRuntimes gives v its index stage and reconciler, when the script has them, and resolves
 // its handler metrics.
 func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting.Options, first target) error {
-	v.scriptMetrics = e.scriptMetrics.newVersion(v) // before defines(eventCollect) reads it
+	v.scriptMetrics = e.scriptMetrics.NewVersion(v.name, v.def.Metrics, v, v.logger) // before defines(eventCollect) reads it
 	for kind, name := range handlerNames {
 		if v.defines(eventKind(kind)) {
 			v.metrics[kind] = e.stats.handler(v.name, name)

@@ -73,14 +73,15 @@
 // counted), and remembers its content as stopped until the file changes. The guard keeps no
 // reference to a version it no longer sees serving, so a stopped version's runtime is garbage.
 //
-// Metrics from scripts (scriptmetrics*.go): one collector, registered once, maps each script
-// to its serving version's families; the loader swaps the entry in onSynced, when the new
-// version takes over, and removes it when a version retires without a successor, so a scrape
-// sees one version's families per script. A scrape queues an eventCollect on each serving
-// version's worker and waits (bounded by the handler timeout per family, plus one for the
-// call running); the worker runs the collects between two events, so they read the store as
-// the handlers do. Families without collect live in Go behind a mutex per family, written by
-// the worker, reconcile workers and schedules through ctx.metrics.
+// Metrics from scripts (metrics.go; the families are package engine/internal/enginemetrics's):
+// one collector, registered once, maps each script to its serving version's families; the
+// loader swaps the entry in onSynced, when the new version takes over, and removes it when a
+// version retires without a successor, so a scrape sees one version's families per script. A
+// scrape queues an eventCollect on each serving version's worker and waits (bounded by the
+// handler timeout per family, plus one for the call running); the worker runs the collects
+// between two events, so they read the store as the handlers do. Families without collect
+// live in Go behind a mutex per family, written by the worker, reconcile workers and
+// schedules through ctx.metrics.
 //
 // Environment (env.go): the engine takes what it runs on as small interfaces it owns —
 // Informers and Resolver (where objects come from), Clock (scripts' Date, schedules, reconcile

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -34,9 +35,9 @@ type Engine struct {
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats
-	// scriptMetrics serves the scripts' metric families (scriptmetrics.go); the loader swaps
-	// its entries, scrapes read them.
-	scriptMetrics *scriptMetrics
+	// scriptMetrics serves the scripts' metric families (metrics.go); the loader swaps its
+	// entries, scrapes read them.
+	scriptMetrics *enginemetrics.Scripts
 	book          *statusBook // the state API (status.go)
 	memory        sync.Map    // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults      []dynamicinformer.Resource
@@ -146,9 +147,9 @@ func (e *Engine) init(env Env) {
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
-	e.scriptMetrics = newScriptMetrics(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
+	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {
-		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.errors)
+		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 	}
 }
 
