@@ -105,7 +105,7 @@
 // engine decides what to record and when. Explain, Queue, Cache, Indexes, Status and Subscribe read from any goroutine: they find
 // live versions through needs and read stores under their locks. Actions never touch a
 // version's runtime from outside: Replay travels as an event on the worker's queue, Retry goes
-// through the reconcile workqueue, Pause holds the worker before its next event (pause.go).
+// through the reconcile workqueue, Pause holds the worker before its next event (inspect.Pauses).
 // Package debugapi serves all of it; this package knows nothing of HTTP.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates

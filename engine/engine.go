@@ -18,6 +18,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -63,7 +64,7 @@ type Engine struct {
 	lead     *leadership // nil without leader election
 
 	trace  *trace.Recorder // nil with recording off (Config.TraceRecords < 0)
-	pauses *pauses         // scripts paused through the debug API
+	pauses *inspect.Pauses // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -143,7 +144,7 @@ func (e *Engine) init(env Env) {
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.gc.enabled = e.cfg.PaceGC
-	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), newPauses()
+	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}

@@ -144,7 +144,7 @@ func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj script
 		if d.Delivered && v.currentState() == stateSyncing {
 			d.Delivered, d.Reason, d.Detail = false, "syncing", "this version is still replaying the cache; the previous one, if any, serves"
 		}
-		if e.pauses.paused(v.name) {
+		if e.pauses.Paused(v.name) {
 			d.Detail = strings.TrimPrefix(d.Detail+"; the script is paused", "; ")
 		}
 		out = append(out, d)

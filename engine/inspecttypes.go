@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 )
 
@@ -25,6 +26,9 @@ type (
 	// recording order. The owner reads Records and calls Close when done.
 	Subscription = trace.Subscription
 )
+
+// KeyState is one reconcile key as the queue view shows it (inspect.KeyBook keeps them).
+type KeyState = inspect.KeyState
 
 const (
 	// DefaultTraceRecords is the overall cap on trace records kept in memory.

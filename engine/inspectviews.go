@@ -33,7 +33,7 @@ func (e *Engine) Queue(script string) (QueueView, error) {
 		if script != "" && v.name != script {
 			continue
 		}
-		q := ScriptQueue{Script: v.name, Version: v.hash, State: v.currentState().String(), Paused: e.pauses.paused(v.name),
+		q := ScriptQueue{Script: v.name, Version: v.hash, State: v.currentState().String(), Paused: e.pauses.Paused(v.name),
 			Backlog: v.queue.len(), Reconcile: v.reconciler != nil, Keys: []KeyState{}}
 		if v.intake != v.queue {
 			q.Backlog += v.intake.len()
@@ -47,7 +47,7 @@ func (e *Engine) Queue(script string) (QueueView, error) {
 			}
 		}
 		if v.reconciler != nil {
-			q.Keys = v.reconciler.insp.book.snapshot(now)
+			q.Keys = v.reconciler.insp.book.Snapshot(now)
 		}
 		out.Scripts = append(out.Scripts, q)
 	}

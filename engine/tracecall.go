@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -13,7 +14,7 @@ import (
 // trace's; this file decides what a version records and when.
 type versionInspect struct {
 	trace    *trace.Recorder
-	pauses   *pauses
+	pauses   *inspect.Pauses
 	tap      *trace.Tap                      // the worker's Script's; nil with recording off
 	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
 	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
@@ -26,12 +27,12 @@ type versionInspect struct {
 // waitUnpaused holds the worker while the script is paused; false when the version stops.
 // The event it holds counts in the queue view's backlog (held).
 func (v *version) waitUnpaused() bool {
-	if v.insp == nil || !v.insp.pauses.paused(v.name) {
+	if v.insp == nil || !v.insp.pauses.Paused(v.name) {
 		return true
 	}
 	v.insp.held.Store(1)
 	defer v.insp.held.Store(0)
-	return v.insp.pauses.wait(v.name, v.abort)
+	return v.insp.pauses.Wait(v.name, v.abort)
 }
 
 // CallInFlight is a handler call running now.

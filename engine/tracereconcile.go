@@ -3,16 +3,17 @@ package engine
 import (
 	"time"
 
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 )
 
 // reconcileInspect is what a reconciler keeps for inspection: its keys (the queue view), the
 // taps of its workers' runtimes, and the engine's recorder and pauses.
 type reconcileInspect struct {
-	book    *keyBook
+	book    *inspect.KeyBook
 	taps    []*trace.Tap // by worker; nil entries with recording off
 	trace   *trace.Recorder
-	pauses  *pauses
+	pauses  *inspect.Pauses
 	halt    <-chan struct{} // the version's abort: a paused worker gives up waiting
 	version string
 }
