@@ -41,31 +41,12 @@ const (
 	TraceWritesPerCall = trace.WritesPerCall
 )
 
-// Delivery says whether one script version is shown an object, and if not, why.
-type Delivery struct {
-	Script  string `json:"script"`
-	Version string `json:"version,omitempty"`
-	State   string `json:"state"` // the version's state: syncing, current, draining; or stopped, failed, not loaded
-	// Delivered: the object passes one of the script's watches on this resource.
-	Delivered bool `json:"delivered"`
-	// Reason, when not delivered: not watched, namespace, selector, field selector, syncing,
-	// stopped (by the memory guard), not loaded (failed or waiting); with Detail saying which.
-	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
-	// Watch is the watch that delivers it, or the closest that does not.
-	Watch *WatchView `json:"watch,omitempty"`
-	// Cached: the script's own cache (ctx.cache) holds the object.
-	Cached bool `json:"cached"`
-}
+// Delivery says whether one script version is shown an object, and if not, why
+// (inspect.Judge gives the verdict of one watch).
+type Delivery = inspect.Delivery
 
 // WatchView is one resolved watch of a script version.
-type WatchView struct {
-	Resource      string `json:"resource"`
-	Namespace     string `json:"namespace,omitempty"` // empty: all namespaces, or cluster-scoped
-	LabelSelector string `json:"labelSelector,omitempty"`
-	FieldSelector string `json:"fieldSelector,omitempty"`
-	Enqueue       string `json:"enqueue,omitempty"` // reconcile scripts: self, owner, function, none
-}
+type WatchView = inspect.WatchView
 
 // Explanation is the answer of Explain: the object as the server has it now, whether each
 // script is shown it, and the last trace records about it, oldest first.

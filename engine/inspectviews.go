@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 )
 
 // QueueView is the answer of Queue.
@@ -111,7 +113,7 @@ func (e *Engine) Cache(resource, key string, q IndexQuery) (CacheView, error) {
 			obj := v.store.Get(res.String(), k)
 			c := CachedObject{Script: v.name, Version: v.hash, Key: k, ResourceVersion: resourceVersionOf(obj)}
 			if key != "" {
-				c.Object = redactObject(res, obj)
+				c.Object = inspect.Redact(res, obj)
 			}
 			out.Objects = append(out.Objects, c)
 		}
