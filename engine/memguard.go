@@ -14,16 +14,28 @@ import (
 // goja keeps no account of what a runtime allocates, so the guard asks: while the Go heap is
 // above watchShare of the limit, every serving version measures its runtimes after its next
 // call (scripting.Script.RequestMemoryUsage: the bytes reachable from the runtime, walked by
-// internal/heapsize). Once the heap is above actShare, the guard stops the largest version
-// whose measurements grew over its last growthSamples (suspect), if it holds at least
-// minShare of the limit. A version is measured only when it runs, which is also the only time
-// it can grow.
+// internal/heapsize). Once the live heap is above its threshold (actShare of the limit, lower
+// when the live heap grows fast: memtrend.go), the guard stops the largest version whose
+// measurements grew over its last growthSamples (suspect), if it holds at least minShare of
+// the limit. A version is measured only when it runs, which is also the only time it can grow.
+//
+// The live heap is known only at the end of a collection, and the runtime's pacing lets the
+// heap double between two: a live figure of 200 MB can be followed by 400 MB at the next one.
+// So the guard watches from the heap in use (live objects and garbage not yet collected, an
+// upper bound of the live heap now), and when that bound has reached the threshold while the
+// last live figure is below it, and a version qualifies for a stop, it collects itself to know
+// (refresh). A process whose heap is large but whose scripts do not grow is never collected
+// by the guard.
 
 const (
 	watchShare    = 0.5
 	actShare      = 0.8
 	minShare      = 0.1
 	growthSamples = 3
+	// staleShare of the limit is how far the heap in use may be above the last live figure
+	// before the guard collects to refresh it: the guard's view of the live heap lags the
+	// truth by at most that, and collects at most once per staleShare of allocation.
+	staleShare = 0.05
 	// quietChecks is how many checks the guard waits after a stop, for the memory to be freed.
 	quietChecks = 3
 )
@@ -46,15 +58,21 @@ type memoryGuard struct {
 	limit    int64
 	interval time.Duration
 	logger   *slog.Logger
-	heap     func() int64 // the live heap
+	read     func() heapReading // the runtime's heap figures
+	collect  func()             // a full collection, which refreshes the live figure
 	serving  func() []measured
 	stop     func(ctx context.Context, m measured, bytes int64)
 	usage    func(m measured, bytes int64) // reports a version's latest measurement
 
 	history map[measured][]memSample
 	seqs    map[measured]uint64
+	trend   heapTrend
 	quiet   int  // checks left before the guard acts again
 	warned  bool // "no growing script" said for this episode above actShare
+	// stopping: the guard stopped a version at collection stopCycles; a live figure of that
+	// collection still counts the version's memory, so the guard refreshes before acting again.
+	stopping   bool
+	stopCycles uint64
 }
 
 func (g *memoryGuard) run(ctx context.Context) {
@@ -71,8 +89,9 @@ func (g *memoryGuard) run(ctx context.Context) {
 }
 
 func (g *memoryGuard) check(ctx context.Context) {
-	live := g.heap()
-	if float64(live) < watchShare*float64(g.limit) {
+	r := g.read()
+	g.trend.observe(r, time.Now())
+	if float64(r.inUse) < watchShare*float64(g.limit) {
 		clear(g.history)
 		clear(g.seqs) // holds no version past the episode: a stopped one must be collectable
 		g.warned = false
@@ -87,11 +106,57 @@ func (g *memoryGuard) check(ctx context.Context) {
 		g.quiet--
 		return
 	}
-	if float64(live) < actShare*float64(g.limit) {
+	at := g.threshold()
+	if int64(r.inUse) < at {
 		g.warned = false
 		return
 	}
-	g.act(ctx, live)
+	m, found := suspect(g.history, int64(minShare*float64(g.limit)))
+	live := int64(r.live)
+	stale := float64(int64(r.inUse)-live) >= staleShare*float64(g.limit)
+	if (found && live < at && stale) || (g.stopping && r.cycles == g.stopCycles) {
+		// A refresh, also when the live figure still counts a version the guard stopped.
+		live = g.refresh()
+		at = g.threshold()
+	}
+	g.stopping = false
+	if live < at {
+		return
+	}
+	if !found {
+		g.warnOnce(live)
+		return
+	}
+	h := g.history[m]
+	delete(g.history, m)
+	g.quiet, g.stopping, g.stopCycles = quietChecks, true, g.trend.cycles
+	g.stop(ctx, m, h[len(h)-1].bytes)
+}
+
+// refresh collects and returns the live heap that collection measured.
+func (g *memoryGuard) refresh() int64 {
+	start := time.Now()
+	g.collect()
+	g.trend.collected(time.Since(start))
+	r := g.read()
+	g.trend.observe(r, time.Now())
+	return int64(r.live)
+}
+
+// threshold is the live heap at which the guard acts: actShare of the limit, or less when the
+// live heap grows fast enough to pass the limit before the guard's next decision.
+func (g *memoryGuard) threshold() int64 {
+	return g.trend.threshold(g.limit, g.interval)
+}
+
+// warnOnce says, once per episode above actShare, that no script is to blame.
+func (g *memoryGuard) warnOnce(live int64) {
+	if g.warned || float64(live) < actShare*float64(g.limit) {
+		return
+	}
+	g.warned = true
+	g.logger.Warn("memory near its limit, and no script's memory keeps growing",
+		"heap_bytes", live, "limit_bytes", g.limit)
 }
 
 // record takes each version's new measurement, if it made one, and forgets versions gone.
@@ -120,22 +185,6 @@ func (g *memoryGuard) record(serving []measured) {
 			delete(g.seqs, m)
 		}
 	}
-}
-
-func (g *memoryGuard) act(ctx context.Context, live int64) {
-	m, ok := suspect(g.history, int64(minShare*float64(g.limit)))
-	if !ok {
-		if !g.warned {
-			g.warned = true
-			g.logger.Warn("memory near its limit, and no script's memory keeps growing",
-				"heap_bytes", live, "limit_bytes", g.limit)
-		}
-		return
-	}
-	h := g.history[m]
-	delete(g.history, m)
-	g.quiet = quietChecks
-	g.stop(ctx, m, h[len(h)-1].bytes)
 }
 
 // suspect is the largest version whose last growthSamples measurements each grew, holding at
@@ -169,9 +218,6 @@ func growing(h []memSample) bool {
 	}
 	return true
 }
-
-// liveHeap is the heap the last garbage collection left live.
-func liveHeap() int64 { return int64(readHeap().live) }
 
 // requestMemory asks each runtime of v for a measurement after its next call.
 func (v *version) requestMemory() {

@@ -68,7 +68,8 @@ func TestMemoryGuardChecks(t *testing.T) {
 	heap := int64(400)
 	var stopped []measured
 	g := &memoryGuard{limit: limit, logger: slog.New(slog.DiscardHandler),
-		heap:    func() int64 { return heap },
+		read:    func() heapReading { return heapReading{live: uint64(heap), inUse: uint64(heap)} },
+		collect: func() {},
 		serving: func() []measured { return []measured{leak, steady} },
 		stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
 		history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
