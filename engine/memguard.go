@@ -60,6 +60,7 @@ type memoryGuard struct {
 	logger   *slog.Logger
 	read     func() heapReading // the runtime's heap figures
 	collect  func()             // a full collection, which refreshes the live figure
+	now      func() time.Time
 	serving  func() []measured
 	stop     func(ctx context.Context, m measured, bytes int64)
 	usage    func(m measured, bytes int64) // reports a version's latest measurement
@@ -90,7 +91,7 @@ func (g *memoryGuard) run(ctx context.Context) {
 
 func (g *memoryGuard) check(ctx context.Context) {
 	r := g.read()
-	g.trend.observe(r, time.Now())
+	g.trend.observe(r, g.now())
 	if float64(r.inUse) < watchShare*float64(g.limit) {
 		clear(g.history)
 		clear(g.seqs) // holds no version past the episode: a stopped one must be collectable
@@ -135,11 +136,14 @@ func (g *memoryGuard) check(ctx context.Context) {
 
 // refresh collects and returns the live heap that collection measured.
 func (g *memoryGuard) refresh() int64 {
-	start := time.Now()
+	start := g.now()
 	g.collect()
-	g.trend.collected(time.Since(start))
+	took := g.now().Sub(start)
+	g.trend.collected(took)
 	r := g.read()
-	g.trend.observe(r, time.Now())
+	g.trend.observe(r, g.now())
+	g.logger.Debug("memory guard collected garbage to read the live heap", "heap_bytes", r.live,
+		"limit_bytes", g.limit, "took", took.Round(time.Millisecond).String())
 	return int64(r.live)
 }
 

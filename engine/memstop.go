@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/jsinformer/jsinformer/plugins"
 )
@@ -39,7 +40,7 @@ func (e *Engine) newMemoryGuard() *memoryGuard {
 	}
 	return &memoryGuard{
 		limit: e.cfg.MemoryLimit, interval: e.cfg.MemoryCheckInterval, logger: e.logger,
-		read: read, collect: collect,
+		read: read, collect: collect, now: time.Now,
 		serving: e.needs.serving,
 		stop: func(ctx context.Context, m measured, bytes int64) {
 			select {
