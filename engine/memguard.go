@@ -36,14 +36,18 @@ const (
 	// before the guard collects to refresh it: the guard's view of the live heap lags the
 	// truth by at most that, and collects at most once per staleShare of allocation.
 	staleShare = 0.05
-	// quietChecks is how many checks the guard waits after a stop, for the memory to be freed.
-	quietChecks = 3
+	// quietChecks is how many checks the guard waits after a stop, for the memory to be freed;
+	// longer while the stopped version has not closed its runtimes, up to maxQuietChecks.
+	quietChecks    = 3
+	maxQuietChecks = 30
 )
 
 // measured is what the guard needs of a version: its runtimes' memory, summed.
 type measured interface {
 	requestMemory()
 	memory() (bytes int64, seq uint64, truncated bool)
+	// released is closed once the version has closed its runtimes, after a stop.
+	released() <-chan struct{}
 }
 
 // memSample is one measurement of a version.
@@ -68,12 +72,13 @@ type memoryGuard struct {
 	history map[measured][]memSample
 	seqs    map[measured]uint64
 	trend   heapTrend
-	quiet   int  // checks left before the guard acts again
 	warned  bool // "no growing script" said for this episode above actShare
-	// stopping: the guard stopped a version at collection stopCycles; a live figure of that
-	// collection still counts the version's memory, so the guard refreshes before acting again.
-	stopping   bool
-	stopCycles uint64
+	// After a stop: the checks since, and the stopped version's released (the channel only:
+	// the version itself must be collectable). Until a collection after the version released
+	// its runtimes, the live figure counts them, so the guard refreshes before acting again.
+	stopping  bool
+	sinceStop int
+	stopped   <-chan struct{}
 }
 
 func (g *memoryGuard) run(ctx context.Context) {
@@ -95,7 +100,7 @@ func (g *memoryGuard) check(ctx context.Context) {
 	if float64(r.inUse) < watchShare*float64(g.limit) {
 		clear(g.history)
 		clear(g.seqs) // holds no version past the episode: a stopped one must be collectable
-		g.warned = false
+		g.warned, g.stopping, g.stopped = false, false, nil
 		return
 	}
 	serving := g.serving()
@@ -103,8 +108,7 @@ func (g *memoryGuard) check(ctx context.Context) {
 	for _, m := range serving {
 		m.requestMemory()
 	}
-	if g.quiet > 0 {
-		g.quiet--
+	if g.waiting() {
 		return
 	}
 	at := g.threshold()
@@ -115,12 +119,11 @@ func (g *memoryGuard) check(ctx context.Context) {
 	m, found := suspect(g.history, int64(minShare*float64(g.limit)))
 	live := int64(r.live)
 	stale := float64(int64(r.inUse)-live) >= staleShare*float64(g.limit)
-	if (found && live < at && stale) || (g.stopping && r.cycles == g.stopCycles) {
-		// A refresh, also when the live figure still counts a version the guard stopped.
+	if (found && live < at && stale) || g.stopping {
 		live = g.refresh()
 		at = g.threshold()
 	}
-	g.stopping = false
+	g.stopping, g.stopped = false, nil
 	if live < at {
 		return
 	}
@@ -130,8 +133,27 @@ func (g *memoryGuard) check(ctx context.Context) {
 	}
 	h := g.history[m]
 	delete(g.history, m)
-	g.quiet, g.stopping, g.stopCycles = quietChecks, true, g.trend.cycles
+	g.stopping, g.sinceStop, g.stopped = true, 0, m.released()
 	g.stop(ctx, m, h[len(h)-1].bytes)
+}
+
+// waiting reports whether the guard holds off after a stop: for quietChecks checks, and until
+// the stopped version has released its runtimes, for at most maxQuietChecks (a runtime stuck
+// in a call is abandoned, not released).
+func (g *memoryGuard) waiting() bool {
+	if !g.stopping {
+		return false
+	}
+	g.sinceStop++
+	if g.sinceStop <= quietChecks {
+		return true
+	}
+	select {
+	case <-g.stopped:
+		return false
+	default:
+		return g.sinceStop < maxQuietChecks
+	}
 }
 
 // refresh collects and returns the live heap that collection measured.
@@ -222,6 +244,9 @@ func growing(h []memSample) bool {
 	}
 	return true
 }
+
+// released is closed once v has closed its runtimes and is done.
+func (v *version) released() <-chan struct{} { return v.finished }
 
 // requestMemory asks each runtime of v for a measurement after its next call.
 func (v *version) requestMemory() {

@@ -48,7 +48,17 @@ type fakeMeasured struct {
 	bytes, step int64
 	seq         uint64
 	requested   int
+	finished    chan struct{} // nil: released at once
 }
+
+func (f *fakeMeasured) released() <-chan struct{} {
+	if f.finished == nil {
+		return releasedAtOnce
+	}
+	return f.finished
+}
+
+var releasedAtOnce = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (f *fakeMeasured) requestMemory() {
 	f.requested++
@@ -178,33 +188,43 @@ func TestMemoryGuardRefreshesAStaleLiveHeap(t *testing.T) {
 	}
 }
 
-// After a stop, the live figure of the collection before it still counts the stopped version:
-// the guard collects before acting on it again, rather than blaming another version or warning.
+// After a stop, the guard holds off until the stopped version has released its runtimes (their
+// memory counts until then), then collects before acting again: the live figure of the
+// collection before still counts the stopped version, which must not be blamed on another
+// version, nor warned about.
 func TestMemoryGuardRefreshesAfterAStop(t *testing.T) {
 	t.Parallel()
 	const limit = 1000
-	leak := &fakeMeasured{bytes: 200, step: 50}
+	leak := &fakeMeasured{bytes: 200, step: 50, finished: make(chan struct{})}
+	other := &fakeMeasured{bytes: 200, step: 50}
 	heap := &guardHeap{r: heapReading{live: 600, inUse: 600}, liveNow: 300}
-	var stops int
+	var stopped []measured
 	g := &memoryGuard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
 		read: heap.read, collect: heap.collect, now: heap.now,
-		serving: func() []measured { return []measured{leak} },
-		stop:    func(context.Context, measured, int64) { stops++ },
+		serving: func() []measured { return []measured{leak, other} },
+		stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
 		history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
+	leak.step = 60 // the larger of the two growing versions
 	for range growthSamples + 1 {
 		g.check(t.Context())
 	}
 	heap.r.live, heap.r.inUse = 900, 900
 	g.check(t.Context())
-	if stops != 1 {
-		t.Fatalf("%d stops at 90 %% of the limit, want 1", stops)
+	if len(stopped) != 1 || stopped[0] != leak {
+		t.Fatalf("stopped %v at 90 %% of the limit, want the larger growing version", stopped)
 	}
-	for range quietChecks + 1 {
+	for range quietChecks + 2 {
 		g.check(t.Context())
 	}
-	if heap.collections != 1 || stops != 1 {
-		t.Errorf("after the quiet checks: %d collections, %d stops; want one collection (the figure predates the stop) and no other stop",
-			heap.collections, stops)
+	if heap.collections != 0 || len(stopped) != 1 {
+		t.Fatalf("before the stopped version released its runtimes: %d collections, %d stops; want none",
+			heap.collections, len(stopped)-1)
+	}
+	close(leak.finished)
+	g.check(t.Context())
+	if heap.collections != 1 || len(stopped) != 1 {
+		t.Errorf("once released: %d collections, %d more stops; want one collection (the figure predates the stop) and no other stop",
+			heap.collections, len(stopped)-1)
 	}
 }
 
