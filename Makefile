@@ -49,9 +49,11 @@ vet:
 $(BIN)/golangci-lint:
 	GOBIN=$(BIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+# --allow-serial-runners: another golangci-lint on the machine (its lock is machine-wide) makes
+# this one wait instead of failing make test.
 lint: $(BIN)/golangci-lint ## golangci-lint (pinned) over every module
-	GOFLAGS='$(GOFLAGS) $(CHECK_FLAGS)' $(BIN)/golangci-lint run ./...
-	for m in $(EXTRA_MODULES); do (cd $$m && GOFLAGS='$(GOFLAGS) $(CHECK_FLAGS)' $(BIN)/golangci-lint run ./...) || exit 1; done
+	GOFLAGS='$(GOFLAGS) $(CHECK_FLAGS)' $(BIN)/golangci-lint run --allow-serial-runners ./...
+	for m in $(EXTRA_MODULES); do (cd $$m && GOFLAGS='$(GOFLAGS) $(CHECK_FLAGS)' $(BIN)/golangci-lint run --allow-serial-runners ./...) || exit 1; done
 
 prebuild: ## compile the packages as tests that build the runner do (static, trimmed)
 	$(STATIC_BUILD) ./...
