@@ -13,6 +13,7 @@
 // time (user+sys of the phase's processes and the descendants they waited for). CPU time
 // changes little with the load other processes put on the machine, so comparing it between
 // runs on a shared machine separates "this phase does more work" from "the machine was busy".
+// A stopped phase's CPU counts only the processes that had ended before it was stopped.
 //
 // Failure: the first phase to fail stops the run like make does: no phase starts after it,
 // and the running ones are stopped. Each phase runs in its own process group, which is
