@@ -53,8 +53,11 @@ type version struct {
 	scriptMetrics *versionMetrics                    // the definition's metric families; nil without (scriptmetrics.go)
 
 	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
-	reconciler  *reconciler              // nil unless the script exports reconcile
-	enqueue     func(string)             // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	// indexObjs and indexResults are the index stage's buffers for one batch (index.go).
+	indexObjs    []scripting.Object
+	indexResults []scripting.IndexResult
+	reconciler   *reconciler  // nil unless the script exports reconcile
+	enqueue      func(string) // ctx.enqueue: reconciler.enqueue, nil without reconcile
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once

@@ -44,6 +44,7 @@ type Script struct {
 	def     Definition
 	stuck   atomic.Int32 // abandoned runtimes whose call is still running
 	mem     memory
+	idx     *indexBatch // IndexAll's buffers, reused while no hand-over was abandoned
 
 	mu       sync.Mutex
 	cur      *instance // nil after an abandonment, until the next call starts a fresh one
