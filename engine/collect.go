@@ -3,7 +3,9 @@ package engine
 import (
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +23,14 @@ import (
 // It costs cycles started somewhat early: while a script is reloaded over and over, cycles
 // come about half again as often. Between reloads nothing changes: event handling keeps the
 // runtime's own pacing.
+//
+// While a load runs, the collector also lifts the runtime's GC percent (lift) so that one
+// load's worth of allocation, and half again, fits below the goal: without it a load that
+// allocates more than the live heap (a reload of a large cache with index functions does)
+// starts a cycle midway however well the cycle before was placed. The percent goes back once
+// the load is over and, for a reload, the version it replaced has drained; settle then
+// collects what the load left, at idle time. The heap can therefore grow to the live heap
+// plus 1.5 loads during a load, where the runtime would have held it near twice the live heap.
 type collector struct {
 	read    func() heapReading // runtime/metrics; replaced in tests
 	collect func()             // runtime.GC; replaced in tests
@@ -29,6 +39,11 @@ type collector struct {
 
 	perLoad atomic.Uint64 // bytes the last completed load allocated
 	busy    atomic.Bool   // a collection started here is running
+
+	setPercent func(int) int // debug.SetGCPercent; replaced in tests
+	liftMu     sync.Mutex
+	lifts      int // loads holding a lift
+	saved      int // the GC percent to put back when the last lift ends
 }
 
 // heapReading is what the decision needs from runtime/metrics, in bytes.
@@ -38,6 +53,7 @@ type heapReading struct {
 	inUse  uint64 // live and not yet swept objects
 	live   uint64 // what the last collection left live (the memory guard's reading)
 	off    bool   // GOGC=off: the user wants no collection before a memory limit, if any
+	gogc   uint64 // the GC percent in force
 }
 
 // headroomLoads is how many loads' worth of allocation must fit below the goal for the
@@ -45,7 +61,7 @@ type heapReading struct {
 const headroomLoads = 2
 
 func newCollector(logger *slog.Logger) *collector {
-	return &collector{read: readHeap, collect: runtime.GC, logger: logger}
+	return &collector{read: readHeap, collect: runtime.GC, setPercent: debug.SetGCPercent, logger: logger}
 }
 
 // due reports whether fewer than headroomLoads loads of perLoad bytes fit below the goal.
@@ -59,6 +75,62 @@ func (c *collector) mark() uint64 { return c.read().allocs }
 // loaded records how much a load that started at mark allocated until it synced.
 func (c *collector) loaded(mark uint64) {
 	c.perLoad.Store(c.read().allocs - mark)
+}
+
+// maxLiftPercent bounds a lifted GC percent: the heap never grows past 9 times the live heap
+// for a load, whatever a load allocated before.
+const maxLiftPercent = 800
+
+// liftPercent is the GC percent that makes the goal hold the heap in use plus 1.5 loads of
+// perLoad bytes over r.live, if that is above the percent in force; 0 when no lift is needed
+// or possible.
+func (r heapReading) liftPercent(perLoad uint64) int {
+	if r.off || perLoad == 0 || r.live == 0 {
+		return 0
+	}
+	need := r.inUse + perLoad + perLoad/2
+	if need <= r.live {
+		return 0
+	}
+	p := min(int((need-r.live)*100/r.live)+1, maxLiftPercent)
+	if uint64(p) <= r.gogc {
+		return 0
+	}
+	return p
+}
+
+// lift raises the GC percent for a load that is starting, when the last load's allocation
+// would not fit below the goal; the function returned ends the lift (safe to call more than
+// once), and the percent goes back when no lift is left.
+func (c *collector) lift() func() {
+	if !c.enabled {
+		return func() {}
+	}
+	r := c.read()
+	p := r.liftPercent(c.perLoad.Load())
+	if p == 0 {
+		return func() {}
+	}
+	c.liftMu.Lock()
+	if c.lifts == 0 {
+		c.saved = int(r.gogc)
+	}
+	c.lifts++
+	if old := c.setPercent(p); old > p {
+		c.setPercent(old) // a lift already in force is higher
+	}
+	c.liftMu.Unlock()
+	var once sync.Once
+	return func() { once.Do(c.unlift) }
+}
+
+// unlift ends one lift; the last one puts the user's percent back.
+func (c *collector) unlift() {
+	c.liftMu.Lock()
+	defer c.liftMu.Unlock()
+	if c.lifts--; c.lifts == 0 {
+		c.setPercent(c.saved)
+	}
 }
 
 // settle collects now if the next load would otherwise start a cycle midway; it returns when
@@ -107,6 +179,6 @@ func readHeap() heapReading {
 	metrics.Read(s[:])
 	return heapReading{
 		allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64(),
-		off: s[3].Value.Uint64() == gogcOff, live: s[4].Value.Uint64(),
+		off: s[3].Value.Uint64() == gogcOff, gogc: s[3].Value.Uint64(), live: s[4].Value.Uint64(),
 	}
 }

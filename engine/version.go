@@ -38,6 +38,10 @@ type version struct {
 	book       *statusBook    // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
+	gcLift     func()         // ends the collector's lift for this load (collect.go); idempotent
+	// afterDrain runs once this version, retired by a reload, has drained: it ends its
+	// successor's lift, so the GC percent goes back once the reload's work is all done.
+	afterDrain func()
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
 	def        scripting.Definition
@@ -270,6 +274,9 @@ func (v *version) close() {
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
 		if v.indexer != nil {
 			v.indexer.Close()
+		}
+		if v.gcLift != nil {
+			v.gcLift()
 		}
 	})
 }
