@@ -47,6 +47,7 @@ type reloadRound struct {
 	gc        float64   // collection cycles over the round, from the first write to the pause after the last reload
 	allocMB   float64   // bytes allocated over the same span, in MiB
 	cpuMS     float64   // process CPU over the same span
+	rssMB     float64   // the process's peak RSS, start-up and initial sync included
 }
 
 // BenchmarkProcessReload measures hot reload in whole runner processes, as a user meets it:
@@ -58,7 +59,8 @@ type reloadRound struct {
 // round by round, and the ratios are this tree's over the baseline's. Per contender it
 // reports p50 and p99 (nearest rank), and per reload the collection cycles, the bytes
 // allocated and the process CPU (from the runner's own /metrics, over the whole round with
-// its pauses, so the collection the engine starts after a reload counts).
+// its pauses, so the collection the engine starts after a reload counts), and the median of
+// the processes' peak RSS.
 func BenchmarkProcessReload(b *testing.B) {
 	cp := seeded(b)
 	contenders := []reloadContender{{name: "runner", bin: deployedCopy(b, buildRunner(b)), profile: os.Getenv(profileEnv) != ""}}
@@ -71,19 +73,20 @@ func BenchmarkProcessReload(b *testing.B) {
 			for i, c := range contenders {
 				r := runReloadRound(b, cp, c, round)
 				rounds[i] = append(rounds[i], r)
-				b.Logf("round %d %s: reloads (ms) %.0f, gc %.1f, alloc %.0f MiB, cpu %.0f ms",
-					round+1, c.name, r.latencies, r.gc, r.allocMB, r.cpuMS)
+				b.Logf("round %d %s: reloads (ms) %.0f, gc %.1f, alloc %.0f MiB, cpu %.0f ms, peak RSS %.0f MiB",
+					round+1, c.name, r.latencies, r.gc, r.allocMB, r.cpuMS, r.rssMB)
 			}
 		}
 	}
 	p50 := make([]float64, len(contenders))
 	p99 := make([]float64, len(contenders))
 	for i, c := range contenders {
-		var all []float64
+		var all, rss []float64
 		var gc, alloc, cpu float64
 		for _, r := range rounds[i] {
 			all = append(all, r.latencies...)
 			gc, alloc, cpu = gc+r.gc, alloc+r.allocMB, cpu+r.cpuMS
+			rss = append(rss, r.rssMB)
 		}
 		n := float64(len(all))
 		p50[i], p99[i] = percentile(all, 50), percentile(all, 99)
@@ -92,6 +95,7 @@ func BenchmarkProcessReload(b *testing.B) {
 		b.ReportMetric(gc/n, c.name+"-gc/reload")
 		b.ReportMetric(alloc/n, c.name+"-MiB/reload")
 		b.ReportMetric(cpu/n, c.name+"-cpu-ms/reload")
+		b.ReportMetric(median(rss), c.name+"-peak-RSS-MiB")
 	}
 	if len(contenders) > 1 {
 		b.ReportMetric(p50[0]/p50[1], "p50-ratio")
@@ -101,7 +105,7 @@ func BenchmarkProcessReload(b *testing.B) {
 
 // runReloadRound starts c's runner on a fresh scripts folder, waits until it is ready, saves
 // reloadsPerRound new contents and stops it.
-func runReloadRound(b *testing.B, cp *controlplane.ControlPlane, c reloadContender, round int) reloadRound {
+func runReloadRound(b *testing.B, cp *controlplane.ControlPlane, c reloadContender, round int) (r reloadRound) {
 	b.Helper()
 	dir := b.TempDir()
 	writeScript(b, dir, "indexed.js", reloadScript(0))
@@ -116,9 +120,11 @@ func runReloadRound(b *testing.B, cp *controlplane.ControlPlane, c reloadContend
 	}
 	cmd := exec.CommandContext(b.Context(), c.bin, args...)
 	logs := startWatched(b, cmd)
-	defer logs.stop(b, cmd)
+	defer func() {
+		logs.stop(b, cmd)
+		r.rssMB = mb(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024)
+	}()
 	logs.waitReady(b)
-	var r reloadRound
 	before := scrapeRunner(b, metricsAddr)
 	var profiled func()
 	if c.profile {
@@ -143,7 +149,7 @@ func runReloadRound(b *testing.B, cp *controlplane.ControlPlane, c reloadContend
 	r.gc = after.gc - before.gc
 	r.allocMB = (after.alloc - before.alloc) / (1 << 20)
 	r.cpuMS = (after.cpu - before.cpu) * 1000
-	return r
+	return r // rssMB is set by the deferred stop
 }
 
 // saveByRename replaces dir/name the way editors and ConfigMap volumes do: the content goes

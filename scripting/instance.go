@@ -57,8 +57,9 @@ type instance struct {
 	// both made on first use (indexbatch.go).
 	batchFn    goja.Callable
 	runBatchFn goja.Value
-	batch      *indexBatch // the batch runBatch works on, during indexBatch only
-	jobsArmed  bool        // runBatch armed the deadline for the batch's promise jobs
+	batch      *indexBatch   // the batch runBatch works on, during indexBatch only
+	args       [3]goja.Value // a handler call's arguments (handleNext), cleared after each call
+	jobsArmed  bool          // runBatch armed the deadline for the batch's promise jobs
 }
 
 type indexer struct {
