@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +38,13 @@ type collector struct {
 	logger  *slog.Logger
 	enabled bool // Config.PaceGC; set before Run
 
-	perLoad atomic.Uint64 // bytes the last completed load allocated
+	// perLoad is the most any of the last recentLoads completed loads allocated: scripts
+	// reloaded in turn, or one whose index functions change, allocate unevenly, and sizing
+	// for the last load alone would leave the next, larger one short.
+	perLoad atomic.Uint64
+	loadsMu sync.Mutex
+	loads   [recentLoads]uint64 // bytes of the last loads, a ring
+	nLoads  int
 	busy    atomic.Bool   // a collection started here is running
 
 	setPercent func(int) int // debug.SetGCPercent; replaced in tests
@@ -72,9 +79,16 @@ func (r heapReading) due(perLoad uint64) bool {
 // mark is the allocation count a load starts from, for loaded.
 func (c *collector) mark() uint64 { return c.read().allocs }
 
+// recentLoads is how many completed loads perLoad looks back on.
+const recentLoads = 4
+
 // loaded records how much a load that started at mark allocated until it synced.
 func (c *collector) loaded(mark uint64) {
-	c.perLoad.Store(c.read().allocs - mark)
+	c.loadsMu.Lock()
+	defer c.loadsMu.Unlock()
+	c.loads[c.nLoads%recentLoads] = c.read().allocs - mark
+	c.nLoads++
+	c.perLoad.Store(slices.Max(c.loads[:]))
 }
 
 // maxLiftPercent bounds a lifted GC percent: the heap never grows past 9 times the live heap

@@ -76,6 +76,20 @@ func TestCollectorSettle(t *testing.T) {
 	if c.perLoad.Load() != 60*mb {
 		t.Fatalf("perLoad = %d MB, want 60", c.perLoad.Load()/mb)
 	}
+	// Smaller loads do not lower it while it is among the last recentLoads ones.
+	for i := range recentLoads {
+		heap.set(heapReading{allocs: (1070 + 10*uint64(i)) * mb, inUse: 160 * mb, goal: 350 * mb})
+		c.loaded((1060 + 10*uint64(i)) * mb) // 10 MB each
+		want := uint64(60 * mb)
+		if i == recentLoads-1 {
+			want = 10 * mb // the 60 MB load is no longer among the last ones
+		}
+		if c.perLoad.Load() != want {
+			t.Fatalf("perLoad after %d loads of 10 MB = %d MB, want %d", i+1, c.perLoad.Load()/mb, want/mb)
+		}
+	}
+	heap.set(heapReading{allocs: 1060 * mb, inUse: 160 * mb, goal: 350 * mb})
+	c.loaded(1000 * mb) // 60 MB again, for what follows
 	c.settle() // 190 MB left, two loads need 120
 	if n := collections.Load(); n != 0 {
 		t.Fatalf("collected with room for three loads")
