@@ -45,7 +45,7 @@ type collector struct {
 	loadsMu sync.Mutex
 	loads   [recentLoads]uint64 // bytes of the last loads, a ring
 	nLoads  int
-	busy    atomic.Bool   // a collection started here is running
+	busy    atomic.Bool // a collection started here is running
 
 	setPercent func(int) int // debug.SetGCPercent; replaced in tests
 	liftMu     sync.Mutex

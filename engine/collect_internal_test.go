@@ -90,7 +90,7 @@ func TestCollectorSettle(t *testing.T) {
 	}
 	heap.set(heapReading{allocs: 1060 * mb, inUse: 160 * mb, goal: 350 * mb})
 	c.loaded(1000 * mb) // 60 MB again, for what follows
-	c.settle() // 190 MB left, two loads need 120
+	c.settle()          // 190 MB left, two loads need 120
 	if n := collections.Load(); n != 0 {
 		t.Fatalf("collected with room for three loads")
 	}
