@@ -78,7 +78,10 @@
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one
-// of the retiring ones Run waits for.
+// of the retiring ones Run waits for. While a load replays, the collector lifts the GC percent
+// so that a load's allocation fits below the goal; the lift is the version's (ended when it
+// closes, or once its predecessor has drained), and the user's percent is back when no lift
+// is left.
 //
 // Memory guard (memguard.go, memtrend.go, memstop.go): with Config.MemoryLimit, a goroutine
 // started by Run and joined before the versions stop reads the heap every MemoryCheckInterval,
