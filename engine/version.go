@@ -35,6 +35,7 @@ type version struct {
 	src        plugins.Source // to load again on becoming leader
 	standby    bool           // built while not leading: calls nothing, ever
 	lead       *leadership    // nil without leader election
+	shard      shardOwner     // nil without sharding: every key is this runner's
 	book       *statusBook    // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
@@ -55,6 +56,7 @@ type version struct {
 	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler              // nil unless the script exports reconcile
 	enqueue     func(string)             // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	enqueueOnly func(string) bool        // the worker's, while replaying gained keys: which keys to enqueue
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once

@@ -58,8 +58,8 @@ type Member struct {
 	narrowed  []Ring // rings observed since active: a key is handled only while it is ours in each
 	target    Ring   // the newest ring observed
 	drainFrom time.Time
-	abandoned bool      // the drain to target timed out (logged once)
-	published string    // the Drained fingerprint last written
+	abandoned bool   // the drain to target timed out (logged once)
+	published string // the Drained fingerprint last written
 	inflight  map[string]int
 	seen      map[string]seenLease
 	gains     []Gain
