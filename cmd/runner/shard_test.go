@@ -99,6 +99,12 @@ func objectName(i int) string { return fmt.Sprintf("cm-%04d", i) }
 // apply creates the objects, or sets their data.v, from a few goroutines.
 func (se *shardEnv) apply(t *testing.T, names []string, v string, create bool) {
 	t.Helper()
+	if err := se.applyErr(t, names, v, create); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (se *shardEnv) applyErr(t *testing.T, names []string, v string, create bool) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(names))
 	next := make(chan string)
@@ -117,9 +123,10 @@ func (se *shardEnv) apply(t *testing.T, names []string, v string, create bool) {
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
+	return nil
 }
 
 func (se *shardEnv) write(t *testing.T, name, v string, create bool) error {
@@ -188,35 +195,59 @@ func (se *shardEnv) allCalls(t *testing.T) []shardCall {
 // noOverlap fails if two replicas' calls on one key overlap in time.
 func noOverlap(t *testing.T, calls []shardCall) {
 	t.Helper()
+	found := overlaps(calls, time.Now())
+	for _, o := range found[:min(5, len(found))] {
+		t.Error(o)
+	}
+	if len(found) > 0 {
+		t.Errorf("%d overlapping calls in all", len(found))
+	}
+}
+
+// overlaps describes every pair of calls on one key by two replicas that overlap in time; a
+// call still running ends now.
+func overlaps(calls []shardCall, now time.Time) []string {
 	byName := map[string][]shardCall{}
 	for _, c := range calls {
+		if c.end.IsZero() {
+			c.end = now
+		}
 		byName[c.name] = append(byName[c.name], c)
 	}
-	overlaps := 0
+	var out []string
 	for name, cs := range byName {
 		for i, a := range cs {
 			for _, b := range cs[i+1:] {
-				if a.replica == b.replica {
-					continue
-				}
-				aEnd, bEnd := a.end, b.end
-				if aEnd.IsZero() {
-					aEnd = time.Now()
-				}
-				if bEnd.IsZero() {
-					bEnd = time.Now()
-				}
-				if a.begin.Before(bEnd) && b.begin.Before(aEnd) {
-					if overlaps++; overlaps <= 5 {
-						t.Errorf("%s handled by %s (%s–%s) and %s (%s–%s) at once", name, a.replica, a.begin.Format("15:04:05.000"),
-							aEnd.Format("15:04:05.000"), b.replica, b.begin.Format("15:04:05.000"), bEnd.Format("15:04:05.000"))
-					}
+				if a.replica != b.replica && a.begin.Before(b.end) && b.begin.Before(a.end) {
+					out = append(out, fmt.Sprintf("%s handled by %s (%s–%s) and %s (%s–%s) at once", name,
+						a.replica, a.begin.Format("15:04:05.000"), a.end.Format("15:04:05.000"),
+						b.replica, b.begin.Format("15:04:05.000"), b.end.Format("15:04:05.000")))
 				}
 			}
 		}
 	}
-	if overlaps > 0 {
-		t.Errorf("%d overlapping calls in all", overlaps)
+	return out
+}
+
+// The overlap check can fail: it sees two replicas' calls that overlap, and only those.
+func TestOverlapsSeesTwoHandlersAtOnce(t *testing.T) {
+	t.Parallel()
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	tests := []struct {
+		name  string
+		calls []shardCall
+		want  int
+	}{
+		{"one after the other", []shardCall{{replica: "a", name: "x", begin: at(0), end: at(5)}, {replica: "b", name: "x", begin: at(6), end: at(9)}}, 0},
+		{"overlapping", []shardCall{{replica: "a", name: "x", begin: at(0), end: at(5)}, {replica: "b", name: "x", begin: at(4), end: at(9)}}, 1},
+		{"still running", []shardCall{{replica: "a", name: "x", begin: at(0)}, {replica: "b", name: "x", begin: at(4), end: at(9)}}, 1},
+		{"same replica", []shardCall{{replica: "a", name: "x", begin: at(0), end: at(5)}, {replica: "a", name: "x", begin: at(4), end: at(9)}}, 0},
+		{"other keys", []shardCall{{replica: "a", name: "x", begin: at(0), end: at(5)}, {replica: "b", name: "y", begin: at(4), end: at(9)}}, 0},
+	}
+	for _, tt := range tests {
+		if got := overlaps(tt.calls, at(100)); len(got) != tt.want {
+			t.Errorf("%s: %d overlaps %v, want %d", tt.name, len(got), got, tt.want)
+		}
 	}
 }
 
@@ -324,6 +355,110 @@ func TestShardedReplicas(t *testing.T) {
 		if total != shardObjects {
 			t.Errorf("jsinformer_shard_keys sums to %v over the replicas, want %d", total, shardObjects)
 		}
+	})
+	noOverlap(t, se.allCalls(t))
+
+	t.Run("kill -9: the others take its keys within the lease duration plus 2s, changes delivered", func(t *testing.T) {
+		c := se.replicas["shard-c"]
+		var lost []string
+		for _, n := range names {
+			if sharding.NewRing(ids...).Owner(se.key(n)) == c.id {
+				lost = append(lost, n)
+			}
+		}
+		c.stopped = time.Now()
+		if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-c.done
+		se.apply(t, lost, "2", false) // made while the keys are moving
+		last := se.waitHandled(t, lost, "2", 60*time.Second)
+		gap := last.Sub(c.stopped)
+		t.Logf("the %d keys of the killed replica were handled again %v after the kill", len(lost), gap.Round(time.Millisecond))
+		if gap > testLease+2*time.Second {
+			t.Errorf("the killed replica's keys moved in %v, want within the lease duration (%v) plus 2s", gap, testLease)
+		}
+		se.waitMembers(t, "shard-a", "shard-b")
+		two := sharding.NewRing("shard-a", "shard-b")
+		for _, call := range se.allCalls(t) {
+			if call.v == "2" && call.replica != two.Owner(se.key(call.name)) {
+				t.Errorf("%s v=2 handled by %s, its owner is %s", call.name, call.replica, two.Owner(se.key(call.name)))
+			}
+		}
+	})
+	noOverlap(t, se.allCalls(t))
+
+	t.Run("SIGTERM: the others take its keys at once", func(t *testing.T) {
+		b := se.replicas["shard-b"]
+		var lost []string
+		for _, n := range names {
+			if sharding.NewRing("shard-a", "shard-b").Owner(se.key(n)) == b.id {
+				lost = append(lost, n)
+			}
+		}
+		stopped := time.Now()
+		if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		se.waitMembers(t, "shard-a")
+		took := time.Since(stopped)
+		t.Logf("shard-a acted on a ring of one %v after shard-b got SIGTERM", took.Round(time.Millisecond))
+		if took > 2*time.Second+leaderSlack {
+			t.Errorf("shard-b's keys moved %v after SIGTERM, want at once (about a retry period)", took)
+		}
+		<-b.done
+		b.stopped = time.Now()
+		if b.err != nil {
+			t.Errorf("shard-b exited with %v after SIGTERM, want 0", b.err)
+		}
+		se.apply(t, lost, "3", false)
+		se.waitHandled(t, lost, "3", 30*time.Second)
+	})
+	noOverlap(t, se.allCalls(t))
+
+	t.Run("scaling 1 to 3 to 2 under writes never has a key handled by two replicas", func(t *testing.T) {
+		stop, final := make(chan struct{}), make(chan string, 1)
+		var writeErr error
+		var writer sync.WaitGroup
+		writer.Go(func() {
+			for round := 4; ; round++ {
+				v := strconv.Itoa(round)
+				if writeErr = se.applyErr(t, names, v, false); writeErr != nil {
+					final <- ""
+					return
+				}
+				select {
+				case <-stop:
+					final <- v
+					return
+				default:
+				}
+			}
+		})
+		se.start(parent, "shard-d")
+		se.start(parent, "shard-e")
+		se.waitMembers(t, "shard-a", "shard-d", "shard-e")
+		d := se.replicas["shard-d"]
+		if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		<-d.done
+		d.stopped = time.Now()
+		se.waitMembers(t, "shard-a", "shard-e")
+		close(stop)
+		v := <-final
+		writer.Wait()
+		if writeErr != nil {
+			t.Fatal(writeErr)
+		}
+		se.waitHandled(t, names, v, 60*time.Second)
+		ring := sharding.NewRing("shard-a", "shard-e")
+		for _, call := range se.allCalls(t) {
+			if call.v == v && call.replica != ring.Owner(se.key(call.name)) {
+				t.Errorf("%s v=%s handled by %s, its owner is %s", call.name, v, call.replica, ring.Owner(se.key(call.name)))
+			}
+		}
+		t.Logf("%d calls in all, the last round v=%s", len(se.allCalls(t)), v)
 	})
 	noOverlap(t, se.allCalls(t))
 }
