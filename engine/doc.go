@@ -60,6 +60,17 @@
 // At shutdown versions take no further event and the calls in flight get the handler timeout
 // (plus a second) to finish before they are interrupted.
 //
+// Sharding (shard.go, Config.Sharding): a member of package sharding runs on a goroutine Run
+// starts and stops after every version has stopped (then it deletes its Lease). Informers,
+// stores and indexes stay complete on every replica; each handler call, reconcile run and
+// schedule run first asks the member to begin a call on its key (version.begin), which refuses
+// keys another replica owns and counts the calls in flight so that a key moves only once they
+// ended. Watch enqueue mappings run on every replica and each queues only the keys it owns.
+// The loader learns of gained keys (Gains) and queues an eventGained on the serving and syncing
+// versions, whose workers replay the gained objects as initial adds and enqueue the gained
+// reconcile keys. A member that cannot renew makes Run return its error; the fenced transport
+// refuses writes from then on.
+//
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one

@@ -379,6 +379,9 @@ func TestShardedReplicas(t *testing.T) {
 			t.Errorf("the killed replica's keys moved in %v, want within the lease duration (%v) plus 2s", gap, testLease)
 		}
 		se.waitMembers(t, "shard-a", "shard-b")
+		if moves := se.replicas["shard-a"].metricValue(t, "jsinformer_shard_moves_total"); moves < 2 {
+			t.Errorf("shard-a applied %v ring changes, want at least 2 (joining, then c gone)", moves)
+		}
 		two := sharding.NewRing("shard-a", "shard-b")
 		for _, call := range se.allCalls(t) {
 			if call.v == "2" && call.replica != two.Owner(se.key(call.name)) {
