@@ -263,8 +263,6 @@ func waitRing(b *testing.B, replicas []*shardReplica, n int) {
 	}
 }
 
-
-
 func configMapName(i int) string { return fmt.Sprintf("key-%05d", i) }
 
 // seedConfigMaps creates namespace and count ConfigMaps in it, unless they exist.

@@ -69,6 +69,7 @@ type APILeases struct {
 	Namespace, Ring string
 }
 
+// List returns the ring's Leases.
 func (a APILeases) List(ctx context.Context) ([]Lease, error) {
 	list, err := a.Client.Leases(a.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RingLabel + "=" + a.Ring})
 	if err != nil {
@@ -81,6 +82,7 @@ func (a APILeases) List(ctx context.Context) ([]Lease, error) {
 	return out, nil
 }
 
+// Create creates l.
 func (a APILeases) Create(ctx context.Context, l Lease) (Lease, error) {
 	got, err := a.Client.Leases(a.Namespace).Create(ctx, a.toAPI(l), metav1.CreateOptions{})
 	if err != nil {
@@ -89,6 +91,7 @@ func (a APILeases) Create(ctx context.Context, l Lease) (Lease, error) {
 	return fromAPI(got), nil
 }
 
+// Update writes l if its resource version is still the server's.
 func (a APILeases) Update(ctx context.Context, l Lease) (Lease, error) {
 	got, err := a.Client.Leases(a.Namespace).Update(ctx, a.toAPI(l), metav1.UpdateOptions{})
 	if err != nil {
@@ -97,6 +100,7 @@ func (a APILeases) Update(ctx context.Context, l Lease) (Lease, error) {
 	return fromAPI(got), nil
 }
 
+// Delete deletes the Lease name if its resource version is still resourceVersion.
 func (a APILeases) Delete(ctx context.Context, name, resourceVersion string) error {
 	err := a.Client.Leases(a.Namespace).Delete(ctx, name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{ResourceVersion: &resourceVersion}})
