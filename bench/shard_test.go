@@ -91,7 +91,7 @@ func (r *reconciles) record(replica, pass, key string, at time.Time) {
 
 // waitPass waits until every key was reconciled in pass by a replica accepted by who (since
 // after), and returns when the last one was.
-func (r *reconciles) waitPass(b *testing.B, pass string, keys []string, after time.Time, who func(string) bool) time.Time {
+func (r *reconciles) waitPass(b *testing.B, replicas []*shardReplica, pass string, keys []string, after time.Time, who func(string) bool) time.Time {
 	b.Helper()
 	deadline := time.Now().Add(readyTimeout)
 	for {
@@ -108,6 +108,13 @@ func (r *reconciles) waitPass(b *testing.B, pass string, keys []string, after ti
 		r.mu.Unlock()
 		if missing == 0 {
 			return last
+		}
+		for _, rep := range replicas {
+			select {
+			case err := <-rep.done:
+				b.Fatalf("%s stopped during pass %s: %v", rep.id, pass, err)
+			default:
+			}
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("pass %s: %d of %d keys not reconciled within %s", pass, missing, len(keys), readyTimeout)
@@ -180,11 +187,11 @@ func shardRound(b *testing.B, cp *controlplane.ControlPlane, n, round int) (keys
 	}()
 	waitRing(b, replicas, n)
 	anyone := func(string) bool { return true }
-	rec.waitPass(b, first, keys, time.Time{}, anyone) // the pass of the start-up, as the replicas joined
+	rec.waitPass(b, replicas, first, keys, time.Time{}, anyone) // the pass of the start-up, as the replicas joined
 
 	start := time.Now()
 	writeScript(b, dir, "shard.js", shardScript(second))
-	last := rec.waitPass(b, second, keys, start, anyone)
+	last := rec.waitPass(b, replicas, second, keys, start, anyone)
 	keysPerSec = float64(shardKeys) / last.Sub(start).Seconds()
 	if n == 1 {
 		return keysPerSec, 0, 0
@@ -204,7 +211,7 @@ func shardRound(b *testing.B, cp *controlplane.ControlPlane, n, round int) (keys
 	replicas = replicas[:n-1]
 	waitRing(b, replicas, n-1)
 	ringMs = ms(time.Since(stopped))
-	last = rec.waitPass(b, second, lost, stopped, func(r string) bool { return r != leaving.id })
+	last = rec.waitPass(b, replicas, second, lost, stopped, func(r string) bool { return r != leaving.id })
 	return keysPerSec, ringMs, ms(last.Sub(stopped))
 }
 

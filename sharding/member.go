@@ -65,6 +65,10 @@ type Member struct {
 	gains     []Gain
 	gen       uint64
 	released  bool
+	// expired is set the first time the renew deadline passed: from then on the member handles
+	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
+	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
+	expired bool
 	wake      chan struct{} // cap 1: a call in flight ended
 	notify    chan struct{} // cap 1: TakeGains has something
 }
@@ -141,7 +145,14 @@ func (m *Member) Valid() bool {
 }
 
 func (m *Member) validLocked(now time.Time) bool {
-	return m.own != nil && !m.released && now.Sub(m.lastRenew) < m.cfg.RenewDeadline
+	if m.own == nil || m.released || m.expired {
+		return false
+	}
+	if now.Sub(m.lastRenew) >= m.cfg.RenewDeadline {
+		m.expired = true
+		return false
+	}
+	return true
 }
 
 // Owner is the member key belongs to in the ring this member acts on ("" before it joined);
@@ -206,7 +217,7 @@ func (m *Member) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Status{Identity: m.cfg.Identity, Lease: m.lease, Members: slices.Clone(m.active),
-		Pending: !m.target.Equal(m.active), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew}
+		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew}
 }
 
 // Run renews the Lease and moves keys until ctx ends, then releases the Lease: the caller
@@ -248,7 +259,7 @@ func (m *Member) lost() error {
 	switch {
 	case m.own == nil && now.Sub(m.started) >= m.cfg.RenewDeadline:
 		err = fmt.Errorf("join shard ring %s: %w", m.cfg.Name, ErrLost)
-	case m.own != nil && !m.validLocked(now):
+	case m.own != nil && !m.released && !m.validLocked(now):
 		err = fmt.Errorf("renew shard lease %s: %w (last renewed %s ago)", m.lease, ErrLost, now.Sub(m.lastRenew).Round(time.Millisecond))
 	}
 	if err != nil && m.lastErr != nil {

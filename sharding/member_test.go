@@ -315,3 +315,49 @@ func TestRingSpreadAndMoves(t *testing.T) {
 		t.Errorf("adding a fourth member moved %d of 3000 keys, want about 750", moved)
 	}
 }
+
+// A member that missed its renew deadline stays out even when a later renewal succeeds: the
+// calls it refused meanwhile are only delivered by a new owner's replay.
+func TestLateRenewalDoesNotRevive(t *testing.T) {
+	t.Parallel()
+	r := newTestRing(t, 50)
+	a := r.join("a")
+	r.settle(5 * time.Second)
+	r.paths["a"].mu.Lock()
+	r.paths["a"].cut = true
+	r.paths["a"].mu.Unlock()
+	for cut := r.clock.Now(); r.clock.Now().Sub(cut) <= tRenew; {
+		r.step()
+	}
+	r.paths["a"].mu.Lock()
+	r.paths["a"].cut = false
+	r.paths["a"].mu.Unlock()
+	r.step() // the renewal succeeds
+	if a.Valid() || a.Handles(r.keys[0]) {
+		t.Error("a handles keys again after a late renewal")
+	}
+	if err := a.lost(); !errors.Is(err, ErrLost) {
+		t.Errorf("a.lost() = %v, want ErrLost", err)
+	}
+}
+
+// A ring that changes and changes back before the move completes ends with every key handled:
+// the keys dropped for the short-lived ring are taken again.
+func TestRingFlapBackRestoresKeys(t *testing.T) {
+	t.Parallel()
+	for steps := 1; steps <= 6; steps++ {
+		t.Run(fmt.Sprintf("gone after %d steps", steps), func(t *testing.T) {
+			t.Parallel()
+			r := newTestRing(t, 300)
+			r.join("a")
+			r.join("b")
+			r.settle(5 * time.Second)
+			r.join("d")
+			for range steps {
+				r.step()
+			}
+			r.leave("d")
+			r.settle(5 * time.Second)
+		})
+	}
+}

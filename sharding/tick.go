@@ -54,10 +54,10 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	}
 	m.mu.Lock()
 	m.own, m.lastRenew, m.published, m.lastErr = &got, start, next, nil
-	if m.published == m.target.Fingerprint() && !m.target.Equal(m.active) && m.othersDrained(drained) {
+	if m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
 		m.gain()
 	}
-	pending = !m.target.Equal(m.active)
+	pending = m.movingLocked()
 	m.mu.Unlock()
 	m.deleteStale(ctx, stale)
 	return pending
@@ -145,6 +145,13 @@ func (m *Member) retarget(ring Ring, now time.Time) {
 	if len(m.narrowed) > maxNarrowed {
 		m.active, m.narrowed = nil, nil // handle nothing until the ring settles
 	}
+}
+
+// movingLocked reports whether a move is in progress: the ring differs from the one the member
+// acts on, or changed and changed back (the keys dropped meanwhile are to be taken again).
+// Called with mu held.
+func (m *Member) movingLocked() bool {
+	return !m.target.Equal(m.active) || len(m.narrowed) > 0
 }
 
 // drainedLocked reports whether no call is in flight on a key the member no longer handles,

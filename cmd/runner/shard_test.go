@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,11 +79,16 @@ export default {
 
 func (se *shardEnv) start(t *testing.T, id string, extra ...string) *shardReplica {
 	t.Helper()
+	return se.startWith(t, id, se.cp.Kubeconfig, extra...)
+}
+
+func (se *shardEnv) startWith(t *testing.T, id, kubeconfig string, extra ...string) *shardReplica {
+	t.Helper()
 	metrics := freeAddr(t)
 	args := append([]string{"--sharded", "--leader-elect-identity", id, "--leader-elect-resource-namespace", se.ns,
 		"--leader-elect-lease-duration", testLease.String(), "--leader-elect-renew-deadline", testRenew.String(),
 		"--leader-elect-retry-period", testRetry.String(), "--metrics-addr", metrics}, extra...)
-	r := &shardReplica{replica: se.startPlain(t, id, se.cp.Kubeconfig, args...), id: id, metrics: metrics}
+	r := &shardReplica{replica: se.startPlain(t, id, kubeconfig, args...), id: id, metrics: metrics}
 	se.replicas[id] = r
 	return r
 }
@@ -462,6 +469,35 @@ func TestShardedReplicas(t *testing.T) {
 			}
 		}
 		t.Logf("%d calls in all, the last round v=%s", len(se.allCalls(t)), v)
+	})
+	noOverlap(t, se.allCalls(t))
+
+	t.Run("a replica cut off from the API server stops before the others take its keys, and exits non-zero", func(t *testing.T) {
+		proxy := newCutProxy(parent, strings.TrimPrefix(cp.Config.Host, "https://"))
+		f := se.startWith(parent, "shard-f", kubeconfigWith(parent, "https://"+proxy.addr(), cp.Config.BearerToken))
+		se.waitMembers(t, "shard-a", "shard-e", "shard-f")
+		proxy.cut()
+		lost := f.waitLog(t, "shard lease lost: handler calls and writes stopped; exiting so that the other replicas take the keys over", "", 30*time.Second)
+		<-f.done
+		f.stopped = lost.Time
+		var exit *exec.ExitError
+		if !errors.As(f.err, &exit) || exit.ExitCode() == 0 {
+			t.Errorf("shard-f exited with %v after losing its Lease, want a non-zero code", f.err)
+		}
+		se.waitMembers(t, "shard-a", "shard-e")
+		var fKeys []string
+		for _, n := range names {
+			if sharding.NewRing("shard-a", "shard-e", "shard-f").Owner(se.key(n)) == "shard-f" {
+				fKeys = append(fKeys, n)
+			}
+		}
+		se.apply(t, fKeys, "after-cut", false)
+		se.waitHandled(t, fKeys, "after-cut", 30*time.Second)
+		for _, c := range f.calls(t) {
+			if c.begin.After(lost.Time) {
+				t.Errorf("shard-f began a call on %s at %v, after it stopped at %v", c.name, c.begin, lost.Time)
+			}
+		}
 	})
 	noOverlap(t, se.allCalls(t))
 }
