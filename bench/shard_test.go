@@ -70,7 +70,8 @@ func shardScript(pass string) string {
 
 // reconciles records, per replica, when each key was last reconciled in each pass.
 type reconciles struct {
-	mu   sync.Mutex
+	mu       sync.Mutex
+	problems []string // the replicas' WARN and ERROR lines, for a failure's message
 	seen map[string]map[string]time.Time // pass → key → when
 	by   map[string]string               // pass/key → replica
 }
@@ -112,12 +113,12 @@ func (r *reconciles) waitPass(b *testing.B, replicas []*shardReplica, pass strin
 		for _, rep := range replicas {
 			select {
 			case err := <-rep.done:
-				b.Fatalf("%s stopped during pass %s: %v", rep.id, pass, err)
+				b.Fatalf("%s stopped during pass %s: %v; warnings: %v", rep.id, pass, err, r.problems)
 			default:
 			}
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("pass %s: %d of %d keys not reconciled within %s", pass, missing, len(keys), readyTimeout)
+			b.Fatalf("pass %s: %d of %d keys not reconciled within %s; warnings: %v", pass, missing, len(keys), readyTimeout, r.problems)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -131,6 +132,13 @@ type reconcileTap struct {
 
 func (h reconcileTap) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
 func (h reconcileTap) Handle(_ context.Context, rec slog.Record) error {
+	if rec.Level >= slog.LevelWarn {
+		h.r.mu.Lock()
+		if len(h.r.problems) < 50 {
+			h.r.problems = append(h.r.problems, h.replica+": "+rec.Level.String()+" "+rec.Message)
+		}
+		h.r.mu.Unlock()
+	}
 	if rec.Message != "reconciled" {
 		return nil
 	}

@@ -456,11 +456,14 @@ func TestShardedReplicas(t *testing.T) {
 		d.stopped = time.Now()
 		se.waitMembers(t, "shard-a", "shard-e")
 		close(stop)
-		v := <-final
+		last := <-final
 		writer.Wait()
 		if writeErr != nil {
 			t.Fatal(writeErr)
 		}
+		se.waitHandled(t, names, last, 60*time.Second) // the writes made while scaling all arrived
+		v := "final" // and once the ring is settled, each object is handled by its owner only
+		se.apply(t, names, v, false)
 		se.waitHandled(t, names, v, 60*time.Second)
 		ring := sharding.NewRing("shard-a", "shard-e")
 		for _, call := range se.allCalls(t) {
