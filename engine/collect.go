@@ -38,6 +38,7 @@ type heapReading struct {
 	inUse  uint64 // live and not yet swept objects
 	live   uint64 // what the last collection left live (the memory guard's reading)
 	off    bool   // GOGC=off: the user wants no collection before a memory limit, if any
+	cycles uint64 // collections completed: live changes only when this does
 }
 
 // headroomLoads is how many loads' worth of allocation must fit below the goal for the
@@ -94,7 +95,7 @@ func (c *collector) run(when string, r heapReading) {
 	c.logger.Debug("collected garbage "+when, "heap_in_use", r.inUse, "heap_goal", r.goal, "took", time.Since(start).Round(time.Millisecond).String())
 }
 
-var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent", "/gc/heap/live:bytes"}
+var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent", "/gc/heap/live:bytes", "/gc/cycles/total:gc-cycles"}
 
 // gogcOff is /gc/gogc:percent with GOGC=off: -1 as a uint64.
 const gogcOff = ^uint64(0)
@@ -107,6 +108,6 @@ func readHeap() heapReading {
 	metrics.Read(s[:])
 	return heapReading{
 		allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64(),
-		off: s[3].Value.Uint64() == gogcOff, live: s[4].Value.Uint64(),
+		off: s[3].Value.Uint64() == gogcOff, live: s[4].Value.Uint64(), cycles: s[5].Value.Uint64(),
 	}
 }

@@ -76,8 +76,10 @@
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one
 // of the retiring ones Run waits for.
 //
-// Memory guard (memguard.go, memstop.go): with Config.MemoryLimit, a goroutine started by Run
-// and joined before the versions stop reads the live heap every MemoryCheckInterval. It asks
+// Memory guard (memguard.go, memtrend.go, memstop.go): with Config.MemoryLimit, a goroutine
+// started by Run and joined before the versions stop reads the heap every MemoryCheckInterval,
+// and runs a garbage collection itself (on its own goroutine, blocking only itself) when the
+// last live figure is stale near its threshold and a version qualifies for a stop. It asks
 // serving versions for measurements (taken by each Script's owner after its next call, never
 // concurrently with it) and hands the loader the version to stop; only the loader stops it,
 // at once (its running call interrupted, its queued events and reconcile keys dropped and

@@ -71,7 +71,7 @@ func TestExample11NpmPackage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
 	}
-	r := startEngine(t, examples(t, "11-outdated-images.js", "package.json"), nil)
+	r := startEngine(t, examples(t, "11-outdated-images.js", "package.json"), slowModules)
 	failed := waitLoad(t, r, "11-outdated-images.js", engine.LoadFailed, "")
 	if e := failed.Error; e == nil || !strings.Contains(e.Message, `Could not resolve "semver"`) {
 		t.Fatalf("error = %+v, want it to name the missing package", e)
@@ -108,7 +108,10 @@ func TestExamplesFolderAsTheDemoRunsIt(t *testing.T) {
 		files[name] = content
 	}
 	applyWidgetCRD(t, startEngine(t, nil, nil))
-	r := startEngine(t, files, func(c *engine.Config) { c.Resources = []string{"apps/v1/deployments"} })
+	r := startEngine(t, files, func(c *engine.Config) {
+		c.Resources = []string{"apps/v1/deployments"}
+		slowModules(c)
+	})
 	var want []string
 	for name := range files {
 		if !strings.Contains(name, "/") && !plugins.IsTestFile(name) && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".ts") && !strings.HasSuffix(name, ".d.ts")) {
@@ -200,3 +203,9 @@ func npmInstall(t *testing.T, packageJSON string) map[string]string {
 	}
 	return files
 }
+
+// slowModules lifts the harness's 2 s handler timeout, which also bounds a module's top-level
+// code: semver compiles dozens of regular expressions when it loads, which under the race
+// detector on a loaded 2-core machine took more than 2 s. These tests are about finding and
+// loading the package, not about its speed.
+func slowModules(c *engine.Config) { c.HandlerTimeout = 30 * time.Second }

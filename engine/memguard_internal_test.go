@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 )
 
 func TestSuspect(t *testing.T) {
@@ -47,7 +48,17 @@ type fakeMeasured struct {
 	bytes, step int64
 	seq         uint64
 	requested   int
+	finished    chan struct{} // nil: released at once
 }
+
+func (f *fakeMeasured) released() <-chan struct{} {
+	if f.finished == nil {
+		return releasedAtOnce
+	}
+	return f.finished
+}
+
+var releasedAtOnce = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (f *fakeMeasured) requestMemory() {
 	f.requested++
@@ -68,7 +79,8 @@ func TestMemoryGuardChecks(t *testing.T) {
 	heap := int64(400)
 	var stopped []measured
 	g := &memoryGuard{limit: limit, logger: slog.New(slog.DiscardHandler),
-		heap:    func() int64 { return heap },
+		read:    func() heapReading { return heapReading{live: uint64(heap), inUse: uint64(heap)} },
+		collect: func() {}, now: time.Now,
 		serving: func() []measured { return []measured{leak, steady} },
 		stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
 		history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
@@ -94,5 +106,163 @@ func TestMemoryGuardChecks(t *testing.T) {
 	}
 	if len(stopped) != 1 {
 		t.Fatalf("acted again during the quiet checks after a stop: %d stops", len(stopped))
+	}
+}
+
+// guardHeap is the runtime's heap for the guard: a live figure from the last collection, the
+// heap in use now, and what a collection would find live. Its clock moves a second a reading.
+type guardHeap struct {
+	r           heapReading
+	liveNow     uint64
+	collections int
+	clock       time.Time
+}
+
+func (h *guardHeap) now() time.Time {
+	h.clock = h.clock.Add(time.Second)
+	return h.clock
+}
+
+func (h *guardHeap) read() heapReading { return h.r }
+
+func (h *guardHeap) collect() {
+	h.collections++
+	h.r.cycles++
+	h.r.live, h.r.inUse = h.liveNow, h.liveNow
+}
+
+// TestMemoryGuardRefreshesAStaleLiveHeap: the live heap is known only after a collection, and
+// the runtime lets the heap double between two. When the heap in use has reached 80 % of the
+// limit but the last live figure is below it, the guard collects to know the live heap now,
+// only if a version qualifies for a stop, and acts on the fresh figure.
+func TestMemoryGuardRefreshesAStaleLiveHeap(t *testing.T) {
+	t.Parallel()
+	const limit = 1000
+	tests := []struct {
+		name         string
+		leakStep     int64  // 0: no version grows
+		live, inUse  uint64 // the figures once the versions are measured
+		liveNow      uint64 // what a collection finds
+		wantCollects int
+		wantStop     bool
+	}{
+		{name: "a stale figure and a growing version: collects, and stops it on the fresh figure",
+			leakStep: 50, live: 500, inUse: 900, liveNow: 850, wantCollects: 1, wantStop: true},
+		{name: "a stale figure, fresh still under the threshold: collects, stops nothing",
+			leakStep: 50, live: 500, inUse: 900, liveNow: 700, wantCollects: 1},
+		{name: "a stale figure and no version growing: leaves the collector alone",
+			live: 500, inUse: 900, liveNow: 850},
+		{name: "the heap in use under the threshold: nothing to refresh",
+			leakStep: 50, live: 500, inUse: 790, liveNow: 790},
+		{name: "a figure within 5 % of the heap in use: no collection",
+			leakStep: 50, live: 790, inUse: 820, liveNow: 820},
+		{name: "a fresh figure past the threshold: stops without collecting",
+			leakStep: 50, live: 850, inUse: 880, liveNow: 880, wantStop: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			leak := &fakeMeasured{bytes: 200, step: tt.leakStep}
+			heap := &guardHeap{r: heapReading{live: 550, inUse: 600}}
+			var stopped []measured
+			g := &memoryGuard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
+				read: heap.read, collect: heap.collect, now: heap.now,
+				serving: func() []measured { return []measured{leak} },
+				stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
+				history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
+			for range growthSamples + 1 { // between half and 80 %: measured, not acted on
+				g.check(t.Context())
+			}
+			if heap.collections != 0 || len(stopped) != 0 {
+				t.Fatalf("under the threshold: %d collections, %d stops; want none", heap.collections, len(stopped))
+			}
+			heap.r.live, heap.r.inUse, heap.liveNow = tt.live, tt.inUse, tt.liveNow
+			g.check(t.Context())
+			if heap.collections != tt.wantCollects {
+				t.Errorf("%d collections, want %d", heap.collections, tt.wantCollects)
+			}
+			if got := len(stopped) == 1 && stopped[0] == leak; got != tt.wantStop || len(stopped) > 1 {
+				t.Errorf("stopped %v, want the growing version stopped: %v", stopped, tt.wantStop)
+			}
+		})
+	}
+}
+
+// After a stop, the guard holds off until the stopped version has released its runtimes (their
+// memory counts until then), then collects before acting again: the live figure of the
+// collection before still counts the stopped version, which must not be blamed on another
+// version, nor warned about.
+func TestMemoryGuardRefreshesAfterAStop(t *testing.T) {
+	t.Parallel()
+	const limit = 1000
+	leak := &fakeMeasured{bytes: 200, step: 50, finished: make(chan struct{})}
+	other := &fakeMeasured{bytes: 200, step: 50}
+	heap := &guardHeap{r: heapReading{live: 600, inUse: 600}, liveNow: 300}
+	var stopped []measured
+	g := &memoryGuard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
+		read: heap.read, collect: heap.collect, now: heap.now,
+		serving: func() []measured { return []measured{leak, other} },
+		stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
+		history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
+	leak.step = 60 // the larger of the two growing versions
+	for range growthSamples + 1 {
+		g.check(t.Context())
+	}
+	heap.r.live, heap.r.inUse = 900, 900
+	g.check(t.Context())
+	if len(stopped) != 1 || stopped[0] != leak {
+		t.Fatalf("stopped %v at 90 %% of the limit, want the larger growing version", stopped)
+	}
+	for range quietChecks + 2 {
+		g.check(t.Context())
+	}
+	if heap.collections != 0 || len(stopped) != 1 {
+		t.Fatalf("before the stopped version released its runtimes: %d collections, %d stops; want none",
+			heap.collections, len(stopped)-1)
+	}
+	close(leak.finished)
+	g.check(t.Context())
+	if heap.collections != 1 || len(stopped) != 1 {
+		t.Errorf("once released: %d collections, %d more stops; want one collection (the figure predates the stop) and no other stop",
+			heap.collections, len(stopped)-1)
+	}
+}
+
+// The threshold is 80 % of the limit, lower when the live heap grows fast enough to pass the
+// limit before the guard's next decision, never under half the limit.
+func TestHeapTrendThreshold(t *testing.T) {
+	t.Parallel()
+	const limit = 1000
+	start := time.Unix(1000, 0)
+	tests := []struct {
+		name     string
+		readings []heapReading // one a second
+		took     time.Duration
+		want     int64
+	}{
+		{name: "no growth seen", readings: []heapReading{{live: 500, cycles: 1}}, want: 800},
+		{name: "slow growth", readings: []heapReading{{live: 500, cycles: 1}, {live: 510, cycles: 2}}, want: 800},
+		{name: "fast growth: two seconds' worth below the limit",
+			readings: []heapReading{{live: 500, cycles: 1}, {live: 600, cycles: 2}}, want: 800},
+		{name: "faster", readings: []heapReading{{live: 500, cycles: 1}, {live: 650, cycles: 2}}, want: 700},
+		{name: "a slow refresh collection counts too",
+			readings: []heapReading{{live: 500, cycles: 1}, {live: 600, cycles: 2}}, took: time.Second, want: 700},
+		{name: "the same collection read again changes nothing", // else 300/s: 600
+			readings: []heapReading{{live: 500, cycles: 1}, {live: 500, cycles: 1}, {live: 800, cycles: 2}}, want: 700},
+		{name: "never under half the limit", readings: []heapReading{{live: 100, cycles: 1}, {live: 600, cycles: 2}}, want: 500},
+		{name: "shrinking", readings: []heapReading{{live: 600, cycles: 1}, {live: 500, cycles: 2}}, want: 800},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var trend heapTrend
+			for i, r := range tt.readings {
+				trend.observe(r, start.Add(time.Duration(i)*time.Second))
+			}
+			trend.collected(tt.took)
+			if got := trend.threshold(limit, time.Second); got != tt.want {
+				t.Errorf("threshold = %d, want %d (rate %.0f/s)", got, tt.want, trend.rate)
+			}
+		})
 	}
 }

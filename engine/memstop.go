@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/jsinformer/jsinformer/plugins"
 )
@@ -31,12 +33,14 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 }
 
 func (e *Engine) newMemoryGuard() *memoryGuard {
-	heap := e.cfg.heap
-	if heap == nil {
-		heap = liveHeap
+	read, collect := readHeap, runtime.GC
+	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
+		read = func() heapReading { h := uint64(heap()); return heapReading{live: h, inUse: h} }
+		collect = func() {}
 	}
 	return &memoryGuard{
-		limit: e.cfg.MemoryLimit, interval: e.cfg.MemoryCheckInterval, logger: e.logger, heap: heap,
+		limit: e.cfg.MemoryLimit, interval: e.cfg.MemoryCheckInterval, logger: e.logger,
+		read: read, collect: collect, now: time.Now,
 		serving: e.needs.serving,
 		stop: func(ctx context.Context, m measured, bytes int64) {
 			select {

@@ -61,9 +61,16 @@ export default { watch: { resource: "v1/configmaps", namespace: "ns" },
   onUpdate() { for (let i = 0; i < 30000; i++) kept.push({ i, s: "x" + i }); } };`
 
 // The issue 19 scenario on the loader with a fake informer: a 400 MiB limit, the hog updated
-// every 100 ms. The live heap the collector measures never passes the limit; after the stop
-// and a harmless replacement, it returns to within 40 MB of its level before the hog. Not
+// every 100 ms. The process's live heap never passes the limit (the limit is the whole
+// process's, as --memory-limit is: the hog's memory and everything else); after the stop and
+// a harmless replacement, it returns to within 40 MB of its level before the hog. Not
 // parallel: it measures the process's live heap.
+//
+// The live heap is what a collection leaves live, and it is known only at the end of one: the
+// test reads it every 10 ms from runtime/metrics (whichever collection ran last, the
+// runtime's or the guard's), and once more from a collection of its own the moment the guard's
+// verdict arrives, before the hog is stopped, when the hog holds the most it ever held (it
+// only grows until stopped, so no collection in between could have seen more of it).
 func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 	const limit = 400 << 20
 	source := newFakeSource(1)
@@ -85,9 +92,11 @@ func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	deadline := time.After(5 * time.Minute)
 	var stop memoryStop
+	var atVerdict uint64
 	for n := 0; stop.v == nil; n++ {
 		select {
 		case stop = <-e.memoryStops:
+			atVerdict = liveHeapAfterGC()
 		case <-tick.C:
 			listener.OnUpdate(stormObject(0, n), stormObject(0, n+1))
 		case <-deadline:
@@ -100,7 +109,7 @@ func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 	stopGuard()
 	joinGuard()
 	close(stopSampling)
-	top := <-peak
+	top := max(<-peak, atVerdict)
 
 	e.loadContent("hog.js", cmScript("harmless", `onUpdate() {}`))
 	e.syncUntil(t, pending(e, "hog.js"))
@@ -111,13 +120,10 @@ func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 		}
 		return nil
 	})
-	t.Logf("live heap: %d MB before the hog, peak %d MB under the %d MB limit (stopped at %d MB measured), %d MB after the replacement",
-		before>>20, top>>20, limit>>20, stop.bytes>>20, after>>20)
-	// The guard acts on measurements taken after the hog's calls; on a loaded machine those
-	// calls take seconds and the heap has passed the limit by up to about 15 % before the stop
-	// (docs/benchmarks.md). The bound asserted is the one the guard keeps on any machine.
-	if top > limit*5/4 {
-		t.Errorf("the live heap peaked at %d MB, over 1.25 times the %d MB limit", top>>20, limit>>20)
+	t.Logf("live heap: %d MB before the hog, peak %d MB (%d MB at the guard's verdict) with a %d MB limit (stopped at %d MB measured), %d MB after the replacement",
+		before>>20, top>>20, atVerdict>>20, limit>>20, stop.bytes>>20, after>>20)
+	if top >= limit {
+		t.Errorf("the live heap peaked at %d MB, passing the %d MB limit", top>>20, limit>>20)
 	}
 }
 
