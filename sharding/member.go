@@ -69,8 +69,8 @@ type Member struct {
 	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
 	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
 	expired bool
-	wake      chan struct{} // cap 1: a call in flight ended
-	notify    chan struct{} // cap 1: TakeGains has something
+	wake    chan struct{} // cap 1: a call in flight ended
+	notify  chan struct{} // cap 1: TakeGains has something
 }
 
 type seenLease struct {

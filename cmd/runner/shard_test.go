@@ -462,7 +462,7 @@ func TestShardedReplicas(t *testing.T) {
 			t.Fatal(writeErr)
 		}
 		se.waitHandled(t, names, last, 60*time.Second) // the writes made while scaling all arrived
-		v := "final" // and once the ring is settled, each object is handled by its owner only
+		v := "final"                                   // and once the ring is settled, each object is handled by its owner only
 		se.apply(t, names, v, false)
 		se.waitHandled(t, names, v, 60*time.Second)
 		ring := sharding.NewRing("shard-a", "shard-e")
