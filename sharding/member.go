@@ -62,9 +62,12 @@ type Member struct {
 	published string // the Drained fingerprint last written
 	inflight  map[string]int
 	seen      map[string]seenLease
-	gains     []Gain
-	gen       uint64
-	released  bool
+	// nextExpiry is when the first Lease of another member expires unless renewed, so that Run
+	// looks again then rather than up to a retry period later.
+	nextExpiry time.Time
+	gains      []Gain
+	gen        uint64
+	released   bool
 	// expired is set the first time the renew deadline passed: from then on the member handles
 	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
 	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
@@ -241,12 +244,26 @@ func (m *Member) Run(ctx context.Context) error {
 		if err := m.lost(); err != nil {
 			return err
 		}
-		next := m.cfg.RetryPeriod
-		if pending { // a move in progress: look again soon so that keys are not left unhandled long
-			next = max(m.cfg.RetryPeriod/4, 50*time.Millisecond)
-		}
-		timer.Reset(next)
+		timer.Reset(m.nextTick(pending))
 	}
+}
+
+// nextTick is how long Run waits before the next tick: a retry period; a quarter of one while a
+// move is in progress, so that keys are not left unhandled long; and no later than just after
+// the next expiry of another member's Lease, so that a crashed member's keys move promptly.
+func (m *Member) nextTick(pending bool) time.Duration {
+	next := m.cfg.RetryPeriod
+	if pending {
+		next = max(m.cfg.RetryPeriod/4, 50*time.Millisecond)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.nextExpiry.IsZero() {
+		if until := m.nextExpiry.Sub(m.clock.Now()) + 10*time.Millisecond; until > 0 && until < next {
+			next = until
+		}
+	}
+	return next
 }
 
 // lost returns ErrLost once the member cannot have renewed within the renew deadline, or never

@@ -361,3 +361,24 @@ func TestRingFlapBackRestoresKeys(t *testing.T) {
 		})
 	}
 }
+
+// Run looks again just after another member's Lease would expire, not a retry period later.
+func TestNextTickFollowsTheNextExpiry(t *testing.T) {
+	t.Parallel()
+	r := newTestRing(t, 10)
+	a := r.join("a")
+	r.join("b")
+	r.settle(5 * time.Second)
+	if got := a.nextTick(false); got != tRetry {
+		t.Errorf("with b renewing, next tick in %v, want the retry period %v", got, tRetry)
+	}
+	r.kill("b")
+	killed := r.clock.Now()
+	for r.clock.Now().Sub(killed) < tLease-200*time.Millisecond-tStep {
+		r.step()
+	}
+	// b's Lease expires 200ms from now, plus up to a step (a saw its last renewal a step late).
+	if got := a.nextTick(false); got < 200*time.Millisecond || got > 210*time.Millisecond+tStep+tStep {
+		t.Errorf("b's Lease expires in 200-325ms, next tick in %v, want just after that", got)
+	}
+}

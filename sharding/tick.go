@@ -98,6 +98,7 @@ func (m *Member) failed(err error) {
 func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, []Lease) {
 	ids := []string{m.cfg.Identity}
 	drained := map[string]string{}
+	m.nextExpiry = time.Time{}
 	var stale []Lease
 	present := map[string]bool{}
 	for _, l := range leases {
@@ -120,6 +121,9 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 		case age < d:
 			ids = append(ids, l.Holder)
 			drained[l.Holder] = l.Drained
+			if exp := s.at.Add(d); m.nextExpiry.IsZero() || exp.Before(m.nextExpiry) {
+				m.nextExpiry = exp
+			}
 		}
 	}
 	for name := range m.seen {
