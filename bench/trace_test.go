@@ -20,7 +20,7 @@ import (
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
-// The cost of trace recording (engine/trace.go, docs/debugging.md), in the same run:
+// The cost of trace recording (engine/internal/trace, docs/debugging.md), in the same run:
 //
 //   - BenchmarkTraceInitialSync: whole runner processes syncing the seeded Deployments with
 //     recording on (the default) and off (--trace-records 0), alternating; wall time and peak

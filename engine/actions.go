@@ -20,9 +20,9 @@ func (e *Engine) Retry(script, key string) error {
 	if r == nil {
 		return fmt.Errorf("retry %s: %w: the script has no reconcile", script, ErrInvalid)
 	}
-	if !r.insp.book.has(key) && v.store.Get(r.cache.Resource, key) == nil {
+	if !r.insp.book.Has(key) && v.store.Get(r.cache.Resource, key) == nil {
 		var known []string
-		for _, k := range r.insp.book.snapshot(time.Now()) {
+		for _, k := range r.insp.book.Snapshot(time.Now()) {
 			known = append(known, k.Key)
 		}
 		known = append(known, v.store.Keys(r.cache.Resource)...)
@@ -34,13 +34,13 @@ func (e *Engine) Retry(script, key string) error {
 	return nil
 }
 
-// Pause holds script's events and reconcile keys until Resume (pause.go); it reports false
+// Pause holds script's events and reconcile keys until Resume (inspect.Pauses); it reports false
 // when the script was paused already.
 func (e *Engine) Pause(script string) (bool, error) {
 	if !slices.Contains(e.scriptNames(), script) {
 		return false, fmt.Errorf("pause %s: %w: no such script is loaded%s", script, ErrNotFound, suggest(script, e.scriptNames()))
 	}
-	ok := e.pauses.pause(script)
+	ok := e.pauses.Pause(script)
 	if ok {
 		e.logger.Warn("script paused through the debug API: its events wait until it is resumed", "script", script)
 	}
@@ -49,7 +49,7 @@ func (e *Engine) Pause(script string) (bool, error) {
 
 // Resume lets a paused script go on; it reports false when the script was not paused.
 func (e *Engine) Resume(script string) (bool, error) {
-	ok := e.pauses.resume(script)
+	ok := e.pauses.Resume(script)
 	if !ok && !slices.Contains(e.scriptNames(), script) {
 		return false, fmt.Errorf("resume %s: %w: no such script is loaded%s", script, ErrNotFound, suggest(script, e.scriptNames()))
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -83,7 +84,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 // addRuntimes gives v its index stage and reconciler, when the script has them, and resolves
 // its handler metrics.
 func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting.Options, first target) error {
-	v.scriptMetrics = e.scriptMetrics.newVersion(v) // before defines(eventCollect) reads it
+	v.scriptMetrics = e.scriptMetrics.NewVersion(v.name, v.def.Metrics, v, v.logger) // before defines(eventCollect) reads it
 	for kind, name := range handlerNames {
 		if v.defines(eventKind(kind)) {
 			v.metrics[kind] = e.stats.handler(v.name, name)
@@ -118,7 +119,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 
 func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
 	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
-	taps := make([]*callTap, len(scripts))
+	taps := make([]*trace.Tap, len(scripts))
 	for i := range scripts {
 		tappedOpts, tap := e.tapped(opts)
 		taps[i] = tap

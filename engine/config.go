@@ -95,9 +95,9 @@ type Config struct {
 	onCached func(*unstructured.Unstructured)
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
-	// TraceRecords caps the trace records kept for Explain and Tail (trace.go): zero means
-	// DefaultTraceRecords, negative turns recording off. Each object keeps at most
-	// TracePerObject; the oldest record goes first.
+	// TraceRecords caps the trace records kept for Explain and Subscribe (the recorder,
+	// engine/internal/trace): zero means DefaultTraceRecords, negative turns recording off.
+	// Each object keeps at most TracePerObject; the oldest record goes first.
 	TraceRecords int
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
 	// informer they use has synced and been handled.

@@ -5,6 +5,21 @@
 // memory guard, leader election and the state API; what it runs on (informers, clock, the
 // scripts' client) comes in through Env.
 //
+// Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
+// (build.go, version.go, state.go, event.go, queue.go, coalesce.go, backlog.go, index.go,
+// handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the memory guard (memguard.go,
+// memstop.go, scriptmemory.go, collect.go), leader election (leader.go), informer health
+// (health.go), the state API (status.go, statusbook.go), the environment (env.go, drive.go,
+// dryrunforce.go, config.go) and the engine's own series (stats.go). What plugs into it is in
+// internal/, each package with its own contract and tests, none importing this one:
+//   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
+//     Script's logger and client); tracecall.go and tracereconcile.go decide what is recorded.
+//   - internal/enginemetrics: the scripts' metric families and the informer-health collector;
+//     metrics.go hands it each version and runs the collects on the version's worker.
+//   - internal/inspect: what the debug views keep beside the versions (the reconcile key
+//     book, pauses) and Explain's verdicts; explain.go, inspect*.go, indexsummary.go,
+//     actions.go and replay.go gather the views from the live versions.
+//
 // Goroutines and ownership:
 //   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
 //     from the plugins watcher and version syncs one at a time, and decides which version of a
@@ -86,14 +101,15 @@
 // counted), and remembers its content as stopped until the file changes. The guard keeps no
 // reference to a version it no longer sees serving, so a stopped version's runtime is garbage.
 //
-// Metrics from scripts (scriptmetrics*.go): one collector, registered once, maps each script
-// to its serving version's families; the loader swaps the entry in onSynced, when the new
-// version takes over, and removes it when a version retires without a successor, so a scrape
-// sees one version's families per script. A scrape queues an eventCollect on each serving
-// version's worker and waits (bounded by the handler timeout per family, plus one for the
-// call running); the worker runs the collects between two events, so they read the store as
-// the handlers do. Families without collect live in Go behind a mutex per family, written by
-// the worker, reconcile workers and schedules through ctx.metrics.
+// Metrics from scripts (metrics.go; the families are package engine/internal/enginemetrics's):
+// one collector, registered once, maps each script to its serving version's families; the
+// loader swaps the entry in onSynced, when the new version takes over, and removes it when a
+// version retires without a successor, so a scrape sees one version's families per script. A
+// scrape queues an eventCollect on each serving version's worker and waits (bounded by the
+// handler timeout per family, plus one for the call running); the worker runs the collects
+// between two events, so they read the store as the handlers do. Families without collect
+// live in Go behind a mutex per family, written by the worker, reconcile workers and
+// schedules through ctx.metrics.
 //
 // Environment (env.go): the engine takes what it runs on as small interfaces it owns —
 // Informers and Resolver (where objects come from), Clock (scripts' Date, schedules, reconcile
@@ -108,16 +124,18 @@
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (trace.go, tracetap.go, explain.go, inspectviews.go, actions.go, replay.go): every
-// event a worker handles, every reconcile run and every replay becomes a TraceRecord in a
-// bounded recorder (TracePerObject per object, Config.TraceRecords overall, oldest first out),
-// with the call's log lines, writes and enqueued keys, collected by a tap wrapped around each
-// Script's logger and k8s client (each Script's calls never overlap, so one open record per
-// tap). Explain, Queue, Cache, Indexes, Status and Subscribe read from any goroutine: they find
-// live versions through needs and read stores under their locks. Actions never touch a
-// version's runtime from outside: Replay travels as an event on the worker's queue, Retry goes
-// through the reconcile workqueue, Pause holds the worker before its next event (pause.go).
-// Package debugapi serves all of it; this package knows nothing of HTTP.
+// Inspection (tracecall.go, tracereconcile.go, explain.go, inspectviews.go, actions.go,
+// replay.go): every event a worker handles, every reconcile run and every replay becomes a
+// TraceRecord in a bounded recorder (TracePerObject per object, Config.TraceRecords overall,
+// oldest first out), with the call's log lines, writes and enqueued keys, collected by a tap
+// wrapped around each Script's logger and k8s client (each Script's calls never overlap, so
+// one open record per tap). The recorder and the taps are package engine/internal/trace; the
+// engine decides what to record and when. Explain, Queue, Cache, Indexes, Status and
+// Subscribe read from any goroutine: they find live versions through needs and read stores
+// under their locks. Actions never touch a version's runtime from outside: Replay travels as
+// an event on the worker's queue, Retry goes through the reconcile workqueue, Pause holds the
+// worker before its next event (inspect.Pauses). Package debugapi serves all of it; this
+// package knows nothing of HTTP.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.

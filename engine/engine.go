@@ -17,6 +17,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -33,9 +36,9 @@ type Engine struct {
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats
-	// scriptMetrics serves the scripts' metric families (scriptmetrics.go); the loader swaps
-	// its entries, scrapes read them.
-	scriptMetrics *scriptMetrics
+	// scriptMetrics serves the scripts' metric families (metrics.go); the loader swaps its
+	// entries, scrapes read them.
+	scriptMetrics *enginemetrics.Scripts
 	book          *statusBook // the state API (status.go)
 	memory        sync.Map    // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults      []dynamicinformer.Resource
@@ -61,8 +64,8 @@ type Engine struct {
 	lead     *leadership // nil without leader election
 	shard    shardOwner  // nil without sharding (shard.go)
 
-	trace  *recorder // nil with recording off (Config.TraceRecords < 0)
-	pauses *pauses   // scripts paused through the debug API
+	trace  *trace.Recorder // nil with recording off (Config.TraceRecords < 0)
+	pauses *inspect.Pauses // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -150,13 +153,13 @@ func (e *Engine) init(env Env) {
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.gc.enabled = e.cfg.PaceGC
-	e.trace, e.pauses = newRecorder(e.cfg.TraceRecords), newPauses()
+	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
-	e.scriptMetrics = newScriptMetrics(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
+	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {
-		e.cfg.Registerer.MustRegister(newInformerStats(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.errors)
+		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
 			e.cfg.Registerer.MustRegister(newShardCollector(e))
 		}

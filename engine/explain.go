@@ -2,17 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -37,17 +35,40 @@ func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (
 		return Explanation{}, err
 	}
 	if obj != nil {
-		x.Exists, x.Current = true, redactObject(res, obj)
+		x.Exists, x.Current = true, inspect.Redact(res, obj)
 	}
 	x.Deliveries = e.deliveries(res, key, obj)
 	if e.shard != nil {
 		x.Owner, x.Self = e.shard.Owner(key), e.cfg.Sharding.Identity
 	}
-	x.Records, x.Dropped = e.trace.object(res.String(), key, limit)
+	x.Records, x.Dropped = e.trace.Object(res.String(), key, limit)
 	if x.Records == nil {
 		x.Records = []TraceRecord{}
 	}
 	return x, nil
+}
+
+// ErrTraceOff is returned by Subscribe when the runner records no traces.
+var ErrTraceOff = errors.New("trace recording is off (--trace-records 0)")
+
+// Subscribe starts a live subscription to the trace; f.Resource may be spelled as users do.
+// A subscriber that falls behind misses records (Subscription.Missed) rather than slowing a
+// worker down.
+func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
+	if e.trace == nil {
+		return nil, ErrTraceOff
+	}
+	if f.Resource != "" {
+		res, err := e.resolveForInspect(f.Resource)
+		if err != nil {
+			return nil, err
+		}
+		f.Resource = res.String()
+	}
+	if f.Script != "" && !slices.Contains(e.scriptNames(), f.Script) {
+		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, suggest(f.Script, e.scriptNames()))
+	}
+	return e.trace.Subscribe(f), nil
 }
 
 // resolveForInspect resolves a resource name, the error wrapping ErrNotFound.
@@ -107,7 +128,7 @@ func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj script
 				watched = append(watched, sub.target.resource.String())
 				continue
 			}
-			verdict := judge(sub.target, key, obj)
+			verdict := inspect.Judge(sub.target.resource, sub.target.key, key, obj)
 			if verdict.Delivered || closest == nil {
 				closest = &verdict
 			}
@@ -123,7 +144,7 @@ func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj script
 		if d.Delivered && v.currentState() == stateSyncing {
 			d.Delivered, d.Reason, d.Detail = false, "syncing", "this version is still replaying the cache; the previous one, if any, serves"
 		}
-		if e.pauses.paused(v.name) {
+		if e.pauses.Paused(v.name) {
 			d.Detail = strings.TrimPrefix(d.Detail+"; the script is paused", "; ")
 		}
 		out = append(out, d)
@@ -152,101 +173,6 @@ func (e *Engine) notServing(live []Delivery) []Delivery {
 			continue
 		}
 		out = append(out, d)
-	}
-	return out
-}
-
-// judge is whether one watch shows the object, and if not the first reason why.
-func judge(t target, key string, obj scripting.Object) Delivery {
-	w := &WatchView{Resource: t.resource.String(), Namespace: t.key.Namespace, LabelSelector: t.key.LabelSelector, FieldSelector: t.key.FieldSelector}
-	d := Delivery{Watch: w}
-	ns, _, _ := strings.Cut(key, "/")
-	if t.key.Namespace != "" && t.resource.Namespaced && ns != t.key.Namespace {
-		d.Reason, d.Detail = "namespace", fmt.Sprintf("the watch covers namespace %s only", t.key.Namespace)
-		return d
-	}
-	if obj == nil {
-		d.Reason, d.Detail = "not found", "the object does not exist on the server"
-		return d
-	}
-	if sel, err := labels.Parse(t.key.LabelSelector); err == nil && !sel.Matches(labels.Set(objectLabels(obj))) {
-		d.Reason = "selector"
-		d.Detail = fmt.Sprintf("label selector %q does not match the object's labels %s", t.key.LabelSelector, labels.Set(objectLabels(obj)))
-		return d
-	}
-	if t.key.FieldSelector != "" {
-		if sel, err := fields.ParseSelector(t.key.FieldSelector); err == nil && !sel.Matches(fieldSet(sel, obj)) {
-			d.Reason, d.Detail = "field selector", fmt.Sprintf("field selector %q does not match the object", t.key.FieldSelector)
-			return d
-		}
-	}
-	d.Delivered = true
-	return d
-}
-
-// fieldSet holds the object's values of the fields sel names (metadata.name,
-// spec.nodeName, ...), read as paths into the object.
-func fieldSet(sel fields.Selector, obj scripting.Object) fields.Set {
-	set := fields.Set{}
-	for _, r := range sel.Requirements() {
-		v, found, _ := unstructured.NestedFieldNoCopy(obj, strings.Split(r.Field, ".")...)
-		if found {
-			set[r.Field] = fmt.Sprint(v)
-		}
-	}
-	return set
-}
-
-// redactObject is obj as the debug views show it: a Secret's data and stringData values are
-// replaced, as the log never shows them.
-func redactObject(res dynamicinformer.Resource, obj scripting.Object) scripting.Object {
-	if res.GVR != secretsResource || obj == nil {
-		return obj
-	}
-	out := make(scripting.Object, len(obj))
-	for k, v := range obj {
-		out[k] = v
-	}
-	for _, field := range []string{"data", "stringData"} {
-		if m, ok := obj[field].(map[string]any); ok {
-			red := make(map[string]any, len(m))
-			for k := range m {
-				red[k] = "<redacted>"
-			}
-			out[field] = red
-		}
-	}
-	// kubectl apply keeps the whole applied object, data included, in an annotation.
-	if meta, ok := obj["metadata"].(map[string]any); ok {
-		if ann, ok := meta["annotations"].(map[string]any); ok && ann[lastApplied] != nil {
-			m, a := make(map[string]any, len(meta)), make(map[string]any, len(ann))
-			for k, v := range meta {
-				m[k] = v
-			}
-			for k, v := range ann {
-				a[k] = v
-			}
-			a[lastApplied] = "<redacted>"
-			m["annotations"] = a
-			out["metadata"] = m
-		}
-	}
-	return out
-}
-
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
-var secretsResource = corev1.SchemeGroupVersion.WithResource("secrets")
-
-// objectLabels returns obj's metadata.labels as strings.
-func objectLabels(obj scripting.Object) map[string]string {
-	meta, _ := obj["metadata"].(map[string]any)
-	raw, _ := meta["labels"].(map[string]any)
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
 	}
 	return out
 }

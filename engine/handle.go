@@ -104,7 +104,7 @@ func (v *version) defines(kind eventKind) bool {
 	case eventSchedule:
 		return len(v.def.Schedules) > 0
 	case eventCollect:
-		return v.scriptMetrics != nil && len(v.scriptMetrics.collected) > 0
+		return v.scriptMetrics.Collected()
 	}
 	return false
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 )
 
 // QueueView is the answer of Queue.
@@ -33,7 +35,7 @@ func (e *Engine) Queue(script string) (QueueView, error) {
 		if script != "" && v.name != script {
 			continue
 		}
-		q := ScriptQueue{Script: v.name, Version: v.hash, State: v.currentState().String(), Paused: e.pauses.paused(v.name),
+		q := ScriptQueue{Script: v.name, Version: v.hash, State: v.currentState().String(), Paused: e.pauses.Paused(v.name),
 			Backlog: v.queue.len(), Reconcile: v.reconciler != nil, Keys: []KeyState{}}
 		if v.intake != v.queue {
 			q.Backlog += v.intake.len()
@@ -47,7 +49,7 @@ func (e *Engine) Queue(script string) (QueueView, error) {
 			}
 		}
 		if v.reconciler != nil {
-			q.Keys = v.reconciler.insp.book.snapshot(now)
+			q.Keys = v.reconciler.insp.book.Snapshot(now)
 		}
 		out.Scripts = append(out.Scripts, q)
 	}
@@ -111,7 +113,7 @@ func (e *Engine) Cache(resource, key string, q IndexQuery) (CacheView, error) {
 			obj := v.store.Get(res.String(), k)
 			c := CachedObject{Script: v.name, Version: v.hash, Key: k, ResourceVersion: resourceVersionOf(obj)}
 			if key != "" {
-				c.Object = redactObject(res, obj)
+				c.Object = inspect.Redact(res, obj)
 			}
 			out.Objects = append(out.Objects, c)
 		}

@@ -143,7 +143,7 @@ func (e *Engine) onSynced(v *version) {
 	}
 	old := p.current
 	p.current, p.pending = v, nil
-	e.scriptMetrics.serve(v.scriptMetrics, v.name) // the switch, as scrapes see it
+	e.scriptMetrics.Serve(v.scriptMetrics, v.name) // the switch, as scrapes see it
 	v.setState(stateCurrent)
 	e.startSchedules(v)
 	e.needs.synced(v)
@@ -235,7 +235,7 @@ func (e *Engine) drop(v *version) (events, keys int) {
 // after its predecessors.
 func (e *Engine) ending(v *version, drain, dropped bool) {
 	e.needs.remove(v)
-	e.scriptMetrics.withdraw(v.scriptMetrics)
+	e.scriptMetrics.Withdraw(v.scriptMetrics)
 	v.setState(stateDraining)
 	limit := drainLimit
 	if !drain {

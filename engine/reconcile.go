@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -48,7 +50,7 @@ func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], 
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"),
 		begin: func(string) (func(), bool) { return func() {}, true }, handles: func(string) bool { return true },
-		insp: reconcileInspect{book: newKeyBook(), taps: make([]*callTap, len(scripts))}}
+		insp: reconcileInspect{book: inspect.NewKeyBook(), taps: make([]*trace.Tap, len(scripts))}}
 }
 
 // start runs the workers, unless the reconciler was shut down first: a version retired before
@@ -64,16 +66,16 @@ func (r *reconciler) start() {
 	}
 }
 
-// enqueue queues key for a reason the queue view shows (keybook.go).
+// enqueue queues key for a reason the queue view shows (inspect.KeyBook).
 func (r *reconciler) enqueue(key, reason string) {
 	if !r.handles(key) {
 		return
 	}
-	r.insp.book.queued(key, reason)
+	r.insp.book.Queued(key, reason)
 	r.queue.Add(key)
 }
 
-func (r *reconciler) work(s *scripting.Script, tap *callTap) {
+func (r *reconciler) work(s *scripting.Script, tap *trace.Tap) {
 	defer s.Close()
 	for {
 		key, quit := r.queue.Get()
@@ -87,27 +89,27 @@ func (r *reconciler) work(s *scripting.Script, tap *callTap) {
 	}
 }
 
-func (r *reconciler) process(s *scripting.Script, tap *callTap, key string) {
+func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
 	end, ok := r.begin(key)
 	if !ok {
 		return // a new leader or the key's new owner replays it
 	}
 	defer end()
-	if !r.insp.pauses.wait(r.name, r.insp.halt) {
+	if !r.insp.pauses.Wait(r.name, r.insp.halt) {
 		return
 	}
 	enqueue := func(k string) {
-		tap.addEnqueued(k)
+		tap.AddEnqueued(k)
 		r.enqueue(k, "ctx.enqueue in reconcile of "+key)
 	}
 	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: enqueue, Metrics: r.sink}
 	rec := r.traceStart(key)
-	r.insp.book.started(key)
-	tap.open(rec, false)
+	r.insp.book.Started(key)
+	tap.Open(rec, false)
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
 	took := time.Since(start)
-	tap.close()
+	tap.Close()
 	r.metrics.observe(took, err)
 	attempt, gaveUp := 0, false
 	if err != nil {
@@ -118,7 +120,7 @@ func (r *reconciler) process(s *scripting.Script, tap *callTap, key string) {
 			r.queue.AddAfter(key, res.RequeueAfter)
 		}
 	}
-	r.insp.book.finished(key, err, attempt, gaveUp, res.RequeueAfter)
+	r.insp.book.Finished(key, err, attempt, gaveUp, res.RequeueAfter)
 	r.traceDone(rec, took, err)
 }
 

@@ -1,19 +1,21 @@
 package engine
 
 import (
-	"errors"
 	"sync/atomic"
 	"time"
 
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // What a version keeps for inspection: the engine's recorder and pauses, the tap of its
-// handler runtime, and the call its worker is running.
+// handler runtime, and the call its worker is running. The recorder and taps are package
+// trace's; this file decides what a version records and when.
 type versionInspect struct {
-	trace    *recorder
-	pauses   *pauses
-	tap      *callTap                        // the worker's Script's; nil with recording off
+	trace    *trace.Recorder
+	pauses   *inspect.Pauses
+	tap      *trace.Tap                      // the worker's Script's; nil with recording off
 	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
 	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
 	held     atomic.Int32                    // 1 while the worker holds an event for a pause
@@ -25,12 +27,12 @@ type versionInspect struct {
 // waitUnpaused holds the worker while the script is paused; false when the version stops.
 // The event it holds counts in the queue view's backlog (held).
 func (v *version) waitUnpaused() bool {
-	if v.insp == nil || !v.insp.pauses.paused(v.name) {
+	if v.insp == nil || !v.insp.pauses.Paused(v.name) {
 		return true
 	}
 	v.insp.held.Store(1)
 	defer v.insp.held.Store(0)
-	return v.insp.pauses.wait(v.name, v.abort)
+	return v.insp.pauses.Wait(v.name, v.abort)
 }
 
 // CallInFlight is a handler call running now.
@@ -62,7 +64,7 @@ func (v *version) traceStart(ev event) *TraceRecord {
 // copy, and the slices it holds now belong to that copy.
 func (v *version) traceDone(rec *TraceRecord) {
 	if rec != nil {
-		v.insp.trace.record(*rec)
+		v.insp.trace.Record(*rec)
 		*rec = TraceRecord{}
 	}
 }
@@ -74,7 +76,7 @@ func (v *version) callStarted(handler string, ev event, rec *TraceRecord, dryRun
 		return now
 	}
 	v.insp.inflight.Store(&CallInFlight{Handler: handler, Resource: ev.sub.cache.Resource, Object: ev.key, Started: now})
-	v.insp.tap.open(rec, dryRun)
+	v.insp.tap.Open(rec, dryRun)
 	return now
 }
 
@@ -83,23 +85,18 @@ func (v *version) callEnded(handler string, rec *TraceRecord, took time.Duration
 	if v.insp == nil {
 		return
 	}
-	v.insp.tap.close()
+	v.insp.tap.Close()
 	v.insp.inflight.Store(nil)
-	fillOutcome(rec, handler, took, err)
+	rec.Finish(handler, took, err)
 }
 
-// fillOutcome sets what a call did on rec; nil-safe.
-func fillOutcome(rec *TraceRecord, handler string, took time.Duration, err error) {
-	if rec == nil {
-		return
+// tapped returns opts whose logger and client feed a new tap, and the tap; with recording
+// off it returns opts unchanged and a nil tap.
+func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Tap) {
+	if e.trace == nil {
+		return opts, nil
 	}
-	rec.Handler, rec.DurationMs, rec.Result = handler, float64(took.Microseconds())/1000, "ok"
-	switch {
-	case errors.Is(err, scripting.ErrTimeout):
-		rec.Result, rec.Error = "timeout", err.Error()
-	case err != nil:
-		rec.Result, rec.Error = "error", err.Error()
-	}
+	return trace.Tapped(opts, e.cfg.DryRun, withForcedDryRun)
 }
 
 func resourceVersionOf(obj scripting.Object) string {

@@ -2,15 +2,18 @@ package engine
 
 import (
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 )
 
 // reconcileInspect is what a reconciler keeps for inspection: its keys (the queue view), the
 // taps of its workers' runtimes, and the engine's recorder and pauses.
 type reconcileInspect struct {
-	book    *keyBook
-	taps    []*callTap // by worker; nil entries with recording off
-	trace   *recorder
-	pauses  *pauses
+	book    *inspect.KeyBook
+	taps    []*trace.Tap // by worker; nil entries with recording off
+	trace   *trace.Recorder
+	pauses  *inspect.Pauses
 	halt    <-chan struct{} // the version's abort: a paused worker gives up waiting
 	version string
 }
@@ -30,8 +33,8 @@ func (r *reconciler) traceDone(rec *TraceRecord, took time.Duration, err error) 
 	if rec == nil {
 		return
 	}
-	fillOutcome(rec, "reconcile", took, err)
-	r.insp.trace.record(*rec)
+	rec.Finish("reconcile", took, err)
+	r.insp.trace.Record(*rec)
 }
 
 // enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
@@ -61,7 +64,7 @@ func (v *version) ctxEnqueue(key string) {
 		if c := v.insp.inflight.Load(); c != nil {
 			reason += " in " + c.Handler + " of " + c.Object
 		}
-		v.insp.tap.addEnqueued(key)
+		v.insp.tap.AddEnqueued(key)
 	}
 	v.reconciler.enqueue(key, reason)
 }

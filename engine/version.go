@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -51,7 +52,7 @@ type version struct {
 	intake        *queue[event]                      // client-go listeners push here; the same queue without indexer
 	queue         *queue[event]                      // the worker pops here
 	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
-	scriptMetrics *versionMetrics                    // the definition's metric families; nil without (scriptmetrics.go)
+	scriptMetrics *enginemetrics.Version             // the definition's metric families; nil without (metrics.go)
 
 	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
 	reconciler  *reconciler              // nil unless the script exports reconcile

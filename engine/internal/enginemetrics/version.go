@@ -1,6 +1,7 @@
-package engine
+package enginemetrics
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 
@@ -9,19 +10,29 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// versionMetrics are the metric families of one script version: the ones its collects
-// compute at scrape time, and the live ones its handlers update. Created by the loader with
-// the version; read by scrapes on their own goroutines; collects run on the version's worker.
-type versionMetrics struct {
+// Worker runs one version's collects: the engine's version, whose worker goroutine owns the
+// Script.
+type Worker interface {
+	// QueueCollect queues req for the worker, which answers it with req.Serve between two
+	// events; false when the version takes no more events (retired). It never blocks.
+	QueueCollect(req *CollectRequest) bool
+}
+
+// Version is the metric families of one script version: the ones its collects compute at
+// scrape time, and the live ones its handlers update (scripting.Metrics, ctx.metrics).
+// Created by the loader with the version; read by scrapes on their own goroutines; collects
+// run on the version's worker.
+type Version struct {
 	script    string
-	v         *version
-	parent    *scriptMetrics
+	worker    Worker
+	logger    *slog.Logger // the version's
+	parent    *Scripts
 	collected []*collectedFamily
 	live      map[string]*liveFamily // by name; scripting.Metrics for ctx.metrics
 }
 
 // names are the version's family names.
-func (vm *versionMetrics) names() []string {
+func (vm *Version) names() []string {
 	var out []string
 	for _, f := range vm.collected {
 		out = append(out, f.spec.Name)
@@ -42,8 +53,9 @@ type collectedFamily struct {
 	lastErr string     // the failure last logged, so a family failing every scrape logs once
 }
 
-// collectRequest asks a version's worker for its collected families' samples.
-type collectRequest struct {
+// CollectRequest asks a version's worker for its collected families' samples.
+type CollectRequest struct {
+	vm        *Version
 	abandoned chan struct{}        // closed when the scrape stopped waiting
 	reply     chan []collectResult // capacity 1: the worker never blocks on it
 }
@@ -56,10 +68,10 @@ type collectResult struct {
 
 // collect sends the version's series to ch. It reports false, sending nothing, when the
 // version takes no more events (retired): the caller then asks its successor.
-func (vm *versionMetrics) collect(ch chan<- prometheus.Metric) bool {
+func (vm *Version) collect(ch chan<- prometheus.Metric) bool {
 	if len(vm.collected) > 0 {
-		req := &collectRequest{abandoned: make(chan struct{}), reply: make(chan []collectResult, 1)}
-		if !vm.v.queue.push(event{kind: eventCollect, collect: req}) {
+		req := &CollectRequest{vm: vm, abandoned: make(chan struct{}), reply: make(chan []collectResult, 1)}
+		if !vm.worker.QueueCollect(req) {
 			return false
 		}
 		vm.send(ch, vm.await(req))
@@ -72,7 +84,7 @@ func (vm *versionMetrics) collect(ch chan<- prometheus.Metric) bool {
 
 // await waits for the worker's answer: as long as the running call may take, then every
 // family's call; nil when it did not come in time.
-func (vm *versionMetrics) await(req *collectRequest) []collectResult {
+func (vm *Version) await(req *CollectRequest) []collectResult {
 	perCall := vm.parent.timeout + scripting.DefaultGrace
 	wait := perCall * time.Duration(1+len(vm.collected))
 	timer := time.NewTimer(wait)
@@ -87,7 +99,7 @@ func (vm *versionMetrics) await(req *collectRequest) []collectResult {
 }
 
 // send turns results into metrics; a family that failed is counted and left out.
-func (vm *versionMetrics) send(ch chan<- prometheus.Metric, results []collectResult) {
+func (vm *Version) send(ch chan<- prometheus.Metric, results []collectResult) {
 	for i, f := range vm.collected {
 		if results == nil {
 			vm.failed(f, metricErrBusy, "the script's worker did not get to the collect in time; it is busy with events or a long call")
@@ -126,58 +138,53 @@ func (f *collectedFamily) metrics(samples []scripting.MetricSample) ([]prometheu
 	return out, nil
 }
 
-func (vm *versionMetrics) failed(f *collectedFamily, reason, msg string) {
+func (vm *Version) failed(f *collectedFamily, reason, msg string) {
 	vm.parent.errors.WithLabelValues(vm.script, f.spec.Name, reason).Inc()
 	f.mu.Lock()
 	again := f.lastErr == msg
 	f.lastErr = msg
 	f.mu.Unlock()
 	if !again {
-		vm.v.logger.Warn("metric left out of the scrape", "metric", f.spec.Name, "reason", reason, "error", msg)
+		vm.logger.Warn("metric left out of the scrape", "metric", f.spec.Name, "reason", reason, "error", msg)
 	}
 }
 
-func (vm *versionMetrics) succeeded(f *collectedFamily) {
+func (vm *Version) succeeded(f *collectedFamily) {
 	f.mu.Lock()
 	failing := f.lastErr != ""
 	f.lastErr = ""
 	f.mu.Unlock()
 	if failing {
-		vm.v.logger.Info("metric collected again", "metric", f.spec.Name)
+		vm.logger.Info("metric collected again", "metric", f.spec.Name)
 	}
 }
 
-// collectMetrics runs the collects of req on the worker, between two events, so ctx.cache
-// is the state the script has handled. ctx.resource is the first watched resource.
-func (v *version) collectMetrics(req *collectRequest) {
-	vm := v.scriptMetrics
+// Serve runs the collects of req on the calling goroutine, the version's worker, between two
+// events, so each sees the state the script has handled; then it answers the scrape. It stops
+// early when the scrape stopped waiting. call computes one family, with at most limit series;
+// skipped: left out of this scrape (a standby calls nothing; the leader serves the series).
+func (req *CollectRequest) Serve(call func(family string, limit int) (samples []scripting.MetricSample, skipped bool, err error)) {
+	vm := req.vm
 	results := make([]collectResult, len(vm.collected))
-	first := v.scheduleCache
-	ev := scripting.Event{Cache: first}
-	if first != nil {
-		ev.Resource = first.Resource
-	}
 	for i, f := range vm.collected {
 		select {
 		case <-req.abandoned:
 			return
 		default:
 		}
-		if v.standby || !v.lead.valid() {
-			results[i].skipped = true // standbys call nothing; the leader serves the series
-			continue
-		}
-		start := time.Now()
-		results[i].samples, results[i].err = v.script.Collect(f.spec.Name, ev, vm.parent.limit)
-		v.metrics[eventCollect].observe(time.Since(start), results[i].err)
+		results[i].samples, results[i].skipped, results[i].err = call(f.spec.Name, vm.parent.limit)
 	}
 	req.reply <- results
 }
 
-// metricSink is ctx.metrics's Go side for v's calls: nil (an interface nil) without families.
-func (v *version) metricSink() scripting.Metrics {
-	if v.scriptMetrics == nil || len(v.scriptMetrics.live) == 0 {
+// Sink is ctx.metrics's Go side for the version's calls: nil (an interface nil) when vm is
+// nil or has no family without collect.
+func (vm *Version) Sink() scripting.Metrics {
+	if vm == nil || len(vm.live) == 0 {
 		return nil
 	}
-	return v.scriptMetrics
+	return vm
 }
+
+// Collected reports whether vm has families with collect, which its worker computes.
+func (vm *Version) Collected() bool { return vm != nil && len(vm.collected) > 0 }

@@ -1,11 +1,11 @@
-package engine
+package trace
 
 import (
 	"fmt"
 	"testing"
 )
 
-// The recorder keeps at most TracePerObject records per object and its size overall, the
+// The Recorder keeps at most PerObject records per object and its size overall, the
 // oldest going first, and forgets objects whose records are all gone.
 func TestRecorderBounds(t *testing.T) {
 	t.Parallel()
@@ -18,21 +18,21 @@ func TestRecorderBounds(t *testing.T) {
 		wantObjectsMax int
 	}{
 		{"under both caps", 100, 3, 5, 5, false, 3},
-		{"per-object cap", 1000, 2, TracePerObject + 7, TracePerObject, true, 2},
+		{"per-object cap", 1000, 2, PerObject + 7, PerObject, true, 2},
 		{"overall cap", 50, 20, 5, 3, true, 20},
 		{"overall cap forgets old objects", 10, 100, 1, 1, false, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecorder(tt.size)
+			r := New(tt.size)
 			for i := range tt.perObject {
 				for o := range tt.objects {
-					r.record(TraceRecord{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: fmt.Sprint(i)})
+					r.Record(Record{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: fmt.Sprint(i)})
 				}
 			}
 			last := fmt.Sprintf("ns/o%d", tt.objects-1)
-			got, dropped := r.object("v1/configmaps", last, 0)
+			got, dropped := r.Object("v1/configmaps", last, 0)
 			if len(got) != tt.wantKept || dropped != tt.wantDropped {
 				t.Fatalf("kept %d records of %s (dropped %v), want %d (%v)", len(got), last, dropped, tt.wantKept, tt.wantDropped)
 			}
@@ -53,19 +53,19 @@ func TestRecorderBounds(t *testing.T) {
 
 func TestRecorderLimitAndOff(t *testing.T) {
 	t.Parallel()
-	r := newRecorder(0)
-	if len(r.ring) != DefaultTraceRecords {
-		t.Fatalf("default size %d, want %d", len(r.ring), DefaultTraceRecords)
+	r := New(0)
+	if len(r.ring) != DefaultRecords {
+		t.Fatalf("default size %d, want %d", len(r.ring), DefaultRecords)
 	}
 	for range 5 {
-		r.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"})
+		r.Record(Record{Resource: "v1/configmaps", Object: "ns/a"})
 	}
-	if got, dropped := r.object("v1/configmaps", "ns/a", 2); len(got) != 2 || !dropped {
+	if got, dropped := r.Object("v1/configmaps", "ns/a", 2); len(got) != 2 || !dropped {
 		t.Errorf("limit 2 gave %d records (dropped %v)", len(got), dropped)
 	}
-	off := newRecorder(-1)
-	off.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"}) // must not panic
-	if got, _ := off.object("v1/configmaps", "ns/a", 0); got != nil {
+	off := New(-1)
+	off.Record(Record{Resource: "v1/configmaps", Object: "ns/a"}) // must not panic
+	if got, _ := off.Object("v1/configmaps", "ns/a", 0); got != nil {
 		t.Errorf("recording off kept %v", got)
 	}
 }
@@ -73,12 +73,12 @@ func TestRecorderLimitAndOff(t *testing.T) {
 // A slow tail subscriber misses records instead of blocking the recording worker.
 func TestTailSubscriberNeverBlocks(t *testing.T) {
 	t.Parallel()
-	r := newRecorder(10)
-	s := &tailSub{filter: TailFilter{Object: "ns/a"}, ch: make(chan TraceRecord, 2)}
+	r := New(10)
+	s := &tailSub{filter: Filter{Object: "ns/a"}, ch: make(chan Record, 2)}
 	r.subs[s] = struct{}{}
 	for range 5 {
-		r.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/a"})
-		r.record(TraceRecord{Resource: "v1/configmaps", Object: "ns/b"})
+		r.Record(Record{Resource: "v1/configmaps", Object: "ns/a"})
+		r.Record(Record{Resource: "v1/configmaps", Object: "ns/b"})
 	}
 	if len(s.ch) != 2 || s.missed.Load() != 3 {
 		t.Fatalf("subscriber got %d, missed %d; want 2 and 3 (ns/b filtered out)", len(s.ch), s.missed.Load())

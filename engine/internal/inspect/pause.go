@@ -1,21 +1,22 @@
-package engine
+package inspect
 
 import "sync"
 
-// pauses are the scripts paused through the debug API (Pause, Resume). A paused script's
+// Pauses are the scripts paused through the debug API (engine.Pause, engine.Resume). A paused script's
 // worker holds its next event, in order, and its reconcile workers hold their next key, until
 // it is resumed; events keep queueing meanwhile. Pauses belong to the script name, so a reload
 // while paused stays paused (the new version does not sync until resumed). Safe for
 // concurrent use.
-type pauses struct {
+type Pauses struct {
 	mu    sync.Mutex
 	gates map[string]chan struct{} // closed on resume
 }
 
-func newPauses() *pauses { return &pauses{gates: map[string]chan struct{}{}} }
+// NewPauses returns pauses with no script paused.
+func NewPauses() *Pauses { return &Pauses{gates: map[string]chan struct{}{}} }
 
-// pause reports false when name was already paused.
-func (p *pauses) pause(name string) bool {
+// Pause pauses name; it reports false when name was already paused.
+func (p *Pauses) Pause(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.gates[name] != nil {
@@ -25,8 +26,8 @@ func (p *pauses) pause(name string) bool {
 	return true
 }
 
-// resume reports false when name was not paused.
-func (p *pauses) resume(name string) bool {
+// Resume lets name go on; it reports false when name was not paused.
+func (p *Pauses) Resume(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	g := p.gates[name]
@@ -38,7 +39,8 @@ func (p *pauses) resume(name string) bool {
 	return true
 }
 
-func (p *pauses) paused(name string) bool {
+// Paused reports whether name is paused; a nil Pauses pauses nothing.
+func (p *Pauses) Paused(name string) bool {
 	if p == nil {
 		return false
 	}
@@ -47,8 +49,8 @@ func (p *pauses) paused(name string) bool {
 	return p.gates[name] != nil
 }
 
-// wait blocks while name is paused; false when abort closed first.
-func (p *pauses) wait(name string, abort <-chan struct{}) bool {
+// Wait blocks while name is paused; false when abort closed first. Nil-safe.
+func (p *Pauses) Wait(name string, abort <-chan struct{}) bool {
 	if p == nil {
 		return true
 	}

@@ -1,20 +1,20 @@
-package engine
+package trace
 
 import (
-	"errors"
-	"fmt"
-	"slices"
 	"sync/atomic"
 )
 
-// TailFilter selects the records a Tail subscriber gets; empty fields match everything.
-type TailFilter struct {
+// tailBuffer is how many records a slow subscriber may fall behind before it misses some.
+const tailBuffer = 1024
+
+// Filter selects the records a subscriber gets; empty fields match everything.
+type Filter struct {
 	Script   string
-	Resource string // canonical spelling; Tail resolves what the caller gave
+	Resource string // canonical spelling (the engine resolves what its caller gave)
 	Object   string // namespace/name
 }
 
-func (f TailFilter) matches(r TraceRecord) bool {
+func (f Filter) matches(r Record) bool {
 	return (f.Script == "" || f.Script == r.Script) &&
 		(f.Resource == "" || f.Resource == r.Resource) &&
 		(f.Object == "" || f.Object == r.Object)
@@ -24,12 +24,12 @@ func (f TailFilter) matches(r TraceRecord) bool {
 // goroutine (a handler's worker): a subscriber that falls tailBuffer records behind misses the
 // next ones, and is told how many.
 type tailSub struct {
-	filter TailFilter
-	ch     chan TraceRecord
+	filter Filter
+	ch     chan Record
 	missed atomic.Int64
 }
 
-func (s *tailSub) offer(r TraceRecord) {
+func (s *tailSub) offer(r Record) {
 	if !s.filter.matches(r) {
 		return
 	}
@@ -40,41 +40,24 @@ func (s *tailSub) offer(r TraceRecord) {
 	}
 }
 
-// ErrTraceOff is returned by Subscribe when the runner records no traces.
-var ErrTraceOff = errors.New("trace recording is off (--trace-records 0)")
-
 // Subscription receives the records recorded after Subscribe that its filter selects, in
 // recording order. The owner reads Records and calls Close when done; it starts no goroutine.
 type Subscription struct {
 	sub *tailSub
-	rec *recorder
+	rec *Recorder
 }
 
-// Subscribe starts a live subscription to the trace; f.Resource may be spelled as users do.
-func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
-	r := e.trace
-	if r == nil {
-		return nil, ErrTraceOff
-	}
-	if f.Resource != "" {
-		res, err := e.resolveForInspect(f.Resource)
-		if err != nil {
-			return nil, err
-		}
-		f.Resource = res.String()
-	}
-	if f.Script != "" && !slices.Contains(e.scriptNames(), f.Script) {
-		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, suggest(f.Script, e.scriptNames()))
-	}
-	s := &tailSub{filter: f, ch: make(chan TraceRecord, tailBuffer)}
+// Subscribe starts a live subscription; r must not be nil.
+func (r *Recorder) Subscribe(f Filter) *Subscription {
+	s := &tailSub{filter: f, ch: make(chan Record, tailBuffer)}
 	r.mu.Lock()
 	r.subs[s] = struct{}{}
 	r.mu.Unlock()
-	return &Subscription{sub: s, rec: r}, nil
+	return &Subscription{sub: s, rec: r}
 }
 
 // Records delivers the records; it is never closed.
-func (s *Subscription) Records() <-chan TraceRecord { return s.sub.ch }
+func (s *Subscription) Records() <-chan Record { return s.sub.ch }
 
 // Missed is how many records were skipped so far because Records was not read fast enough
 // (more than tailBuffer behind).

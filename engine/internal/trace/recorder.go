@@ -1,41 +1,36 @@
-package engine
+package trace
 
 import (
-	"github.com/jsinformer/jsinformer/internal/scriptcache"
-
 	"slices"
 	"sync"
+
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
-// Trace recording: every event a version's worker handles, every reconcile run and every
-// replay becomes a TraceRecord, kept in memory for Explain and streamed to Tail subscribers.
-//
-// Bounds: at most TracePerObject records per object and Config.TraceRecords overall; when
-// either is full the oldest record goes first. Records live in one ring of TraceRecords slots
+// Bounds: at most PerObject records per object and the Recorder's size overall; when
+// either is full the oldest record goes first. Records live in one ring of size slots
 // (slot = seq mod size); each object keeps the sequence numbers of its last records. A record
 // overwritten in the ring is gone for its object too, and an object whose newest record was
 // overwritten is forgotten, so the per-object map never holds more objects than the ring
 // holds records. Recording takes one mutex per handler call and copies no object.
 
 const (
-	// DefaultTraceRecords is the overall cap on trace records kept in memory.
-	DefaultTraceRecords = 10000
-	// TracePerObject is the most records kept per object (Explain's default shows them all).
-	TracePerObject = 20
-	// TraceLogsPerCall bounds the log lines one record keeps of a call's output.
-	TraceLogsPerCall = 20
-	// TraceWritesPerCall bounds the API writes one record keeps of a call.
-	TraceWritesPerCall = 20
-	// traceMessageChars bounds one log line's message in a record.
-	traceMessageChars = 2000
-	// tailBuffer is how many records a slow tail subscriber may fall behind before it misses some.
-	tailBuffer = 1024
+	// DefaultRecords is the overall cap on records kept in memory.
+	DefaultRecords = 10000
+	// PerObject is the most records kept per object (Explain's default shows them all).
+	PerObject = 20
+	// LogsPerCall bounds the log lines one record keeps of a call's output.
+	LogsPerCall = 20
+	// WritesPerCall bounds the API writes one record keeps of a call.
+	WritesPerCall = 20
+	// messageChars bounds one log line's message in a record.
+	messageChars = 2000
 )
 
-// recorder keeps the trace. Safe for concurrent use; nil records nothing.
-type recorder struct {
+// Recorder keeps the trace. Safe for concurrent use; a nil Recorder records nothing.
+type Recorder struct {
 	mu      sync.Mutex
-	ring    []TraceRecord
+	ring    []Record
 	next    uint64 // the seq of the next record; seqs start at 1
 	objects map[scriptcache.Key]*objectTrace
 	subs    map[*tailSub]struct{}
@@ -48,19 +43,20 @@ type objectTrace struct {
 	dropped bool
 }
 
-// newRecorder returns a recorder of size records, or nil when size is negative (off).
-func newRecorder(size int) *recorder {
+// New returns a Recorder of size records (DefaultRecords when zero), or nil when size is
+// negative (recording off).
+func New(size int) *Recorder {
 	if size < 0 {
 		return nil
 	}
 	if size == 0 {
-		size = DefaultTraceRecords
+		size = DefaultRecords
 	}
-	return &recorder{ring: make([]TraceRecord, size), next: 1, objects: map[scriptcache.Key]*objectTrace{}, subs: map[*tailSub]struct{}{}}
+	return &Recorder{ring: make([]Record, size), next: 1, objects: map[scriptcache.Key]*objectTrace{}, subs: map[*tailSub]struct{}{}}
 }
 
-// record stores r (its Seq is set here) and hands it to the tail subscribers that want it.
-func (r *recorder) record(rec TraceRecord) {
+// Record stores rec (its Seq is set here) and hands it to the subscribers that want it.
+func (r *Recorder) Record(rec Record) {
 	if r == nil {
 		return
 	}
@@ -78,7 +74,7 @@ func (r *recorder) record(rec TraceRecord) {
 		ot = &objectTrace{seqs: make([]uint64, 0, 2)}
 		r.objects[k] = ot
 	}
-	if len(ot.seqs) == TracePerObject {
+	if len(ot.seqs) == PerObject {
 		ot.seqs = append(ot.seqs[:0], ot.seqs[1:]...)
 		ot.dropped = true
 	}
@@ -90,7 +86,7 @@ func (r *recorder) record(rec TraceRecord) {
 }
 
 // forget drops old, about to be overwritten, from its object; called with mu held.
-func (r *recorder) forget(old TraceRecord) {
+func (r *Recorder) forget(old Record) {
 	k := scriptcache.Key{Resource: old.Resource, Object: old.Object}
 	ot := r.objects[k]
 	if ot == nil {
@@ -106,9 +102,9 @@ func (r *recorder) forget(old TraceRecord) {
 	}
 }
 
-// object returns the last limit records of one object, oldest first, and whether older ones
-// were dropped.
-func (r *recorder) object(resource, key string, limit int) ([]TraceRecord, bool) {
+// Object returns the last limit records of one object (all it keeps when limit <= 0), oldest
+// first, and whether older ones were dropped.
+func (r *Recorder) Object(resource, key string, limit int) ([]Record, bool) {
 	if r == nil {
 		return nil, false
 	}
@@ -123,7 +119,7 @@ func (r *recorder) object(resource, key string, limit int) ([]TraceRecord, bool)
 	if limit > 0 && len(seqs) > limit {
 		seqs, dropped = seqs[len(seqs)-limit:], true
 	}
-	out := make([]TraceRecord, 0, len(seqs))
+	out := make([]Record, 0, len(seqs))
 	for _, s := range seqs {
 		out = append(out, r.ring[s%uint64(len(r.ring))])
 	}

@@ -1,4 +1,4 @@
-package engine
+package trace
 
 import (
 	"context"
@@ -12,19 +12,20 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// A callTap belongs to one Script (one runtime): its owner opens it around each call, and the
-// script's logger and k8s client, wrapped by tapped, add the call's log lines and writes to
+// A Tap belongs to one Script (one runtime): its owner opens it around each call, and the
+// script's logger and k8s client, wrapped by Tapped, add the call's log lines and writes to
 // the record being built. A Script's calls never overlap, so one open record per tap is
 // enough; the mutex is for a runtime abandoned as stuck, which may still log after its call
 // has returned.
-type callTap struct {
+type Tap struct {
 	mu     sync.Mutex
-	cur    *TraceRecord
+	cur    *Record
 	dryRun bool // the open call's writes go with dryRun=All (replay --dry-run)
 }
 
-// open starts collecting into rec; nil-safe.
-func (t *callTap) open(rec *TraceRecord, dryRun bool) {
+// Open starts collecting into rec; dryRun: the call's writes must go with dryRun=All.
+// Nil-safe.
+func (t *Tap) Open(rec *Record, dryRun bool) {
 	if t == nil {
 		return
 	}
@@ -33,8 +34,8 @@ func (t *callTap) open(rec *TraceRecord, dryRun bool) {
 	t.mu.Unlock()
 }
 
-// close stops collecting; nil-safe.
-func (t *callTap) close() {
+// Close stops collecting; nil-safe.
+func (t *Tap) Close() {
 	if t == nil {
 		return
 	}
@@ -43,63 +44,61 @@ func (t *callTap) close() {
 	t.mu.Unlock()
 }
 
-func (t *callTap) addLog(line LogLine) {
+func (t *Tap) addLog(line LogLine) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cur == nil {
 		return
 	}
-	if len(t.cur.Logs) >= TraceLogsPerCall {
+	if len(t.cur.Logs) >= LogsPerCall {
 		t.cur.Truncated++
 		return
 	}
 	t.cur.Logs = append(t.cur.Logs, line)
 }
 
-func (t *callTap) addWrite(w APIWrite) {
+func (t *Tap) addWrite(w APIWrite) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cur == nil {
 		return
 	}
-	if len(t.cur.Writes) >= TraceWritesPerCall {
+	if len(t.cur.Writes) >= WritesPerCall {
 		t.cur.Truncated++
 		return
 	}
 	t.cur.Writes = append(t.cur.Writes, w)
 }
 
-// addEnqueued notes a reconcile key the open call enqueued; nil-safe.
-func (t *callTap) addEnqueued(key string) {
+// AddEnqueued notes a reconcile key the open call enqueued; nil-safe.
+func (t *Tap) AddEnqueued(key string) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cur != nil && len(t.cur.Enqueued) < TraceWritesPerCall {
+	if t.cur != nil && len(t.cur.Enqueued) < WritesPerCall {
 		t.cur.Enqueued = append(t.cur.Enqueued, key)
 	}
 }
 
 // forcedDryRun reports whether the open call's writes must be dry-run.
-func (t *callTap) forcedDryRun() bool {
+func (t *Tap) forcedDryRun() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.dryRun
 }
 
-// tapped returns opts whose logger and client feed a new tap, and the tap; with recording
-// off it returns opts unchanged and a nil tap.
-func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *callTap) {
-	if e.trace == nil {
-		return opts, nil
-	}
-	t := &callTap{}
+// Tapped returns opts whose logger and client feed a new Tap, and the Tap. dryRun is the
+// runner's --dry-run (every write is one); force marks a write's context for dryRun=All, for
+// the calls opened with dryRun (the engine's transport adds the parameter).
+func Tapped(opts scripting.Options, dryRun bool, force func(context.Context) context.Context) (scripting.Options, *Tap) {
+	t := &Tap{}
 	if opts.Logger != nil {
 		opts.Logger = slog.New(&tapHandler{next: opts.Logger.Handler(), tap: t})
 	}
 	if opts.Client != nil {
-		opts.Client = &tapClient{next: opts.Client, tap: t, dryRun: e.cfg.DryRun}
+		opts.Client = &tapClient{next: opts.Client, tap: t, dryRun: dryRun, force: force}
 	}
 	return opts, t
 }
@@ -107,15 +106,15 @@ func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *callTap) {
 // tapHandler passes every record on and copies the script's own output into the open call.
 type tapHandler struct {
 	next slog.Handler
-	tap  *callTap
+	tap  *Tap
 }
 
 func (h *tapHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
 
 func (h *tapHandler) Handle(ctx context.Context, r slog.Record) error {
 	msg := r.Message
-	if len(msg) > traceMessageChars {
-		msg = msg[:traceMessageChars] + "…"
+	if len(msg) > messageChars {
+		msg = msg[:messageChars] + "…"
 	}
 	line := LogLine{Time: r.Time, Level: r.Level.String(), Message: msg}
 	r.Attrs(func(a slog.Attr) bool {
@@ -154,8 +153,9 @@ func attrValue(v slog.Value) any {
 // open call with their answer.
 type tapClient struct {
 	next   scripting.Client
-	tap    *callTap
+	tap    *Tap
 	dryRun bool // the runner's --dry-run
+	force  func(context.Context) context.Context
 }
 
 var _ scripting.Client = (*tapClient)(nil)
@@ -225,11 +225,11 @@ func (c *tapClient) Event(ctx context.Context, obj scripting.Object, eventType, 
 	return err
 }
 
-// ctx marks ctx for dryRun=All when the open call asks for it (forceDryRun, the transport
-// adds it), and reports whether the write is a dry run.
+// ctx marks ctx for dryRun=All when the open call asks for it (force; the transport adds
+// it), and reports whether the write is a dry run.
 func (c *tapClient) ctx(ctx context.Context) (context.Context, bool) {
 	if c.tap.forcedDryRun() {
-		return withForcedDryRun(ctx), true
+		return c.force(ctx), true
 	}
 	return ctx, c.dryRun
 }

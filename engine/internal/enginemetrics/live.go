@@ -1,4 +1,4 @@
-package engine
+package enginemetrics
 
 import (
 	"fmt"
@@ -45,17 +45,17 @@ func newLiveFamily(spec scripting.MetricSpec, desc *prometheus.Desc, limit int) 
 }
 
 // Add implements scripting.Metrics for counters and gauges.
-func (vm *versionMetrics) Add(family string, labels []string, n float64) error {
+func (vm *Version) Add(family string, labels []string, n float64) error {
 	return vm.update(family, labels, func(s *liveSeries) { s.value += n })
 }
 
 // Set implements scripting.Metrics for gauges.
-func (vm *versionMetrics) Set(family string, labels []string, value float64) error {
+func (vm *Version) Set(family string, labels []string, value float64) error {
 	return vm.update(family, labels, func(s *liveSeries) { s.value = value })
 }
 
 // Observe implements scripting.Metrics for histograms.
-func (vm *versionMetrics) Observe(family string, labels []string, value float64) error {
+func (vm *Version) Observe(family string, labels []string, value float64) error {
 	f := vm.live[family]
 	if f == nil {
 		return fmt.Errorf("observe %s: no such family", family)
@@ -70,7 +70,7 @@ func (vm *versionMetrics) Observe(family string, labels []string, value float64)
 	})
 }
 
-func (vm *versionMetrics) update(family string, labels []string, op func(*liveSeries)) error {
+func (vm *Version) update(family string, labels []string, op func(*liveSeries)) error {
 	f := vm.live[family]
 	if f == nil { // scripting only hands out handles of live families
 		return fmt.Errorf("update %s: no such family", family)
@@ -97,7 +97,7 @@ func (vm *versionMetrics) update(family string, labels []string, op func(*liveSe
 
 // collect sends the family's series; one that Prometheus refuses (a label value that is not
 // valid UTF-8) is left out and counted.
-func (f *liveFamily) collect(ch chan<- prometheus.Metric, vm *versionMetrics) {
+func (f *liveFamily) collect(ch chan<- prometheus.Metric, vm *Version) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, s := range f.series {

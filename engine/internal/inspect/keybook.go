@@ -1,4 +1,4 @@
-package engine
+package inspect
 
 import (
 	"math"
@@ -27,17 +27,19 @@ type KeyState struct {
 	started      time.Time
 }
 
-// keyBook is what the queue view knows of a reconciler's keys, beside the workqueue (which
+// KeyBook is what the queue view knows of a reconciler's keys, beside the workqueue (which
 // tells nothing of its content): a key enters when queued and leaves when a run succeeds
 // without requeueAfter, or the reconciler gives up on it. Safe for concurrent use.
-type keyBook struct {
+type KeyBook struct {
 	mu   sync.Mutex
 	keys map[string]*KeyState
 }
 
-func newKeyBook() *keyBook { return &keyBook{keys: map[string]*KeyState{}} }
+// NewKeyBook returns an empty book.
+func NewKeyBook() *KeyBook { return &KeyBook{keys: map[string]*KeyState{}} }
 
-func (b *keyBook) queued(key, reason string) {
+// Queued notes key queued because of reason.
+func (b *KeyBook) Queued(key, reason string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.keys[key]
@@ -48,7 +50,8 @@ func (b *keyBook) queued(key, reason string) {
 	k.Reason = reason
 }
 
-func (b *keyBook) started(key string) {
+// Started notes a run of key starting.
+func (b *KeyBook) Started(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.keys[key]
@@ -59,8 +62,9 @@ func (b *keyBook) started(key string) {
 	k.Running, k.started, k.NextRetry = true, time.Now(), nil
 }
 
-// finished records a run's outcome: err with the attempt it was, a requeue after delay, or done.
-func (b *keyBook) finished(key string, err error, attempt int, gaveUp bool, requeueAfter time.Duration) {
+// Finished records a run's outcome: err with the attempt it was (gaveUp: the last), a
+// requeue after requeueAfter, or done.
+func (b *KeyBook) Finished(key string, err error, attempt int, gaveUp bool, requeueAfter time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := b.keys[key]
@@ -80,8 +84,8 @@ func (b *keyBook) finished(key string, err error, attempt int, gaveUp bool, requ
 	}
 }
 
-// snapshot lists the keys, sorted, with running times as of now.
-func (b *keyBook) snapshot(now time.Time) []KeyState {
+// Snapshot lists the keys, sorted, with running times as of now.
+func (b *KeyBook) Snapshot(now time.Time) []KeyState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make([]KeyState, 0, len(b.keys))
@@ -96,7 +100,8 @@ func (b *keyBook) snapshot(now time.Time) []KeyState {
 	return out
 }
 
-func (b *keyBook) has(key string) bool {
+// Has reports whether the book holds key.
+func (b *KeyBook) Has(key string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.keys[key] != nil

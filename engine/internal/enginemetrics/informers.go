@@ -1,4 +1,4 @@
-package engine
+package enginemetrics
 
 import (
 	"time"
@@ -8,18 +8,20 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 )
 
-// informerStats is a Prometheus collector reporting, at scrape time, each running informer's
+// Informers is a Prometheus collector reporting, at scrape time, each running informer's
 // health from the factory, and whether the runner is ready.
-type informerStats struct {
+type Informers struct {
 	health                         func() []dynamicinformer.Health
 	ready                          func() error
 	healthy, sinceContact, relists *prometheus.Desc
 	restarts, readyDesc            *prometheus.Desc
 }
 
-func newInformerStats(health func() []dynamicinformer.Health, ready func() error) *informerStats {
+// NewInformers reports the informers health lists and the readiness ready answers (nil:
+// ready); both are called on the scrape's goroutine.
+func NewInformers(health func() []dynamicinformer.Health, ready func() error) *Informers {
 	labels := []string{"informer"}
-	return &informerStats{
+	return &Informers{
 		health: health, ready: ready,
 		healthy: prometheus.NewDesc("jsinformer_informer_healthy",
 			"1 while the informer can list and watch, 0 from a failed list or watch until one succeeds.", labels, nil),
@@ -35,14 +37,14 @@ func newInformerStats(health func() []dynamicinformer.Health, ready func() error
 }
 
 // Describe implements prometheus.Collector.
-func (s *informerStats) Describe(ch chan<- *prometheus.Desc) {
+func (s *Informers) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{s.healthy, s.sinceContact, s.relists, s.restarts, s.readyDesc} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
-func (s *informerStats) Collect(ch chan<- prometheus.Metric) {
+func (s *Informers) Collect(ch chan<- prometheus.Metric) {
 	for _, h := range s.health() {
 		name := h.Key.String()
 		ch <- prometheus.MustNewConstMetric(s.healthy, prometheus.GaugeValue, boolValue(h.Healthy), name)

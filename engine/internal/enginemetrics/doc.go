@@ -1,0 +1,29 @@
+// Package enginemetrics serves what the engine exports to Prometheus beside its own counters:
+// the metric families scripts declare (Scripts, Version) and the informers' health and the
+// runner's readiness at scrape time (Informers). It plugs into package engine, which tells it
+// which version serves each script and runs the collects; it knows nothing of queues,
+// runtimes or the loader.
+//
+// What it owns and who calls it:
+//   - Scripts is the one prometheus.Collector, registered once, for every script's families.
+//     The engine's loader (one goroutine) calls NewVersion when it builds a version, Serve at
+//     the switch to a new version and Withdraw when a version retires without a successor;
+//     each is one map write under a mutex, so a scrape sees one version's families per script,
+//     never half of each and never both. Scrapes call Collect on their own goroutines.
+//   - A family with collect is computed at scrape time on the version's own worker: Collect
+//     hands a CollectRequest to the version's Worker (the engine queues it like an event) and
+//     waits, bounded by the handler timeout (plus a grace) per family and one more for the call
+//     running; the worker answers with CollectRequest.Serve between two events, so collect
+//     reads ctx.cache as the handlers do. A family that throws, times out, returns an invalid
+//     sample or more than the series limit, or whose worker is too busy, is left out of that
+//     scrape and counted in jsinformer_script_metric_errors_total (Errors); the others are
+//     served. A failure is logged once until the family is collected again.
+//   - A family without collect lives here (live.go): Version implements scripting.Metrics
+//     (Sink, ctx.metrics), written by the version's worker, reconcile workers and schedules
+//     under a mutex per family and read by scrapes. A new version starts from zero.
+//   - CheckNames refuses a definition whose families would expose a series another script
+//     declares: metric names are shared by every script.
+//
+// Goroutines: Collect starts one per serving script and waits for all of them; nothing else
+// here starts one. Nothing here holds an object from the informers' caches.
+package enginemetrics
