@@ -8,7 +8,8 @@
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
 // (build.go, version.go, state.go, event.go, queue.go, coalesce.go, backlog.go, index.go,
 // handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the memory guard (memguard.go,
-// memstop.go, scriptmemory.go, collect.go), leader election (leader.go), informer health
+// memstop.go, scriptmemory.go, collect.go), leader election (leader.go), sharding (shard.go,
+// shardmetrics.go; the ring itself is package sharding), informer health
 // (health.go), the state API (status.go, statusbook.go), the environment (env.go, drive.go,
 // dryrunforce.go, config.go) and the engine's own series (stats.go). What plugs into it is in
 // internal/, each package with its own contract and tests, none importing this one:
