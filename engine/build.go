@@ -55,7 +55,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
-		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
+		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead, shard: e.shard,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
 		store: scriptcache.New(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[scriptcache.Key]bool{},
@@ -115,7 +115,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
 			return err
 		}
-		v.reconciler.allowed = v.lead.valid
+		v.reconciler.begin, v.reconciler.handles = v.begin, v.handles
 		v.reconciler.sink = v.metricSink()
 		v.enqueue = v.ctxEnqueue
 	}

@@ -18,6 +18,7 @@ const (
 	eventSchedule // a schedule entry is due
 	eventCollect  // a scrape asks for the metric families with collect
 	eventReplay   // the debug API asks for the handler to be called again (replay.go)
+	eventGained   // this replica gained keys of the shard ring: replay them (shard.go)
 )
 
 // event is one informer notification queued for a version's worker.
@@ -34,6 +35,7 @@ type event struct {
 	due     int             // eventSchedule: which schedule entry
 	collect *collectRequest // eventCollect: the scrape waiting for it
 	replay  *replayRequest  // eventReplay: the debug API's request
+	gained  *gainedKeys     // eventGained: the keys gained
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and

@@ -36,6 +36,7 @@ type version struct {
 	src        plugins.Source // to load again on becoming leader
 	standby    bool           // built while not leading: calls nothing, ever
 	lead       *leadership    // nil without leader election
+	shard      shardOwner     // nil without sharding: every key is this runner's
 	book       *statusBook    // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
@@ -61,8 +62,9 @@ type version struct {
 	// indexObjs and indexResults are the index stage's buffers for one batch (index.go).
 	indexObjs    []scripting.Object
 	indexResults []scripting.IndexResult
-	reconciler   *reconciler  // nil unless the script exports reconcile
-	enqueue      func(string) // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	reconciler   *reconciler       // nil unless the script exports reconcile
+	enqueue      func(string)      // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	enqueueOnly  func(string) bool // the worker's, while replaying gained keys: which keys to enqueue
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once
