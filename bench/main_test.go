@@ -20,5 +20,9 @@ func TestMain(m *testing.M) {
 	if bench := flag.Lookup("test.bench"); bench == nil || bench.Value.String() == "" {
 		os.Exit(m.Run())
 	}
-	controlplane.Exit(m, &env)
+	code := controlplane.Main(m, &env)
+	if baselineDir != "" {
+		_ = os.RemoveAll(baselineDir)
+	}
+	os.Exit(code)
 }

@@ -79,7 +79,8 @@ type procSample struct {
 // are of "runner" and "runner-stream"). The Go contenders run from copies loaded as a
 // deployed binary is (deployedCopy). Peak RSS is the kernel's (getrusage ru_maxrss) for the
 // whole process; CPU is its user and system time, start-up and shut-down included.
-// Contenders alternate within each round; medians and ratios are reported per shape.
+// Contenders alternate within each round; medians and ratios are reported per shape. With
+// $JSINFORMER_BENCH_BASELINE set, that commit's runner runs too (runner-base).
 func BenchmarkProcessInitialSync(b *testing.B) {
 	installNodePeer(b)
 	runner := deployedCopy(b, buildRunner(b))
@@ -88,6 +89,10 @@ func BenchmarkProcessInitialSync(b *testing.B) {
 		{"client-go", clientGoCommand(deployedCopy(b, testExecutable(b))), true},
 		{"node", nodeCommand, true},
 		{"runner-stream", runnerCommand(runner, "--streaming-lists"), false},
+	}
+	// With $JSINFORMER_BENCH_BASELINE, that commit's runner is a fifth contender ("runner-base").
+	if bin, _ := baselineRunner(b); bin != "" {
+		processes = append(processes, process{"runner-base", runnerCommand(deployedCopy(b, bin)), false})
 	}
 	for _, sh := range []*shape{small, realistic} {
 		b.Run(sh.name, func(b *testing.B) {
@@ -103,6 +108,10 @@ func BenchmarkProcessInitialSync(b *testing.B) {
 					b.ReportMetric(median(results[r.runner].ms)/median(results[base].ms), "time-ratio"+suffix)
 					b.ReportMetric(median(results[r.runner].mb)/median(results[base].mb), "rss-ratio"+suffix)
 				}
+			}
+			if len(processes) > 4 {
+				b.ReportMetric(median(results[0].ms)/median(results[4].ms), "time-ratio-vs-runner-base")
+				b.ReportMetric(median(results[0].mb)/median(results[4].mb), "rss-ratio-vs-runner-base")
 			}
 		})
 	}

@@ -26,8 +26,10 @@ type target struct {
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	started := time.Now()
 	allocs := e.gc.mark()
+	lift := e.gc.lift() // ended by v.close, or once synced (onSynced)
 	prog, err := scripting.CompileIn(e.cfg.ScriptsDir, src.Name, src.Content)
 	if err != nil {
+		lift()
 		return nil, err
 	}
 	// scripting tags its own records with the script name; the engine's need it added.
@@ -37,21 +39,24 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	workerOpts, tap := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {
+		lift()
 		return nil, err
 	}
 	def := script.Definition()
 	if err := e.checkMetricNames(src.Name, def); err != nil {
 		script.Close()
+		lift()
 		return nil, err
 	}
 	targets, err := e.targets(src.Name, def)
 	if err != nil {
 		script.Close()
+		lift()
 		return nil, err
 	}
 	v := &version{
-		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead,
-		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, script: script, def: def, logger: logger,
+		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead, shard: e.shard,
+		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
 		store: scriptcache.New(def.Indexers), queue: newQueue[event](),
 		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
@@ -110,7 +115,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
 			return err
 		}
-		v.reconciler.allowed = v.lead.valid
+		v.reconciler.begin, v.reconciler.handles = v.begin, v.handles
 		v.reconciler.sink = v.metricSink()
 		v.enqueue = v.ctxEnqueue
 	}

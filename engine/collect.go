@@ -3,7 +3,10 @@ package engine
 import (
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,14 +24,33 @@ import (
 // It costs cycles started somewhat early: while a script is reloaded over and over, cycles
 // come about half again as often. Between reloads nothing changes: event handling keeps the
 // runtime's own pacing.
+//
+// While a load runs, the collector also lifts the runtime's GC percent (lift) so that one
+// load's worth of allocation, and half again, fits below the goal: without it a load that
+// allocates more than the live heap (a reload of a large cache with index functions does)
+// starts a cycle midway however well the cycle before was placed. The percent goes back once
+// the load is over and, for a reload, the version it replaced has drained; settle then
+// collects what the load left, at idle time. The heap can therefore grow to the live heap
+// plus 1.5 loads during a load, where the runtime would have held it near twice the live heap.
 type collector struct {
 	read    func() heapReading // runtime/metrics; replaced in tests
 	collect func()             // runtime.GC; replaced in tests
 	logger  *slog.Logger
 	enabled bool // Config.PaceGC; set before Run
 
-	perLoad atomic.Uint64 // bytes the last completed load allocated
-	busy    atomic.Bool   // a collection started here is running
+	// perLoad is the most any of the last recentLoads completed loads allocated: scripts
+	// reloaded in turn, or one whose index functions change, allocate unevenly, and sizing
+	// for the last load alone would leave the next, larger one short.
+	perLoad atomic.Uint64
+	loadsMu sync.Mutex
+	loads   [recentLoads]uint64 // bytes of the last loads, a ring
+	nLoads  int
+	busy    atomic.Bool // a collection started here is running
+
+	setPercent func(int) int // debug.SetGCPercent; replaced in tests
+	liftMu     sync.Mutex
+	lifts      int // loads holding a lift
+	saved      int // the GC percent to put back when the last lift ends
 }
 
 // heapReading is what the decision needs from runtime/metrics, in bytes.
@@ -38,6 +60,7 @@ type heapReading struct {
 	inUse  uint64 // live and not yet swept objects
 	live   uint64 // what the last collection left live (the memory guard's reading)
 	off    bool   // GOGC=off: the user wants no collection before a memory limit, if any
+	gogc   uint64 // the GC percent in force
 	cycles uint64 // collections completed: live changes only when this does
 }
 
@@ -46,7 +69,7 @@ type heapReading struct {
 const headroomLoads = 2
 
 func newCollector(logger *slog.Logger) *collector {
-	return &collector{read: readHeap, collect: runtime.GC, logger: logger}
+	return &collector{read: readHeap, collect: runtime.GC, setPercent: debug.SetGCPercent, logger: logger}
 }
 
 // due reports whether fewer than headroomLoads loads of perLoad bytes fit below the goal.
@@ -57,9 +80,72 @@ func (r heapReading) due(perLoad uint64) bool {
 // mark is the allocation count a load starts from, for loaded.
 func (c *collector) mark() uint64 { return c.read().allocs }
 
+// recentLoads is how many completed loads perLoad looks back on.
+const recentLoads = 4
+
 // loaded records how much a load that started at mark allocated until it synced.
 func (c *collector) loaded(mark uint64) {
-	c.perLoad.Store(c.read().allocs - mark)
+	c.loadsMu.Lock()
+	defer c.loadsMu.Unlock()
+	c.loads[c.nLoads%recentLoads] = c.read().allocs - mark
+	c.nLoads++
+	c.perLoad.Store(slices.Max(c.loads[:]))
+}
+
+// maxLiftPercent bounds a lifted GC percent: the heap never grows past 9 times the live heap
+// for a load, whatever a load allocated before.
+const maxLiftPercent = 800
+
+// liftPercent is the GC percent that makes the goal hold the heap in use plus 1.5 loads of
+// perLoad bytes over r.live, if that is above the percent in force; 0 when no lift is needed
+// or possible.
+func (r heapReading) liftPercent(perLoad uint64) int {
+	if r.off || perLoad == 0 || r.live == 0 {
+		return 0
+	}
+	need := r.inUse + perLoad + perLoad/2
+	if need <= r.live {
+		return 0
+	}
+	p := min(int((need-r.live)*100/r.live)+1, maxLiftPercent)
+	if uint64(p) <= r.gogc {
+		return 0
+	}
+	return p
+}
+
+// lift raises the GC percent for a load that is starting, when the last load's allocation
+// would not fit below the goal; the function returned ends the lift (safe to call more than
+// once), and the percent goes back when no lift is left.
+func (c *collector) lift() func() {
+	if !c.enabled {
+		return func() {}
+	}
+	r := c.read()
+	p := r.liftPercent(c.perLoad.Load())
+	if p == 0 {
+		return func() {}
+	}
+	c.liftMu.Lock()
+	if c.lifts == 0 {
+		c.saved = int(r.gogc)
+	}
+	c.lifts++
+	if old := c.setPercent(p); old > p {
+		c.setPercent(old) // a lift already in force is higher
+	}
+	c.liftMu.Unlock()
+	var once sync.Once
+	return func() { once.Do(c.unlift) }
+}
+
+// unlift ends one lift; the last one puts the user's percent back.
+func (c *collector) unlift() {
+	c.liftMu.Lock()
+	defer c.liftMu.Unlock()
+	if c.lifts--; c.lifts == 0 {
+		c.setPercent(c.saved)
+	}
 }
 
 // settle collects now if the next load would otherwise start a cycle midway; it returns when
@@ -108,6 +194,7 @@ func readHeap() heapReading {
 	metrics.Read(s[:])
 	return heapReading{
 		allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64(),
-		off: s[3].Value.Uint64() == gogcOff, live: s[4].Value.Uint64(), cycles: s[5].Value.Uint64(),
+		off: s[3].Value.Uint64() == gogcOff, gogc: s[3].Value.Uint64(), live: s[4].Value.Uint64(),
+		cycles: s[5].Value.Uint64(),
 	}
 }

@@ -76,7 +76,21 @@ func TestCollectorSettle(t *testing.T) {
 	if c.perLoad.Load() != 60*mb {
 		t.Fatalf("perLoad = %d MB, want 60", c.perLoad.Load()/mb)
 	}
-	c.settle() // 190 MB left, two loads need 120
+	// Smaller loads do not lower it while it is among the last recentLoads ones.
+	for i := range recentLoads {
+		heap.set(heapReading{allocs: (1070 + 10*uint64(i)) * mb, inUse: 160 * mb, goal: 350 * mb})
+		c.loaded((1060 + 10*uint64(i)) * mb) // 10 MB each
+		want := uint64(60 * mb)
+		if i == recentLoads-1 {
+			want = 10 * mb // the 60 MB load is no longer among the last ones
+		}
+		if c.perLoad.Load() != want {
+			t.Fatalf("perLoad after %d loads of 10 MB = %d MB, want %d", i+1, c.perLoad.Load()/mb, want/mb)
+		}
+	}
+	heap.set(heapReading{allocs: 1060 * mb, inUse: 160 * mb, goal: 350 * mb})
+	c.loaded(1000 * mb) // 60 MB again, for what follows
+	c.settle()          // 190 MB left, two loads need 120
 	if n := collections.Load(); n != 0 {
 		t.Fatalf("collected with room for three loads")
 	}
@@ -143,5 +157,75 @@ func TestReadHeap(t *testing.T) {
 	}
 	if want := os.Getenv("GOGC") == "off"; r.off != want {
 		t.Errorf("off = %v with GOGC=%q", r.off, os.Getenv("GOGC"))
+	}
+}
+
+// TestHeapReadingLiftPercent: the lift makes room for the heap in use and 1.5 loads over the
+// live heap, only above the percent in force, and never past maxLiftPercent.
+func TestHeapReadingLiftPercent(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		r       heapReading
+		perLoad uint64
+		want    int
+	}{
+		{"no load measured yet", heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 100}, 0, 0},
+		{"a load larger than the live heap", heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 100}, 70 * mb, 165},
+		{"a small load fits already", heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 100}, 10 * mb, 0},
+		{"the user's percent is higher", heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 400}, 70 * mb, 0},
+		{"bounded", heapReading{live: 10 * mb, inUse: 10 * mb, gogc: 100}, 500 * mb, maxLiftPercent},
+		{"GOGC=off", heapReading{live: 64 * mb, inUse: 64 * mb, off: true}, 70 * mb, 0},
+		{"nothing collected yet", heapReading{inUse: 64 * mb, gogc: 100}, 70 * mb, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := c.r.liftPercent(c.perLoad); got != c.want {
+				t.Errorf("%+v.liftPercent(%d MB) = %d, want %d", c.r, c.perLoad/mb, got, c.want)
+			}
+		})
+	}
+}
+
+// TestCollectorLift: overlapping loads share one lift, the highest percent holds, and the
+// user's percent is back once the last one ends, however often each end is called.
+func TestCollectorLift(t *testing.T) {
+	t.Parallel()
+	heap := &fakeHeap{r: heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 100}}
+	c := testCollector(heap, func() {})
+	percent := 100
+	c.setPercent = func(p int) int { old := percent; percent = p; return old }
+	c.perLoad.Store(70 * mb)
+	first := c.lift()
+	if percent != 165 {
+		t.Fatalf("GC percent during a load = %d, want 165", percent)
+	}
+	heap.set(heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 165})
+	c.perLoad.Store(20 * mb) // a smaller load starting meanwhile needs less: the lift stays
+	second := c.lift()
+	if percent != 165 {
+		t.Fatalf("GC percent with two loads = %d, want 165", percent)
+	}
+	heap.set(heapReading{live: 64 * mb, inUse: 64 * mb, gogc: 100})
+	c.perLoad.Store(90 * mb)
+	third := c.lift()
+	if percent != 211 {
+		t.Fatalf("GC percent with a larger load = %d, want 211", percent)
+	}
+	first()
+	first()
+	second()
+	if percent != 211 {
+		t.Fatalf("GC percent with one load left = %d, want 211", percent)
+	}
+	third()
+	if percent != 100 {
+		t.Fatalf("GC percent after every load = %d, want the user's 100", percent)
+	}
+	c.enabled = false
+	c.lift()()
+	if percent != 100 {
+		t.Fatalf("a disabled collector changed the GC percent to %d", percent)
 	}
 }

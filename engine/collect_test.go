@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"fmt"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +49,40 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestReloadPutsTheGCPercentBack: a reload may lift the GC percent while it replays (so its
+// allocation does not start a collection midway), and the percent is the user's again once
+// the version it replaced has drained. A low percent makes every reload of this small cache
+// need the lift. The percent is the process's: the test is not parallel, so it runs before
+// the parallel tests (TestCollectsOnceAfterInitialSync paces collections too) start.
+func TestReloadPutsTheGCPercentBack(t *testing.T) {
+	const userPercent = 20
+	defer debug.SetGCPercent(debug.SetGCPercent(userPercent))
+	pre := startEngine(t, nil, nil)
+	ns := pre.namespace(t, uniqueName("gclift"))
+	for i := range 20 {
+		pre.create(t, configmapsGVR, configmap(ns, fmt.Sprintf("cm-%d", i), nil, map[string]any{"k": "v"}))
+	}
+	src := func(i int) string {
+		return watchScript(ns, fmt.Sprintf(`  indexers: { byKey: (cm) => Object.keys(cm.data || {}) },
+  onAdd(cm, ctx) { log.info("v%d"); },`, i))
+	}
+	r := startEngine(t, map[string]string{"a.js": src(1)}, func(c *engine.Config) { c.PaceGC = true })
+	for i := 2; i <= 4; i++ { // the first reload measures a load, the next ones can lift
+		r.write(t, "a.js", src(i))
+		waitScript(t, r.engine, "a.js", fmt.Sprintf("v%d drained after the reload", i-1), func(s engine.ScriptStatus) bool {
+			old, ok := s.Version(hashOf(src(i - 1)))
+			return ok && old.State == engine.VersionDone
+		})
+		if got := gcPercent(); got != userPercent {
+			t.Fatalf("GC percent after reload %d = %d, want the user's %d", i-1, got, userPercent)
+		}
+	}
+}
+
+func gcPercent() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -73,6 +74,11 @@ type Config struct {
 	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
 	// names (see LeaderElection).
 	LeaderElection *LeaderElection
+	// Sharding, when set, spreads the work over the replicas sharing its Name (shard.go,
+	// package sharding): each holds a Lease of its own, named from Name and its Identity, and
+	// calls handlers and reconciles only for the keys it owns. Its durations mean what they
+	// mean for LeaderElection, with which it cannot be combined.
+	Sharding *LeaderElection
 	// MemoryLimit, when positive, turns the memory guard on (memguard.go): near this many bytes
 	// of Go heap, the script whose memory keeps growing is stopped until its file changes.
 	// The runner sets it from --memory-limit, GOMEMLIMIT or the container's limit.
@@ -135,6 +141,16 @@ func (c *Config) setDefaults() error {
 			return err
 		}
 		c.LeaderElection = &le
+	}
+	if c.Sharding != nil {
+		if c.LeaderElection != nil {
+			return errors.New("configure engine: leader election and sharding cannot be used together: every sharded replica works")
+		}
+		sh := *c.Sharding
+		if err := sh.setDefaults(); err != nil {
+			return fmt.Errorf("configure sharding: %w", err)
+		}
+		c.Sharding = &sh
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -8,7 +8,8 @@
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
 // (build.go, version.go, state.go, event.go, queue.go, coalesce.go, backlog.go, index.go,
 // handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the memory guard (memguard.go,
-// memstop.go, scriptmemory.go, collect.go), leader election (leader.go), informer health
+// memstop.go, scriptmemory.go, collect.go), leader election (leader.go), sharding (shard.go,
+// shardmetrics.go; the ring itself is package sharding), informer health
 // (health.go), the state API (status.go, statusbook.go), the environment (env.go, drive.go,
 // dryrunforce.go, config.go) and the engine's own series (stats.go). What plugs into it is in
 // internal/, each package with its own contract and tests, none importing this one:
@@ -75,10 +76,24 @@
 // At shutdown versions take no further event and the calls in flight get the handler timeout
 // (plus a second) to finish before they are interrupted.
 //
+// Sharding (shard.go, Config.Sharding): a member of package sharding runs on a goroutine Run
+// starts and stops after every version has stopped (then it deletes its Lease). Informers,
+// stores and indexes stay complete on every replica; each handler call, reconcile run and
+// schedule run first asks the member to begin a call on its key (version.begin), which refuses
+// keys another replica owns and counts the calls in flight so that a key moves only once they
+// ended. Watch enqueue mappings run on every replica and each queues only the keys it owns.
+// The loader learns of gained keys (Gains) and queues an eventGained on the serving and syncing
+// versions, whose workers replay the gained objects as initial adds and enqueue the gained
+// reconcile keys. A member that cannot renew makes Run return its error; the fenced transport
+// refuses writes from then on.
+//
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection
 // when the next reload would otherwise start one midway (collect.go); that goroutine is one
-// of the retiring ones Run waits for.
+// of the retiring ones Run waits for. While a load replays, the collector lifts the GC percent
+// so that a load's allocation fits below the goal; the lift is the version's (ended when it
+// closes, or once its predecessor has drained), and the user's percent is back when no lift
+// is left.
 //
 // Memory guard (memguard.go, memtrend.go, memstop.go): with Config.MemoryLimit, a goroutine
 // started by Run and joined before the versions stop reads the heap every MemoryCheckInterval,

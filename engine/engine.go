@@ -62,6 +62,7 @@ type Engine struct {
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *collector
 	lead     *leadership // nil without leader election
+	shard    shardOwner  // nil without sharding (shard.go)
 
 	trace  *trace.Recorder // nil with recording off (Config.TraceRecords < 0)
 	pauses *inspect.Pauses // scripts paused through the debug API
@@ -106,7 +107,15 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, lead: e.lead} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.valid} })
+	}
+	if cfg.Sharding != nil {
+		var err error
+		if e.shard, err = e.newShard(*cfg.Sharding); err != nil {
+			return nil, err
+		}
+		restCfg = rest.CopyConfig(restCfg)
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.shard.Valid} })
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{next: rt} })
@@ -151,6 +160,9 @@ func (e *Engine) init(env Env) {
 	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
+		if e.shard != nil {
+			e.cfg.Registerer.MustRegister(newShardCollector(e))
+		}
 	}
 }
 
@@ -184,9 +196,15 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer waitElection()
 		defer stopElection()
 	}
+	var shardLost <-chan error
+	if e.shard != nil {
+		var stopShard func()
+		stopShard, shardLost = e.runShard()
+		defer stopShard() // after the scripts have stopped: then the Lease is released
+	}
 	defer e.shutdown()
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are
-	return e.loop(ctx, watcher)
+	return e.loop(ctx, watcher, shardLost)
 }
 
 // connect checks that the cluster answers and accepts our credentials, so that a bad
@@ -224,7 +242,7 @@ func (e *Engine) resolveDefaults() error {
 }
 
 // loop is the loader: it applies plugin events and version syncs one at a time.
-func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
+func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher, shardLost <-chan error) error {
 	events := make(chan plugins.Event)
 	watchErr := make(chan error, 1)
 	watchCtx, stopWatching := context.WithCancel(ctx)
@@ -254,6 +272,10 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 		defer ticker.Stop()
 		fence = ticker.C
 	}
+	var gains <-chan struct{}
+	if e.shard != nil {
+		gains = e.shard.Gains()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -266,6 +288,10 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 			if err := e.checkFence(); err != nil {
 				return err
 			}
+		case <-gains:
+			e.onShardGains()
+		case err := <-shardLost:
+			return e.onShardLost(err)
 		case <-retry.C:
 			e.retryWaiting()
 		case err := <-watchErr:

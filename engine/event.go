@@ -18,6 +18,7 @@ const (
 	eventSchedule // a schedule entry is due
 	eventCollect  // a scrape asks for the metric families with collect
 	eventReplay   // the debug API asks for the handler to be called again (replay.go)
+	eventGained   // this replica gained keys of the shard ring: replay them (shard.go)
 )
 
 // event is one informer notification queued for a version's worker.
@@ -27,12 +28,14 @@ type event struct {
 	key     string
 	old     scripting.Object
 	obj     scripting.Object // nil only for a tombstone whose final state is unknown
+	rv      string           // obj's metadata.resourceVersion when the listener read it (resourceVersion)
 	initial bool
 	unknown bool
 	values  [][]string      // index values by position, set by the indexer stage
 	due     int             // eventSchedule: which schedule entry
 	collect *collectRequest // eventCollect: the scrape waiting for it
 	replay  *replayRequest  // eventReplay: the debug API's request
+	gained  *gainedKeys     // eventGained: the keys gained
 }
 
 // handlerFor returns the client-go handler of one subscription: it only converts and
@@ -40,22 +43,22 @@ type event struct {
 func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initial bool) {
-			if u, key, ok := unwrap(obj); ok {
-				q.push(event{kind: eventAdd, sub: sub, key: key, obj: u, initial: initial})
+			if u, key, rv, ok := unwrapMeta(obj); ok {
+				q.push(event{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv, initial: initial})
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
 			o, _, _ := unwrap(oldObj)
-			u, key, ok := unwrap(newObj)
+			u, key, rv, ok := unwrapMeta(newObj)
 			switch {
 			case !ok:
 			case recreated(o, u):
 				q.pushAll([]event{
 					{kind: eventDelete, sub: sub, key: key, obj: o, unknown: true},
-					{kind: eventAdd, sub: sub, key: key, obj: u},
+					{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv},
 				})
 			default:
-				q.push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u})
+				q.push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u, rv: rv})
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -89,14 +92,32 @@ func uidOf(obj scripting.Object) string {
 // cluster-scoped object), read straight from the map: this runs for every event, and
 // cache.MetaNamespaceKeyFunc's generic accessors cost more than the rest of the hand-off.
 func unwrap(obj any) (scripting.Object, string, bool) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u == nil {
-		return nil, "", false
+	u, key, _, ok := unwrapMeta(obj)
+	return u, key, ok
+}
+
+// unwrapMeta is unwrap, and the object's metadata.resourceVersion: read here, while the
+// metadata is in the CPU's cache, so that the worker's trace record (tracecall.go) need not
+// fetch it from memory again for every object of a reload.
+func unwrapMeta(obj any) (u scripting.Object, key, rv string, ok bool) {
+	uns, ok := obj.(*unstructured.Unstructured)
+	if !ok || uns == nil {
+		return nil, "", "", false
 	}
-	meta, _ := u.Object["metadata"].(map[string]any)
+	meta, _ := uns.Object["metadata"].(map[string]any)
 	name, _ := meta["name"].(string)
+	rv, _ = meta["resourceVersion"].(string)
 	if ns, _ := meta["namespace"].(string); ns != "" {
-		return u.Object, ns + "/" + name, true
+		return uns.Object, ns + "/" + name, rv, true
 	}
-	return u.Object, name, true
+	return uns.Object, name, rv, true
+}
+
+// resourceVersion is the event's object's metadata.resourceVersion: the listener's reading,
+// or else the object's now.
+func (ev *event) resourceVersion() string {
+	if ev.rv != "" {
+		return ev.rv
+	}
+	return resourceVersionOf(ev.obj)
 }

@@ -64,6 +64,30 @@ func TestUnwrapKeyMatchesClientGo(t *testing.T) {
 	}
 }
 
+// TestHandlerForReadsResourceVersion: adds and updates carry the resourceVersion the listener
+// read with the key, and an event without one reads it from its object.
+func TestHandlerForReadsResourceVersion(t *testing.T) {
+	t.Parallel()
+	obj := func(rv string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns", "uid": "u", "resourceVersion": rv}}}
+	}
+	q := newQueue[event]()
+	h := handlerFor(&subscription{}, q)
+	h.OnAdd(obj("7"), true)
+	h.OnUpdate(obj("7"), obj("9"))
+	q.close()
+	for _, want := range []string{"7", "9"} {
+		ev, ok := q.pop(nil)
+		if !ok || ev.rv != want || ev.resourceVersion() != want {
+			t.Fatalf("event rv %q, resourceVersion() %q, want %q", ev.rv, ev.resourceVersion(), want)
+		}
+	}
+	replayed := event{kind: eventReplay, obj: obj("11").Object}
+	if got := replayed.resourceVersion(); got != "11" {
+		t.Errorf("resourceVersion() of an event the listener did not read = %q, want 11", got)
+	}
+}
+
 func TestQueueKeepsOrderAndDrainsAfterClose(t *testing.T) {
 	t.Parallel()
 	q := newQueue[int]()

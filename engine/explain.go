@@ -38,6 +38,9 @@ func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (
 		x.Exists, x.Current = true, inspect.Redact(res, obj)
 	}
 	x.Deliveries = e.deliveries(res, key, obj)
+	if e.shard != nil {
+		x.Owner, x.Self = e.shard.Owner(key), e.cfg.Sharding.Identity
+	}
 	x.Records, x.Dropped = e.trace.Object(res.String(), key, limit)
 	if x.Records == nil {
 		x.Records = []TraceRecord{}

@@ -18,6 +18,9 @@ func (v *version) handle(ev event) {
 	case eventReplay:
 		v.replay(ev)
 		return
+	case eventGained:
+		v.replayGained(ev.gained)
+		return
 	}
 	if !v.waitUnpaused() {
 		return // stopped while paused
@@ -46,9 +49,15 @@ func (v *version) handle(ev event) {
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
 // script does escapes as a panic. rec, when recording, gets what the call did.
 func (v *version) call(ev event, rec *TraceRecord) {
-	if !v.defines(ev.kind) || v.standby || !v.lead.valid() {
+	if !v.defines(ev.kind) {
 		return
 	}
+	end, ok := v.begin(ev.key)
+	if !ok {
+		v.notOwned(ev.key, rec)
+		return
+	}
+	defer end()
 	v.callHandler(ev, ev.kind, rec, false)
 }
 

@@ -34,37 +34,35 @@ func (v *version) index() {
 	}
 }
 
-// indexBatch fills in the index values of the adds and updates in batch, noting failures.
+// indexBatch fills in the index values of the adds and updates in batch, noting failures in
+// event order. Their index functions run in one hand-over to the index runtime
+// (scripting.Script.IndexAll).
 func (v *version) indexBatch(batch []event) {
+	objs := v.indexObjs[:0]
+	for i := range batch {
+		if k := batch[i].kind; k == eventAdd || k == eventUpdate {
+			objs = append(objs, batch[i].obj)
+		}
+	}
+	if cap(v.indexResults) < len(objs) {
+		v.indexResults = make([]scripting.IndexResult, len(objs))
+	}
+	v.indexObjs = objs // keeps what append grew
+	results := v.indexResults[:len(objs)]
+	v.indexer.IndexAll(objs, results)
+	next := 0
 	for i := range batch {
 		switch ev := &batch[i]; ev.kind {
 		case eventAdd, eventUpdate:
-			var failures []error
-			ev.values, failures = v.indexValues(ev.obj)
-			v.noteIndexFailures(ev, failures)
+			ev.values = results[next].Values
+			v.noteIndexFailures(ev, results[next].Errs)
+			next++
 		case eventDelete:
 			v.noteIndexFailures(ev, nil)
 		}
 	}
-}
-
-// indexValues runs every index function on obj; values[i] belongs to def.Indexers[i], and so
-// does failures[i] (failures is nil when all succeeded). A throwing function leaves the object
-// out of that index.
-func (v *version) indexValues(obj scripting.Object) (values [][]string, failures []error) {
-	values = make([][]string, len(v.def.Indexers))
-	for i, name := range v.def.Indexers {
-		vals, err := v.indexer.Index(name, obj)
-		if err != nil {
-			if failures == nil {
-				failures = make([]error, len(v.def.Indexers))
-			}
-			failures[i] = err
-			continue
-		}
-		values[i] = vals
-	}
-	return values, failures
+	clear(objs)
+	clear(results)
 }
 
 // noteIndexFailures logs an object's index failures the first time, and again only after its

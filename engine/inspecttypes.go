@@ -61,4 +61,8 @@ type Explanation struct {
 	Dropped bool `json:"dropped,omitempty"`
 	// Recording is false when the runner records no traces (--trace-records 0).
 	Recording bool `json:"recording"`
+	// Owner is the replica whose handlers and reconciles run for this key, with --sharded
+	// (empty otherwise); Self is this runner's identity.
+	Owner string `json:"owner,omitempty"`
+	Self  string `json:"self,omitempty"`
 }

@@ -164,13 +164,13 @@ func (e *Engine) checkFence() error {
 // fencedTransport refuses every request but reads while the runner does not lead: the last
 // line of defence, should a script call survive a lost Lease.
 type fencedTransport struct {
-	next http.RoundTripper
-	lead *leadership
+	next  http.RoundTripper
+	valid func() bool // the leadership's, or the shard member's
 }
 
 func (t fencedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && !t.lead.valid() {
-		return nil, fmt.Errorf("refuse %s %s: %w: this runner does not hold the leader Lease", req.Method, req.URL.Path, ErrNotLeader)
+	if req.Method != http.MethodGet && !t.valid() {
+		return nil, fmt.Errorf("refuse %s %s: %w: this runner does not hold its Lease", req.Method, req.URL.Path, ErrNotLeader)
 	}
 	return t.next.RoundTrip(req)
 }

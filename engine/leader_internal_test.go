@@ -20,7 +20,7 @@ func TestFencedTransportRefusesWritesWhenNotLeading(t *testing.T) {
 	t.Parallel()
 	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		next := &okTransport{}
-		rt := fencedTransport{next: next, lead: &leadership{}}
+		rt := fencedTransport{next: next, valid: (&leadership{}).valid}
 		resp, err := rt.RoundTrip(httptest.NewRequest(method, "https://k8s/api/v1/namespaces/x/configmaps", nil))
 		if resp != nil {
 			_ = resp.Body.Close()

@@ -151,7 +151,10 @@ func (e *Engine) onSynced(v *version) {
 	if old != nil {
 		result = "reloaded"
 		e.gc.loaded(v.allocMark)
+		old.afterDrain = v.gcLift
 		e.retire(old, true)
+	} else if v.gcLift != nil {
+		v.gcLift()
 	}
 	prev := old
 	if prev == nil {
@@ -249,6 +252,9 @@ func (e *Engine) ending(v *version, drain, dropped bool) {
 		e.stats.versions.Dec()
 		e.stats.backlog.remove(v)
 		if drain {
+			if v.afterDrain != nil {
+				v.afterDrain() // the GC percent back (collect.go), before settle reads the goal
+			}
 			e.gc.settle() // the old version's garbage is now collectable
 		}
 		if v.after != nil {

@@ -31,10 +31,14 @@ type reconciler struct {
 	cache      *scriptcache.View
 	logger     *slog.Logger
 	metrics    *handlerMetrics
-	allowed    func() bool       // false while the runner does not lead: keys are dropped, not run
-	sink       scripting.Metrics // ctx.metrics; nil without families
-	insp       reconcileInspect
-	wg         sync.WaitGroup
+	// begin starts a run of key; false while the runner does not lead, or another replica owns
+	// key: the key is dropped, not run (a new leader or owner replays it).
+	begin func(key string) (end func(), ok bool)
+	// handles filters enqueued keys: another replica's keys are not queued here.
+	handles func(key string) bool
+	sink    scripting.Metrics // ctx.metrics; nil without families
+	insp    reconcileInspect
+	wg      sync.WaitGroup
 
 	mu       sync.Mutex  // orders start against shutdown
 	stopping bool        // shut down: a later start starts nothing
@@ -44,7 +48,8 @@ type reconciler struct {
 func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], scripts []*scripting.Script,
 	maxRetries int, cache *scriptcache.View, logger *slog.Logger, stats *stats) *reconciler {
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
-		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"), allowed: func() bool { return true },
+		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"),
+		begin: func(string) (func(), bool) { return func() {}, true }, handles: func(string) bool { return true },
 		insp: reconcileInspect{book: inspect.NewKeyBook(), taps: make([]*trace.Tap, len(scripts))}}
 }
 
@@ -63,6 +68,9 @@ func (r *reconciler) start() {
 
 // enqueue queues key for a reason the queue view shows (inspect.KeyBook).
 func (r *reconciler) enqueue(key, reason string) {
+	if !r.handles(key) {
+		return
+	}
 	r.insp.book.Queued(key, reason)
 	r.queue.Add(key)
 }
@@ -82,9 +90,11 @@ func (r *reconciler) work(s *scripting.Script, tap *trace.Tap) {
 }
 
 func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
-	if !r.allowed() {
-		return // a new leader replays every key
+	end, ok := r.begin(key)
+	if !ok {
+		return // a new leader or the key's new owner replays it
 	}
+	defer end()
 	if !r.insp.pauses.Wait(r.name, r.insp.halt) {
 		return
 	}

@@ -39,6 +39,9 @@ func (v *version) replay(ev event) {
 	case v.standby || !v.lead.valid():
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)}
 		return
+	case !v.handles(ev.key):
+		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, ErrInvalid, ev.key, v.shard.Owner(ev.key))}
+		return
 	}
 	ev.obj, ev.old = obj, obj
 	rec := &TraceRecord{Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,

@@ -64,9 +64,14 @@ func (v *version) callSchedule(i int) {
 	default:
 	}
 	first := v.scheduleCache
-	if v.standby || !v.lead.valid() || first == nil {
+	if first == nil {
 		return
 	}
+	end, ok := v.begin(v.scheduleKey(i))
+	if !ok {
+		return // another replica runs it, or this one calls nothing
+	}
+	defer end()
 	ctx := scripting.Event{Resource: first.Resource, Cache: first, Enqueue: v.enqueue, Metrics: v.metricSink()}
 	start := time.Now()
 	err := v.script.RunSchedule(i, ctx)

@@ -20,8 +20,10 @@ type Status struct {
 	Seq   uint64 `json:"seq"`
 	Ready bool   `json:"ready"`
 	// NotReady is why Ready is false: Ready's error.
-	NotReady  string           `json:"notReady,omitempty"`
-	Leader    LeaderStatus     `json:"leader"`
+	NotReady string       `json:"notReady,omitempty"`
+	Leader   LeaderStatus `json:"leader"`
+	// Shard is this replica's standing in the shard ring; nil without --sharded.
+	Shard     *ShardStatus     `json:"shard,omitempty"`
 	Scripts   []ScriptStatus   `json:"scripts"`
 	Informers []InformerStatus `json:"informers"`
 }
@@ -227,7 +229,7 @@ type LeaderStatus struct {
 
 // Status returns a snapshot of the engine's state. Safe for concurrent use.
 func (e *Engine) Status() Status {
-	st := Status{Ready: true, Leader: e.leaderStatus()}
+	st := Status{Ready: true, Leader: e.leaderStatus(), Shard: e.shardStatus()}
 	if err := e.Ready(); err != nil {
 		st.Ready, st.NotReady = false, err.Error()
 	}

@@ -54,7 +54,7 @@ func (v *version) traceStart(ev event) *TraceRecord {
 	rec := &v.insp.scratch
 	*rec = TraceRecord{
 		Time: time.Now(), Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
-		Event: eventNames[ev.kind], Initial: ev.initial, FinalStateUnknown: ev.unknown, ResourceVersion: resourceVersionOf(ev.obj),
+		Event: eventNames[ev.kind], Initial: ev.initial, FinalStateUnknown: ev.unknown, ResourceVersion: ev.resourceVersion(),
 		Result: "not called",
 	}
 	return rec

@@ -40,6 +40,9 @@ func (r *reconciler) traceDone(rec *TraceRecord, took time.Duration, err error) 
 // enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
 // and notes it in rec. Runs on the worker.
 func (v *version) enqueueBecause(key string, rec *TraceRecord, how string, ev event) {
+	if v.enqueueOnly != nil && !v.enqueueOnly(key) {
+		return // replaying gained keys: the others were enqueued when they were this replica's
+	}
 	var reason string
 	switch how {
 	case "event":

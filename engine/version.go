@@ -36,9 +36,14 @@ type version struct {
 	src        plugins.Source // to load again on becoming leader
 	standby    bool           // built while not leading: calls nothing, ever
 	lead       *leadership    // nil without leader election
+	shard      shardOwner     // nil without sharding: every key is this runner's
 	book       *statusBook    // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
+	gcLift     func()         // ends the collector's lift for this load (collect.go); idempotent
+	// afterDrain runs once this version, retired by a reload, has drained: it ends its
+	// successor's lift, so the GC percent goes back once the reload's work is all done.
+	afterDrain func()
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
 	def        scripting.Definition
@@ -54,8 +59,12 @@ type version struct {
 	scriptMetrics *enginemetrics.Version             // the definition's metric families; nil without (metrics.go)
 
 	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
-	reconciler  *reconciler              // nil unless the script exports reconcile
-	enqueue     func(string)             // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	// indexObjs and indexResults are the index stage's buffers for one batch (index.go).
+	indexObjs    []scripting.Object
+	indexResults []scripting.IndexResult
+	reconciler   *reconciler       // nil unless the script exports reconcile
+	enqueue      func(string)      // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	enqueueOnly  func(string) bool // the worker's, while replaying gained keys: which keys to enqueue
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once
@@ -268,6 +277,9 @@ func (v *version) close() {
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
 		if v.indexer != nil {
 			v.indexer.Close()
+		}
+		if v.gcLift != nil {
+			v.gcLift()
 		}
 	})
 }

@@ -16,13 +16,15 @@
 // and defineScript, the identity, for typed definitions; Declarations describes them all),
 // evaluates the module under the call deadline and validates the exported definition. The
 // returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index,
-// Reconcile, RunSchedule, Collect and Close must never run concurrently on one Script. Interrupt is the only method
+// IndexAll, Reconcile, RunSchedule, Collect and Close must never run concurrently on one Script. Interrupt is the only method
 // that may be called from any goroutine; it aborts the running call and fails every later call
 // fast with ErrInterrupted, for a version that is being dropped. Close interrupts and waits for
 // the Script's goroutine; the owner calls it when done with the Script.
 //
 // The runtime lives on a goroutine of the Script's own, its executor, which the owner hands each
-// call to and waits for; the owner is never the goroutine running JavaScript. Every call has a
+// call to and waits for; the owner is never the goroutine running JavaScript (IndexAll hands
+// over a batch of index calls at once and runs them nested in one top-level call, each with
+// its own deadline and result: indexbatch.go). Every call has a
 // deadline (Options.Timeout): the runtime is interrupted when it passes, and the context given to
 // Client calls is cancelled at the same moment. The interrupt stops JavaScript within an
 // instruction, but not a Go built-in in progress (a backtracking regular expression, a loop over

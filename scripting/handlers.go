@@ -15,7 +15,7 @@ func (s *Script) OnAdd(obj Object, ev Event) error {
 	if !s.def.OnAdd {
 		return s.noop("onAdd")
 	}
-	return s.run("onAdd", func(in *instance) error { return in.handle("onAdd", in.onAdd, ev, in.view(obj), in.ctxObj) })
+	return s.runHandler(handlerCall{kind: callAdd, obj: obj, ev: ev})
 }
 
 // OnUpdate calls the script's onUpdate(oldObj, newObj, ctx).
@@ -23,9 +23,7 @@ func (s *Script) OnUpdate(oldObj, newObj Object, ev Event) error {
 	if !s.def.OnUpdate {
 		return s.noop("onUpdate")
 	}
-	return s.run("onUpdate", func(in *instance) error {
-		return in.handle("onUpdate", in.onUpdate, ev, in.view(oldObj), in.view(newObj), in.ctxObj)
-	})
+	return s.runHandler(handlerCall{kind: callUpdate, old: oldObj, obj: newObj, ev: ev})
 }
 
 // OnDelete calls the script's onDelete(obj, ctx). For a tombstone pass its Obj (nil when the
@@ -34,7 +32,52 @@ func (s *Script) OnDelete(obj Object, ev Event) error {
 	if !s.def.OnDelete {
 		return s.noop("onDelete")
 	}
-	return s.run("onDelete", func(in *instance) error { return in.handle("onDelete", in.onDelete, ev, in.view(obj), in.ctxObj) })
+	return s.runHandler(handlerCall{kind: callDelete, obj: obj, ev: ev})
+}
+
+// handlerCall is an event handler call waiting in Script.next for the runtime's goroutine.
+// Passing it there instead of in a closure saves the closure and its arguments' allocation on
+// every event.
+type handlerCall struct {
+	kind     callKind
+	old, obj Object
+	ev       Event
+}
+
+type callKind int
+
+const (
+	callAdd callKind = iota
+	callUpdate
+	callDelete
+)
+
+var callNames = [...]string{callAdd: "onAdd", callUpdate: "onUpdate", callDelete: "onDelete"}
+
+// runHandler runs c on the current instance. The owner writes Script.next before the hand-over
+// and the runtime's goroutine copies it out before the call's deadline is armed, so a call
+// abandoned later never reads it again while the owner writes the next one.
+func (s *Script) runHandler(c handlerCall) error {
+	s.next = c
+	return s.run(callNames[c.kind], s.handle)
+}
+
+// handleNext is the call Script.next describes, on in's goroutine; bound once per Script.
+func (s *Script) handleNext(in *instance) error {
+	c := s.next
+	s.next = handlerCall{} // the objects are the caller's, not the Script's to keep
+	args := in.args[:0]
+	switch c.kind {
+	case callAdd:
+		args = append(args, in.view(c.obj), in.ctxObj)
+		return in.handle(callNames[c.kind], in.onAdd, c.ev, args...)
+	case callUpdate:
+		args = append(args, in.view(c.old), in.view(c.obj), in.ctxObj)
+		return in.handle(callNames[c.kind], in.onUpdate, c.ev, args...)
+	default:
+		args = append(args, in.view(c.obj), in.ctxObj)
+		return in.handle(callNames[c.kind], in.onDelete, c.ev, args...)
+	}
 }
 
 // Index calls indexers[name](obj) and returns its values. The function may return a string,
@@ -80,6 +123,7 @@ func (s *instance) handle(name string, fn goja.Callable, ev Event, args ...goja.
 	defer s.end(&err)
 	s.ctx.ev = ev
 	_, err = s.call(s.defObj, fn, args...)
+	clear(s.args[:]) // args may be s.args: drop the views
 	return err
 }
 

@@ -52,6 +52,14 @@ type instance struct {
 
 	ctx    *ctxObject   // the handlers' ctx; its ev is the current call's event
 	ctxObj *goja.Object // ctx as scripts see it
+
+	// batchFn calls runBatchFn (runBatch) from a JS frame, so that its calls are nested;
+	// both made on first use (indexbatch.go).
+	batchFn    goja.Callable
+	runBatchFn goja.Value
+	batch      *indexBatch   // the batch runBatch works on, during indexBatch only
+	args       [3]goja.Value // a handler call's arguments (handleNext), cleared after each call
+	jobsArmed  bool          // runBatch armed the deadline for the batch's promise jobs
 }
 
 type indexer struct {

@@ -44,6 +44,11 @@ type Script struct {
 	def     Definition
 	stuck   atomic.Int32 // abandoned runtimes whose call is still running
 	mem     memory
+	idx     *indexBatch // IndexAll's buffers, reused while no hand-over was abandoned
+	// next is the handler call being handed over, read by handleNext (handlers.go); handle
+	// is handleNext bound once, so a call allocates no closure.
+	next   handlerCall
+	handle func(*instance) error
 
 	mu       sync.Mutex
 	cur      *instance // nil after an abandonment, until the next call starts a fresh one
@@ -77,6 +82,7 @@ func newScript(p *Program, opts Options) *Script {
 	}
 	s := &Script{name: p.name, prog: p, opts: opts, timeout: opts.Timeout, grace: opts.Grace,
 		log: logger.With("script", p.name), killed: make(chan struct{})}
+	s.handle = s.handleNext
 	return s
 }
 

@@ -37,6 +37,9 @@ const example = `  # Log every Deployment change with the example scripts
   # Two or more replicas: only the holder of the Lease "jsinformer" calls scripts
   runner --gvr deploy --scripts ./scripts --leader-elect --leader-elect-resource-namespace ops
 
+  # Three or more replicas sharing the work: each owns about a third of the objects' keys
+  runner --gvr deploy --scripts ./scripts --sharded --leader-elect-resource-namespace ops
+
   # JSON logs and Prometheus metrics on :9090/metrics (/healthz, /readyz too)
   runner --gvr deploy --scripts ./scripts --log-format json --metrics-addr :9090`
 
@@ -206,7 +209,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		return err
 	}
 	restConfig.QPS, restConfig.Burst = o.qps, o.burst
-	leader, err := o.leader.config()
+	leader, sharding, err := o.leader.config()
 	if err != nil {
 		return err
 	}
@@ -220,7 +223,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, PaceGC: true, Logger: logger, Registerer: reg,
+		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		TraceRecords: traceRecords(o.traceRecords),
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,7 +16,8 @@ import (
 
 // leaderFlags are kube-controller-manager's leader election flags.
 type leaderFlags struct {
-	enabled                                   bool
+	enabled, sharded                          bool
+	identity                                  string
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	name, namespace                           string
 }
@@ -27,25 +29,37 @@ func (l *leaderFlags) add(f *pflag.FlagSet) {
 	f.DurationVar(&l.retryPeriod, "leader-elect-retry-period", 2*time.Second, "how often the Lease is renewed or tried")
 	f.StringVar(&l.name, "leader-elect-resource-name", "jsinformer", "name of the coordination.k8s.io/v1 Lease")
 	f.StringVar(&l.namespace, "leader-elect-resource-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else default)")
+	f.StringVar(&l.identity, "leader-elect-identity", "", "this replica's identity in its Lease; unique per process (default: the hostname and a random suffix)")
+	f.BoolVar(&l.sharded, "sharded", false, "spread the work over replicas: each holds its own Lease (named from --leader-elect-resource-name, same namespace and durations) and calls handlers, reconciles and schedules only for the keys it owns; every replica caches everything (docs/sharding.md)")
 }
 
-// config is the engine's leader election configuration; nil when it is off.
-func (l *leaderFlags) config() (*engine.LeaderElection, error) {
-	if !l.enabled {
-		return nil, nil
+// config is the engine's leader election or sharding configuration; both nil when neither
+// is on.
+func (l *leaderFlags) config() (leader, sharding *engine.LeaderElection, err error) {
+	if !l.enabled && !l.sharded {
+		return nil, nil, nil
 	}
-	identity, err := identity()
-	if err != nil {
-		return nil, err
+	if l.enabled && l.sharded {
+		return nil, nil, errors.New("--leader-elect and --sharded cannot be used together: with --sharded every replica works, on its share of the keys")
+	}
+	id := l.identity
+	if id == "" {
+		if id, err = identity(); err != nil {
+			return nil, nil, err
+		}
 	}
 	ns := l.namespace
 	if ns == "" {
 		ns = podNamespace()
 	}
-	return &engine.LeaderElection{
-		Namespace: ns, Name: l.name, Identity: identity,
+	cfg := &engine.LeaderElection{
+		Namespace: ns, Name: l.name, Identity: id,
 		LeaseDuration: l.leaseDuration, RenewDeadline: l.renewDeadline, RetryPeriod: l.retryPeriod,
-	}, nil
+	}
+	if l.sharded {
+		return nil, cfg, nil
+	}
+	return cfg, nil, nil
 }
 
 // identity is the pod name (the hostname in a cluster) and a random suffix, so a restarted

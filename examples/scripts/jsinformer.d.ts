@@ -100,7 +100,7 @@ interface ScriptDefinition<T = KubeObject> {
   watch?: Watch | Watch[];
   /** Index functions: pure, fast, run before each handler; query them with ctx.cache.byIndex and indexKeys. */
   indexers?: { [name: string]: (obj: View<T>) => string | string[] | null | undefined };
-  /** An object appeared, or is replayed at start-up and after a reload (ctx.isInInitialList). */
+  /** An object appeared, or is replayed at start-up, after a reload or when this replica gains its key (ctx.isInInitialList). */
   onAdd?(obj: View<T>, ctx: Context<T>): void | Promise<void>;
   /** An object changed, or was resynced (then oldObj and newObj are the same state). */
   onUpdate?(oldObj: View<T>, newObj: View<T>, ctx: Context<T>): void | Promise<void>;
@@ -177,7 +177,7 @@ interface Context<T = KubeObject> {
   readonly resource: string;
   /** The plugin's name, its path in the scripts folder: "team-a/cleanup.js". */
   readonly script: string;
-  /** True for the adds that replay the current state at start-up and after a reload. */
+  /** True for the adds that replay the current state at start-up, after a reload, and (with --sharded) for the objects whose keys this replica just gained. */
   readonly isInInitialList: boolean;
   /** True in onDelete when the watch missed the deletion; obj is then the last known state, or null. */
   readonly finalStateUnknown: boolean;

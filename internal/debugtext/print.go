@@ -146,7 +146,11 @@ func Explanation(w io.Writer, x engine.Explanation) {
 	if x.Exists {
 		state = "exists, resourceVersion " + resourceVersion(x.Current)
 	}
-	_, _ = fmt.Fprintf(w, "%s %s: %s\n\n", x.Resource, x.Object, state)
+	_, _ = fmt.Fprintf(w, "%s %s: %s\n", x.Resource, x.Object, state)
+	if x.Owner != "" {
+		_, _ = fmt.Fprintf(w, "Shard owner: %s (this runner: %s)\n", x.Owner, x.Self)
+	}
+	_, _ = fmt.Fprintln(w)
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "STATE", "DELIVERED", "CACHED", "REASON", "DETAIL")
 	for _, d := range x.Deliveries {

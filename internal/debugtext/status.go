@@ -21,7 +21,12 @@ func Status(w io.Writer, st engine.Status) {
 	if st.Leader.Enabled {
 		leader = fmt.Sprintf("leading=%v, lease %s held by %s (this runner: %s)", st.Leader.Leading, st.Leader.Lease, st.Leader.Holder, st.Leader.Identity)
 	}
-	_, _ = fmt.Fprintf(w, "Ready: %s\nLeader: %s\n\n", ready, leader)
+	_, _ = fmt.Fprintf(w, "Ready: %s\nLeader: %s\n", ready, leader)
+	if sh := st.Shard; sh != nil {
+		_, _ = fmt.Fprintf(w, "Shard: %s of %d replicas %v, generation %d, valid=%v, moving=%v (lease %s)\n",
+			sh.Identity, len(sh.Members), sh.Members, sh.Generation, sh.Valid, sh.Pending, sh.Lease)
+	}
+	_, _ = fmt.Fprintln(w)
 	t := newTable(w)
 	row(t, "SCRIPT", "STATE", "HASH", "VERSIONS", "OBJECTS", "QUEUED", "CALLS", "ERRORS")
 	for _, s := range st.Scripts {

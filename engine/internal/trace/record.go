@@ -30,8 +30,12 @@ type Record struct {
 	// script defines none for this event (the event still updated its cache).
 	Handler    string  `json:"handler,omitempty"`
 	DurationMs float64 `json:"durationMs"`
-	// Result is ok, error, timeout, not called (no handler, standby, not leading) or paused.
-	Result   string     `json:"result"`
+	// Result is ok, error, timeout, not called (no handler, standby, not leading, another
+	// replica's key) or paused.
+	Result string `json:"result"`
+	// Owner is the replica that owns the key when this sharded runner did not call the handler
+	// because the key is another's (--sharded).
+	Owner    string     `json:"owner,omitempty"`
 	Error    string     `json:"error,omitempty"`
 	Attempt  int        `json:"attempt,omitempty"` // reconcile: 1 for the first run of a key
 	Logs     []LogLine  `json:"logs,omitempty"`

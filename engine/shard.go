@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/sharding"
+)
+
+// Sharding (Config.Sharding): every replica keeps its informers, stores and indexes complete,
+// but calls handlers and reconciles only for the keys it owns (package sharding: a Lease per
+// replica, rendezvous hashing, a drain hand-over). An object's key is its namespace/name, so
+// an object and the reconcile key of the same name belong to the same replica whatever the
+// script or resource; a schedule entry belongs to the replica owning "schedule:SCRIPT#INDEX".
+// The keys a replica gains are replayed on the workers of the serving versions (eventGained):
+// their cached objects as initial adds, and the reconcile keys their watch entries map to.
+
+// shardOwner is what the engine asks of the ring; *sharding.Member implements it.
+type shardOwner interface {
+	Begin(key string) (end func(), ok bool)
+	Handles(key string) bool
+	Valid() bool
+	Owner(key string) string
+	Identity() string
+	Gains() <-chan struct{}
+	TakeGains() []sharding.Gain
+	Status() sharding.Status
+	Run(ctx context.Context) error
+}
+
+// ErrShardLost is returned by Run when a sharded runner could not renew its Lease.
+var ErrShardLost = sharding.ErrLost
+
+// newShard builds this replica's ring member; it contacts nothing.
+func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
+	restCfg := rest.CopyConfig(e.cfg.RESTConfig)
+	restCfg.Timeout = cfg.RenewDeadline // a hung request must not outlive a renewal attempt
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("create shard lease client: %w", err)
+	}
+	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
+	return sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
+		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
+		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.logger}, store, nil), nil
+}
+
+// stopGrace is what a call gets past the handler timeout before it is abandoned.
+const stopGrace = 1e9 // one second, as at shutdown
+
+// runShard runs the member until its context ends (after the scripts have stopped, so the
+// Lease is released only when nothing of this runner can still handle a key). lost receives
+// Run's error when the member gives up by itself.
+func (e *Engine) runShard() (stop func(), lost <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 1)
+	done := make(chan struct{})
+	st := e.shard.Status()
+	e.logger.Info("joining shard ring", "lease", e.cfg.Sharding.Namespace+"/"+st.Lease, "identity", st.Identity)
+	go func() {
+		defer close(done)
+		if err := e.shard.Run(ctx); err != nil {
+			errs <- err
+		}
+	}()
+	return func() { cancel(); <-done }, errs
+}
+
+// onShardLost is the loader's side of a lost Lease: Run returns the error, the runner exits.
+func (e *Engine) onShardLost(err error) error {
+	e.logger.Error("shard lease lost: handler calls and writes stopped; exiting so that the other replicas take the keys over",
+		"identity", e.cfg.Sharding.Identity, "error", err.Error())
+	return err
+}
+
+// onShardGains replays the keys this replica gained on every serving and syncing version.
+func (e *Engine) onShardGains() {
+	gains := e.shard.TakeGains()
+	if len(gains) == 0 {
+		return
+	}
+	has := func(key string) bool {
+		for _, g := range gains {
+			if g.Has(key) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range e.plugins {
+		for _, v := range []*version{p.current, p.pending} {
+			if v != nil && len(v.subs) > 0 {
+				subs := append([]*subscription(nil), v.subs...)
+				v.queue.push(event{kind: eventGained, gained: &gainedKeys{has: has, subs: subs}})
+			}
+		}
+	}
+	e.book.bump()
+}
+
+// gainedKeys is an eventGained's: which keys were gained, and the version's subscriptions
+// (the loader's, copied: the worker must not read v.subs).
+type gainedKeys struct {
+	has  func(string) bool
+	subs []*subscription
+}
+
+// begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
+// or another replica owns key. end is called when the call is over.
+func (v *version) begin(key string) (end func(), ok bool) {
+	if v.standby || !v.lead.valid() {
+		return nil, false
+	}
+	if v.shard == nil {
+		return func() {}, true
+	}
+	return v.shard.Begin(key)
+}
+
+// handles reports whether this runner enqueues reconcile key: always without sharding.
+func (v *version) handles(key string) bool {
+	return v.shard == nil || v.shard.Handles(key)
+}
+
+// scheduleKey is the key that decides which replica runs schedule entry i.
+func (v *version) scheduleKey(i int) string { return "schedule:" + v.name + "#" + strconv.Itoa(i) }
+
+// replayGained runs on the worker: every cached object whose key was gained is shown to the
+// handlers as an initial add, and every reconcile key the cached objects map to that was
+// gained is enqueued, as after a re-list.
+func (v *version) replayGained(g *gainedKeys) {
+	v.enqueueOnly = g.has
+	defer func() { v.enqueueOnly = nil }()
+	for _, sub := range g.subs {
+		for _, key := range v.store.Keys(sub.cache.Resource) {
+			obj := v.store.Get(sub.cache.Resource, key)
+			if obj == nil {
+				continue
+			}
+			ev := event{kind: eventAdd, sub: sub, key: key, obj: obj, initial: true}
+			gained := g.has(key)
+			if !gained && v.reconciler == nil {
+				continue
+			}
+			var rec *TraceRecord
+			if gained {
+				rec = v.traceStart(ev)
+				v.call(ev, rec)
+			}
+			if v.reconciler != nil {
+				v.enqueueFor(ev, rec)
+			}
+			v.traceDone(rec)
+		}
+	}
+}
+
+// notOwned notes in rec, when recording, which replica owns key when it is another's.
+func (v *version) notOwned(key string, rec *TraceRecord) {
+	if rec != nil && v.shard != nil {
+		if owner := v.shard.Owner(key); owner != v.shard.Identity() {
+			rec.Owner = owner
+		}
+	}
+}
+
+// ShardStatus is this replica's standing in the shard ring (--sharded).
+type ShardStatus struct {
+	Identity string `json:"identity"`
+	Lease    string `json:"lease"`
+	// Members is the ring this replica acts on; Pending is true while it moves to another.
+	Members    []string `json:"members"`
+	Pending    bool     `json:"pending"`
+	Generation uint64   `json:"generation"`
+	// Valid is false before the replica joined and once it cannot renew its Lease: it then
+	// calls nothing.
+	Valid bool `json:"valid"`
+}
+
+func (e *Engine) shardStatus() *ShardStatus {
+	if e.shard == nil {
+		return nil
+	}
+	st := e.shard.Status()
+	return &ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
+		Pending: st.Pending, Generation: st.Generation, Valid: st.Valid}
+}

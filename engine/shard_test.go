@@ -1,0 +1,99 @@
+package engine_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/sharding"
+)
+
+// shardScript reconciles the controller owner of each ConfigMap (enqueue: "owner"), and ticks
+// once a second.
+func shardScript(ns string) string {
+	return `export default {
+  watch: { resource: "v1/configmaps", namespace: "` + ns + `", enqueue: "owner" },
+  reconcile(key, ctx) { log.info("reconciled", { key }); },
+  schedule: [{ every: "1s", run(ctx) { log.info("tick", {}); } }],
+};`
+}
+
+func shardedAs(ns, ring, id string) func(*engine.Config) {
+	return func(c *engine.Config) {
+		c.Sharding = &engine.LeaderElection{Namespace: ns, Name: ring, Identity: id,
+			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond}
+	}
+}
+
+func waitRing(t *testing.T, r *runner, members int) {
+	t.Helper()
+	waitStatus(t, r.engine, fmt.Sprintf("a settled ring of %d", members), func(st engine.Status) bool {
+		return st.Shard != nil && st.Shard.Valid && !st.Shard.Pending && len(st.Shard.Members) == members
+	})
+}
+
+// Two sharded engines: a reconcile key is run only by its owner, also when the event that
+// enqueued it (a dependent's, through enqueue: "owner") was another replica's; the schedule
+// runs on one replica; when one stops, the other reconciles the keys it gained and takes the
+// schedule over.
+func TestShardedReconcileAndSchedule(t *testing.T) {
+	t.Parallel()
+	ns := fmt.Sprintf("shard-rec-%d", time.Now().UnixNano())
+	scripts := map[string]string{"s.js": shardScript(ns)}
+	a := startEngine(t, scripts, shardedAs(ns, "ring", "a"))
+	a.namespace(t, ns)
+	b := startEngine(t, scripts, shardedAs(ns, "ring", "b"))
+	waitRing(t, a, 2)
+	waitRing(t, b, 2)
+
+	ring := sharding.NewRing("a", "b")
+	const n = 40
+	for i := range n {
+		child := configmap(ns, fmt.Sprintf("child-%d", i), nil, nil)
+		child["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap", "name": fmt.Sprintf("parent-%d", i), "uid": fmt.Sprintf("uid-%d", i), "controller": true}}
+		a.create(t, configmapsGVR, child)
+	}
+	crossed := 0
+	for i := range n {
+		key, child := fmt.Sprintf("%s/parent-%d", ns, i), fmt.Sprintf("%s/child-%d", ns, i)
+		owner, other := a, b
+		if ring.Owner(key) == "b" {
+			owner, other = b, a
+		}
+		if ring.Owner(key) != ring.Owner(child) {
+			crossed++
+		}
+		owner.log.waitFor(t, "reconcile of "+key, 1, msg("reconciled", "key", key))
+		if got := other.log.find(msg("reconciled", "key", key)); len(got) > 0 {
+			t.Errorf("%s reconciled by its non-owner too", key)
+		}
+	}
+	if crossed == 0 {
+		t.Error("no parent's owner differs from its child's: the test shows nothing about mapped keys")
+	}
+
+	scheduler, idle := a, b
+	if ring.Owner("schedule:s.js#0") == "b" {
+		scheduler, idle = b, a
+	}
+	scheduler.log.waitFor(t, "two ticks", 2, msg("tick"))
+	if got := idle.log.find(msg("tick")); len(got) > 0 {
+		t.Errorf("the schedule ran on both replicas (%d ticks on the non-owner)", len(got))
+	}
+
+	// b stops (as on SIGTERM): a reconciles b's keys again and runs the schedule.
+	if stopped, err := b.stop(30 * time.Second); !stopped || err != nil {
+		t.Fatalf("b stopped %v, err %v", stopped, err)
+	}
+	waitRing(t, a, 1)
+	for i := range n {
+		key := fmt.Sprintf("%s/parent-%d", ns, i)
+		if ring.Owner(key) == "b" {
+			a.log.waitFor(t, "reconcile of b's "+key, 1, msg("reconciled", "key", key))
+		}
+	}
+	ticks := len(a.log.find(msg("tick")))
+	a.log.waitFor(t, "a tick on a", ticks+1, msg("tick"))
+}

@@ -1,0 +1,23 @@
+// Package sharding spreads keys over the replicas of a runner started with --sharded. Each
+// replica holds a coordination.k8s.io/v1 Lease of its own (LeaseName, labelled RingLabel); the
+// ring is the set of Leases renewed within their duration, and a key belongs to one member by
+// rendezvous hashing (Ring.Owner), so a membership change moves only the keys of the members
+// that came or went.
+//
+// A key never has two handlers at once. The hand-over protocol is described in tick.go: a
+// member narrows what it handles as soon as it sees a new ring, waits for the calls in flight
+// on the keys it lost, and records the ring it drained to in its Lease (DrainedAnnotation); a
+// member starts the keys it gains only once every other member of the new ring has recorded
+// the same ring. A member that misses the renew deadline handles nothing more (Handles and
+// Begin answer false) and Run returns ErrLost, before any other member can count its Lease as
+// expired: expiry is counted from when the others saw its last renewal.
+//
+// Goroutines: Member.Run is the member's only goroutine; its owner starts it and cancels its
+// context once nothing of the replica can still handle a key, then Run deletes the Lease.
+// Handles, Begin, Valid, Owner, Status and TakeGains are safe from any goroutine. The engine
+// learns of gained keys through Gains and TakeGains and replays them; keys it loses simply stop
+// being handled.
+//
+// Everything that reaches the API server goes through LeaseStore (APILeases in a cluster), and
+// time through Clock, so the protocol is unit-tested with fakes.
+package sharding

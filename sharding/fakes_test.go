@@ -1,0 +1,122 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var leasesResource = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+
+// fakeLeases is a LeaseStore in memory with the API server's conflict rules.
+type fakeLeases struct {
+	mu     sync.Mutex
+	leases map[string]Lease
+	rv     int
+}
+
+func newFakeLeases() *fakeLeases { return &fakeLeases{leases: map[string]Lease{}} }
+
+func (f *fakeLeases) List(context.Context) ([]Lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Lease, 0, len(f.leases))
+	for _, l := range f.leases {
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func (f *fakeLeases) Create(_ context.Context, l Lease) (Lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.leases[l.Name]; ok {
+		return Lease{}, apierrors.NewAlreadyExists(leasesResource, l.Name)
+	}
+	f.rv++
+	l.ResourceVersion = strconv.Itoa(f.rv)
+	f.leases[l.Name] = l
+	return l, nil
+}
+
+func (f *fakeLeases) Update(_ context.Context, l Lease) (Lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, ok := f.leases[l.Name]
+	if !ok {
+		return Lease{}, apierrors.NewNotFound(leasesResource, l.Name)
+	}
+	if old.ResourceVersion != l.ResourceVersion {
+		return Lease{}, apierrors.NewConflict(leasesResource, l.Name, errors.New("resource version changed"))
+	}
+	f.rv++
+	l.ResourceVersion = strconv.Itoa(f.rv)
+	f.leases[l.Name] = l
+	return l, nil
+}
+
+func (f *fakeLeases) Delete(_ context.Context, name, rv string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, ok := f.leases[name]
+	if !ok {
+		return apierrors.NewNotFound(leasesResource, name)
+	}
+	if old.ResourceVersion != rv {
+		return apierrors.NewConflict(leasesResource, name, errors.New("resource version changed"))
+	}
+	delete(f.leases, name)
+	return nil
+}
+
+// cutLeases is one member's path to a fakeLeases, which the test can cut.
+type cutLeases struct {
+	*fakeLeases
+	mu  sync.Mutex
+	cut bool
+}
+
+var errCut = errors.New("connection cut")
+
+func (c *cutLeases) down() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cut
+}
+
+func (c *cutLeases) List(ctx context.Context) ([]Lease, error) {
+	if c.down() {
+		return nil, errCut
+	}
+	return c.fakeLeases.List(ctx)
+}
+
+func (c *cutLeases) Update(ctx context.Context, l Lease) (Lease, error) {
+	if c.down() {
+		return Lease{}, errCut
+	}
+	return c.fakeLeases.Update(ctx, l)
+}
+
+// fakeClock is moved by the test only.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) step(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}

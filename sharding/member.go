@@ -1,0 +1,304 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Config configures a member; the durations mean what they mean for leader election.
+type Config struct {
+	// Name of the ring (the Leases' prefix and RingLabel), Identity of this member: unique
+	// per process.
+	Name, Identity string
+	// LeaseDuration is how long after its last renewal another member's Lease counts as held;
+	// RenewDeadline how long after its own last renewal a member keeps handling keys
+	// (less than LeaseDuration); RetryPeriod how often it renews and reads the ring.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// DrainTimeout bounds the wait for the calls in flight on keys the member loses; past it
+	// they are abandoned (the engine's handler timeout has interrupted them by then) and the
+	// member records that it drained.
+	DrainTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Clock is the member's time: the real one, or a fake in tests.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// ErrLost is returned by Run when the member could not renew its Lease within the renew
+// deadline: it handles nothing any more and the process should exit so that the others take
+// its keys over.
+var ErrLost = errors.New("shard lease lost")
+
+// Member is one replica's membership in a ring. Its Run goroutine renews the replica's Lease,
+// reads the others' and moves keys; the engine asks Begin or Handles from any goroutine.
+type Member struct {
+	cfg    Config
+	store  LeaseStore
+	clock  Clock
+	logger *slog.Logger
+	lease  string // this member's Lease name
+
+	mu        sync.Mutex
+	own       *Lease    // nil until created
+	lastRenew time.Time // clock time before the last successful write of own
+	started   time.Time
+	lastErr   error
+	active    Ring   // the ring keys are handled by; nil before joining
+	narrowed  []Ring // rings observed since active: a key is handled only while it is ours in each
+	target    Ring   // the newest ring observed
+	drainFrom time.Time
+	abandoned bool   // the drain to target timed out (logged once)
+	published string // the Drained fingerprint last written
+	inflight  map[string]int
+	seen      map[string]seenLease
+	// nextExpiry is when the first Lease of another member expires unless renewed, so that Run
+	// looks again then rather than up to a retry period later.
+	nextExpiry time.Time
+	gains      []Gain
+	gen        uint64
+	released   bool
+	// expired is set the first time the renew deadline passed: from then on the member handles
+	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
+	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
+	expired bool
+	wake    chan struct{} // cap 1: a call in flight ended
+	notify  chan struct{} // cap 1: TakeGains has something
+}
+
+type seenLease struct {
+	version string
+	at      time.Time // when this member first saw that version
+}
+
+// New returns a member of store's ring; it contacts nothing until Run.
+func New(cfg Config, store LeaseStore, clock Clock) *Member {
+	if clock == nil {
+		clock = realClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Member{cfg: cfg, store: store, clock: clock, logger: cfg.Logger, lease: LeaseName(cfg.Name, cfg.Identity),
+		inflight: map[string]int{}, seen: map[string]seenLease{},
+		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1)}
+}
+
+// Identity is this member's.
+func (m *Member) Identity() string { return m.cfg.Identity }
+
+// Handles reports whether this member handles key now: its Lease is valid and the key is its
+// own in the ring it acts on and in every ring it has seen since.
+func (m *Member) Handles(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.handlesLocked(key, m.clock.Now())
+}
+
+func (m *Member) handlesLocked(key string, now time.Time) bool {
+	if !m.validLocked(now) || m.active.Owner(key) != m.cfg.Identity {
+		return false
+	}
+	for _, r := range m.narrowed {
+		if r.Owner(key) != m.cfg.Identity {
+			return false
+		}
+	}
+	return true
+}
+
+// Begin starts a call on key if this member handles it; end must be called when the call is
+// over. A key that moves away waits for its calls to end before the member records it drained.
+func (m *Member) Begin(key string) (end func(), ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.handlesLocked(key, m.clock.Now()) {
+		return nil, false
+	}
+	m.inflight[key]++
+	return func() {
+		m.mu.Lock()
+		if m.inflight[key]--; m.inflight[key] <= 0 {
+			delete(m.inflight, key)
+		}
+		m.mu.Unlock()
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
+	}, true
+}
+
+// Valid reports whether the member's last renewal is within the renew deadline: false before
+// it joined, after it released its Lease, and once it cannot renew.
+func (m *Member) Valid() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.validLocked(m.clock.Now())
+}
+
+func (m *Member) validLocked(now time.Time) bool {
+	if m.own == nil || m.released || m.expired {
+		return false
+	}
+	if now.Sub(m.lastRenew) >= m.cfg.RenewDeadline {
+		m.expired = true
+		return false
+	}
+	return true
+}
+
+// Owner is the member key belongs to in the ring this member acts on ("" before it joined);
+// for inspection: during a move the key may be handled by neither.
+func (m *Member) Owner(key string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.active.Owner(key)
+}
+
+// Gain is one ring change this member applied: Has reports the keys it gained.
+type Gain struct {
+	Generation     uint64
+	self           string
+	before         Ring
+	beforeNarrowed []Ring
+	after          Ring
+}
+
+// Has reports whether key is one the member gained in this change: its own in the new ring,
+// not handled before.
+func (g Gain) Has(key string) bool {
+	if g.after.Owner(key) != g.self {
+		return false
+	}
+	if g.before.Owner(key) != g.self {
+		return true
+	}
+	for _, r := range g.beforeNarrowed {
+		if r.Owner(key) != g.self {
+			return true
+		}
+	}
+	return false
+}
+
+// Gains signals when TakeGains has something.
+func (m *Member) Gains() <-chan struct{} { return m.notify }
+
+// TakeGains returns the ring changes applied since the last call, oldest first.
+func (m *Member) TakeGains() []Gain {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.gains
+	m.gains = nil
+	return out
+}
+
+// Status is a snapshot for the state API and metrics.
+type Status struct {
+	Identity, Lease string
+	// Members is the ring this member acts on; Pending whether it is moving to another.
+	Members    []string
+	Pending    bool
+	Generation uint64
+	Valid      bool
+	LastRenew  time.Time
+}
+
+// Status returns the member's standing.
+func (m *Member) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Status{Identity: m.cfg.Identity, Lease: m.lease, Members: slices.Clone(m.active),
+		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew}
+}
+
+// Run renews the Lease and moves keys until ctx ends, then releases the Lease: the caller
+// cancels ctx only once nothing of this replica can still handle a key. It returns ErrLost
+// (wrapped) when it could not renew within the renew deadline.
+func (m *Member) Run(ctx context.Context) error {
+	m.mu.Lock()
+	m.started = m.clock.Now()
+	m.mu.Unlock()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.release()
+			return nil
+		case <-timer.C:
+		case <-m.wake:
+		}
+		pending := m.tick(ctx)
+		if err := m.lost(); err != nil {
+			return err
+		}
+		timer.Reset(m.nextTick(pending))
+	}
+}
+
+// nextTick is how long Run waits before the next tick: a retry period; a quarter of one while a
+// move is in progress, so that keys are not left unhandled long; and no later than just after
+// the next expiry of another member's Lease, so that a crashed member's keys move promptly.
+func (m *Member) nextTick(pending bool) time.Duration {
+	next := m.cfg.RetryPeriod
+	if pending {
+		next = max(m.cfg.RetryPeriod/4, 50*time.Millisecond)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.nextExpiry.IsZero() {
+		if until := m.nextExpiry.Sub(m.clock.Now()) + 10*time.Millisecond; until > 0 && until < next {
+			next = until
+		}
+	}
+	return next
+}
+
+// lost returns ErrLost once the member cannot have renewed within the renew deadline, or never
+// created its Lease within it.
+func (m *Member) lost() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.clock.Now()
+	var err error
+	switch {
+	case m.own == nil && now.Sub(m.started) >= m.cfg.RenewDeadline:
+		err = fmt.Errorf("join shard ring %s: %w", m.cfg.Name, ErrLost)
+	case m.own != nil && !m.released && !m.validLocked(now):
+		err = fmt.Errorf("renew shard lease %s: %w (last renewed %s ago)", m.lease, ErrLost, now.Sub(m.lastRenew).Round(time.Millisecond))
+	}
+	if err != nil && m.lastErr != nil {
+		err = fmt.Errorf("%w: %w", err, m.lastErr)
+	}
+	return err
+}
+
+// release stops handling and deletes the Lease, so the others take its keys at once.
+func (m *Member) release() {
+	m.mu.Lock()
+	m.released = true
+	own := m.own
+	m.mu.Unlock()
+	if own == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.RenewDeadline)
+	defer cancel()
+	if err := m.store.Delete(ctx, own.Name, own.ResourceVersion); err != nil && !apierrors.IsNotFound(err) {
+		m.logger.Warn("release shard lease; the others take its keys once it expires", "lease", own.Name, "error", err.Error())
+		return
+	}
+	m.logger.Info("released shard lease", "lease", own.Name)
+}

@@ -1,0 +1,212 @@
+package sharding
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// The hand-over protocol. Each member writes in its Lease the fingerprint of the ring it has
+// drained to: "I handle no key that is not mine in that ring". A member moving to a new ring
+// first narrows what it handles to the keys that are its own in both the old and the new ring
+// (and in any ring seen in between), waits for the calls in flight on the keys it dropped (at
+// most DrainTimeout), and records the new ring's fingerprint. It starts the keys it gains only
+// once every other member of the new ring has recorded that same fingerprint. A member missing
+// from the new ring either released its Lease after it stopped handling, or its Lease expired
+// here: counted from when this member saw its last renewal, so after the holder's own renew
+// deadline, when it has stopped handling by itself.
+
+// maxNarrowed bounds the rings remembered during one move; a ring that keeps changing past it
+// makes the member drop every key and gain them again once the ring settles.
+const maxNarrowed = 8
+
+// tick renews the Lease, reads the ring and moves keys as far as it can; it reports whether a
+// move is still in progress.
+func (m *Member) tick(ctx context.Context) (pending bool) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.RenewDeadline)
+	defer cancel()
+	start := m.clock.Now()
+	leases, err := m.store.List(ctx)
+	if err != nil {
+		m.failed(err)
+		return true
+	}
+	m.mu.Lock()
+	ring, drained, stale := m.observe(leases, start)
+	m.retarget(ring, start)
+	next := m.published
+	if m.drainedLocked(start) {
+		next = m.target.Fingerprint()
+	}
+	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next}
+	create := m.own == nil
+	if !create {
+		l.ResourceVersion = m.own.ResourceVersion
+	}
+	m.mu.Unlock()
+
+	got, err := m.write(ctx, l, create)
+	if err != nil {
+		m.failed(err)
+		return true
+	}
+	m.mu.Lock()
+	m.own, m.lastRenew, m.published, m.lastErr = &got, start, next, nil
+	if m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
+		m.gain()
+	}
+	pending = m.movingLocked()
+	m.mu.Unlock()
+	m.deleteStale(ctx, stale)
+	return pending
+}
+
+// write creates or renews the Lease; a Lease of this name left by an earlier process of the
+// same identity is taken over.
+func (m *Member) write(ctx context.Context, l Lease, create bool) (Lease, error) {
+	if !create {
+		return m.store.Update(ctx, l)
+	}
+	got, err := m.store.Create(ctx, l)
+	if !apierrors.IsAlreadyExists(err) {
+		return got, err
+	}
+	leases, err := m.store.List(ctx)
+	if err != nil {
+		return Lease{}, err
+	}
+	for _, old := range leases {
+		if old.Name == l.Name {
+			l.ResourceVersion = old.ResourceVersion
+			return m.store.Update(ctx, l)
+		}
+	}
+	return Lease{}, err
+}
+
+func (m *Member) failed(err error) {
+	m.mu.Lock()
+	m.lastErr = err
+	m.mu.Unlock()
+	m.logger.Warn("shard lease not renewed; will retry", "lease", m.lease, "error", err.Error())
+}
+
+// observe returns the ring of live members (this one included), what each recorded as
+// drained, and the Leases expired long enough to be deleted. Called with mu held.
+func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, []Lease) {
+	ids := []string{m.cfg.Identity}
+	drained := map[string]string{}
+	m.nextExpiry = time.Time{}
+	var stale []Lease
+	present := map[string]bool{}
+	for _, l := range leases {
+		if l.Name == m.lease {
+			continue
+		}
+		present[l.Name] = true
+		s, ok := m.seen[l.Name]
+		if !ok || s.version != l.ResourceVersion {
+			s = seenLease{version: l.ResourceVersion, at: now}
+			m.seen[l.Name] = s
+		}
+		d := l.Duration
+		if d <= 0 {
+			d = m.cfg.LeaseDuration
+		}
+		switch age := now.Sub(s.at); {
+		case l.Holder == "" || age >= 2*d:
+			stale = append(stale, l)
+		case age < d:
+			ids = append(ids, l.Holder)
+			drained[l.Holder] = l.Drained
+			if exp := s.at.Add(d); m.nextExpiry.IsZero() || exp.Before(m.nextExpiry) {
+				m.nextExpiry = exp
+			}
+		}
+	}
+	for name := range m.seen {
+		if !present[name] {
+			delete(m.seen, name)
+		}
+	}
+	return NewRing(ids...), drained, stale
+}
+
+// retarget starts a move when the observed ring differs from the one the member moves to.
+// Called with mu held.
+func (m *Member) retarget(ring Ring, now time.Time) {
+	if ring.Equal(m.target) {
+		return
+	}
+	m.logger.Info("shard ring changed", "members", len(ring), "was", len(m.target))
+	m.target, m.drainFrom, m.abandoned = ring, now, false
+	if ring.Equal(m.active) && len(m.narrowed) == 0 {
+		return
+	}
+	m.narrowed = append(m.narrowed, ring)
+	if len(m.narrowed) > maxNarrowed {
+		m.active, m.narrowed = nil, nil // handle nothing until the ring settles
+	}
+}
+
+// movingLocked reports whether a move is in progress: the ring differs from the one the member
+// acts on, or changed and changed back (the keys dropped meanwhile are to be taken again).
+// Called with mu held.
+func (m *Member) movingLocked() bool {
+	return !m.target.Equal(m.active) || len(m.narrowed) > 0
+}
+
+// drainedLocked reports whether no call is in flight on a key the member no longer handles,
+// or the wait for them has passed DrainTimeout. Called with mu held.
+func (m *Member) drainedLocked(now time.Time) bool {
+	for key := range m.inflight {
+		if !m.handlesLocked(key, now) {
+			if now.Sub(m.drainFrom) < m.cfg.DrainTimeout {
+				return false
+			}
+			if !m.abandoned {
+				m.abandoned = true
+				m.logger.Warn("calls on moved keys still running past the drain timeout; abandoned", "key", key, "timeout", m.cfg.DrainTimeout)
+			}
+		}
+	}
+	return true
+}
+
+// othersDrained reports whether every other member of the target ring recorded it drained.
+// Called with mu held.
+func (m *Member) othersDrained(drained map[string]string) bool {
+	fp := m.target.Fingerprint()
+	for _, id := range m.target {
+		if id != m.cfg.Identity && drained[id] != fp {
+			return false
+		}
+	}
+	return true
+}
+
+// gain makes the target ring the active one and tells the engine which keys it gained.
+// Called with mu held.
+func (m *Member) gain() {
+	m.gen++
+	g := Gain{Generation: m.gen, self: m.cfg.Identity, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
+	m.active, m.narrowed = m.target, nil
+	m.gains = append(m.gains, g)
+	m.logger.Info("shard ring applied", "members", len(m.active), "generation", m.gen)
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
+}
+
+// deleteStale deletes Leases expired for two lease durations (a replica killed without
+// releasing); a Lease renewed meanwhile has another resource version and is kept.
+func (m *Member) deleteStale(ctx context.Context, stale []Lease) {
+	for _, l := range stale {
+		if err := m.store.Delete(ctx, l.Name, l.ResourceVersion); err == nil {
+			m.logger.Info("deleted expired shard lease", "lease", l.Name, "holder", l.Holder)
+		}
+	}
+}
