@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,6 +19,7 @@ func reportSlices(b *testing.B, cs []sliceContender, recs []sliceRecord, p *prob
 		b.Errorf("%d writes were never handled by the runner", missing)
 	}
 	stats := summarize(ws, len(cs), cfg.rounds)
+	logRounds(b, cs, recs, ws, cfg.rounds)
 	for i, c := range cs {
 		s := stats[i]
 		if s.n < latencyRate*int(cfg.slice/time.Second)*cfg.rounds/10 {
@@ -80,4 +84,33 @@ func machineOf(recs []sliceRecord, c int) machine {
 	m.stalled, m.cores, m.schedP99 = median(stalled), median(cores), median(sched)
 	m.gcPerS, m.pausePerS = float64(gcs)/procWall, pause/procWall
 	return m
+}
+
+// logRounds logs each round's p99s per contender (write→handler, and the runner's own share),
+// with the load at the round's end: whether a contender's figure rests on one bad round.
+func logRounds(b *testing.B, cs []sliceContender, recs []sliceRecord, ws []timedWrite, rounds int) {
+	total := make([][][]float64, rounds)
+	own := make([][][]float64, rounds)
+	for r := range rounds {
+		total[r], own[r] = make([][]float64, len(cs)), make([][]float64, len(cs))
+	}
+	for _, w := range ws {
+		total[w.round][w.contender] = append(total[w.round][w.contender], w.total)
+		if !math.IsNaN(w.arrival) {
+			own[w.round][w.contender] = append(own[w.round][w.contender], w.total-w.arrival)
+		}
+	}
+	load := make([]float64, rounds)
+	for _, rec := range recs {
+		if rec.round >= 0 {
+			load[rec.round] = rec.proc.load1
+		}
+	}
+	for r := range rounds {
+		var line strings.Builder
+		for c, cn := range cs {
+			fmt.Fprintf(&line, " | %s %7.2f own %6.2f", cn.name, percentile(total[r][c], 99), percentile(own[r][c], 99))
+		}
+		b.Logf("round %2d, load %4.1f, p99 (ms)%s", r, load[r], line.String())
+	}
 }

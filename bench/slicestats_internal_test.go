@@ -64,8 +64,8 @@ func TestBinning(t *testing.T) {
 	}{
 		{"log, 40 ms", latencyBins, 40, 0.0025},
 		{"log, 0.3 ms", latencyBins, 0.3, 0.0025},
-		{"linear, negative", ownBins, -1.234, 0.02},
-		{"linear, 7 ms", ownBins, 7, 0.02},
+		{"linear, negative", ownBins, -1.234, 0.05},
+		{"linear, 7 ms", ownBins, 7, 0.05},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

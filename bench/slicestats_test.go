@@ -60,7 +60,7 @@ func msBetween(from, to int64) float64 { return float64(to-from) / 1e6 }
 // For the bootstrap, values are binned; pooling resampled rounds then adds bin counts instead
 // of sorting samples. Latencies go in log-scale bins 0.25 % wide (0.1 ms at 40 ms) from 0.05
 // ms to ~100 s; the runner's own share (which is negative when the runner's handler ran before
-// client-go's) in 0.02 ms bins from −20 to +100 ms, clamped.
+// client-go's) in 0.05 ms bins from −20 to +280 ms, clamped.
 type binning struct {
 	lo, step float64 // log: lo and the ratio between bins; linear: lo and the width
 	n        int
@@ -69,7 +69,7 @@ type binning struct {
 
 var (
 	latencyBins = binning{lo: 0.05, step: 1.0025, n: 5800, log: true}
-	ownBins     = binning{lo: -20, step: 0.02, n: 6000}
+	ownBins     = binning{lo: -20, step: 0.05, n: 6000}
 )
 
 func (bn binning) bin(v float64) int {
