@@ -39,7 +39,7 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) {
 	flusher.Flush()
 	ticker := time.NewTicker(keepAlive)
 	defer ticker.Stop()
-	var reported int64
+	st := tailStream{w: w}
 	for {
 		select {
 		case <-r.Context().Done():
@@ -49,20 +49,53 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case rec := <-sub.Records():
-			if missed := sub.Missed(); missed > reported {
-				reported = missed
-				if _, err := fmt.Fprintf(w, "event: missed\ndata: {\"missed\":%d}\n\n", missed); err != nil {
-					return
-				}
-			}
-			data, err := json.Marshal(rec)
-			if err != nil {
-				return
-			}
-			if _, err := fmt.Fprintf(w, "event: record\nid: %d\ndata: %s\n\n", rec.Seq, data); err != nil {
+			if !st.writeQueued(sub, rec) {
 				return
 			}
 		}
 		flusher.Flush()
 	}
+}
+
+// flushBatch bounds how many records one flush carries, so a client still sees a steady
+// stream while the engine produces faster than it reads.
+const flushBatch = 256
+
+// tailStream writes records of one subscription; reported is the missed count already sent.
+type tailStream struct {
+	w        http.ResponseWriter
+	reported int64
+}
+
+// writeQueued writes rec and the records already queued behind it (up to flushBatch), so a
+// busy stream costs one flush per batch rather than per record. False: the client is gone.
+func (st *tailStream) writeQueued(sub *engine.Subscription, rec engine.TraceRecord) bool {
+	for i := 0; ; i++ {
+		if !st.write(sub, rec) {
+			return false
+		}
+		if i == flushBatch-1 {
+			return true
+		}
+		select {
+		case rec = <-sub.Records():
+		default:
+			return true
+		}
+	}
+}
+
+func (st *tailStream) write(sub *engine.Subscription, rec engine.TraceRecord) bool {
+	if missed := sub.Missed(); missed > st.reported {
+		st.reported = missed
+		if _, err := fmt.Fprintf(st.w, "event: missed\ndata: {\"missed\":%d}\n\n", missed); err != nil {
+			return false
+		}
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return false
+	}
+	_, err = fmt.Fprintf(st.w, "event: record\nid: %d\ndata: %s\n\n", rec.Seq, data)
+	return err == nil
 }
