@@ -57,7 +57,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	v := &version{
 		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead, shard: e.shard,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
-		store: scriptcache.New(def.Indexers), queue: newQueue[event](),
+		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
 		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
@@ -101,7 +101,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		if v.indexer, err = prog.Instantiate(opts); err != nil {
 			return fmt.Errorf("instantiate index runtime: %w", err)
 		}
-		v.intake = newQueue[event]()
+		v.intake = newEventQueue()
 	}
 	if e.cfg.MaxBacklog > 0 {
 		coalesced := e.stats.coalesced.WithLabelValues(v.name)

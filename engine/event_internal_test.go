@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -113,26 +115,72 @@ func TestQueueKeepsOrderAndDrainsAfterClose(t *testing.T) {
 }
 
 // TestQueueAcrossChunks interleaves bursts and partial drains so that chunks are linked,
-// emptied, recycled as the spare and reused, and checks FIFO order and len throughout.
+// emptied, recycled as the spare or into a pool and reused, and checks FIFO order and len
+// throughout. With a pool, two queues take turns on it, as a reload's new version takes the
+// chunks its predecessor emptied.
 func TestQueueAcrossChunks(t *testing.T) {
 	t.Parallel()
-	q := newQueue[int]()
-	next, want := 0, 0
-	for _, step := range []struct{ push, pop int }{{600, 300}, {600, 900}, {1, 1}, {chunkSize, chunkSize}, {3 * chunkSize, 10}, {0, 3*chunkSize - 10}} {
-		for range step.push {
-			q.push(next)
-			next++
-		}
-		for range step.pop {
-			got, ok := q.pop(nil)
-			if !ok || got != want {
-				t.Fatalf("pop = %d, %v; want %d", got, ok, want)
+	steps := []struct{ push, pop int }{{600, 300}, {600, 900}, {1, 1}, {chunkSize, chunkSize}, {3 * chunkSize, 10}, {0, 3*chunkSize - 10}}
+	for _, pooled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pooled=%v", pooled), func(t *testing.T) {
+			t.Parallel()
+			var pool sync.Pool
+			for turn := range 2 {
+				q := newQueue[int]()
+				if pooled {
+					q.pool = &pool
+				}
+				next, want := 0, 0
+				for _, step := range steps {
+					for range step.push {
+						q.push(next)
+						next++
+					}
+					for range step.pop {
+						got, ok := q.pop(nil)
+						if !ok || got != want {
+							t.Fatalf("turn %d: pop = %d, %v; want %d", turn, got, ok, want)
+						}
+						want++
+					}
+					if q.len() != next-want {
+						t.Fatalf("turn %d: len = %d, want %d", turn, q.len(), next-want)
+					}
+				}
 			}
-			want++
+		})
+	}
+}
+
+// A pooled chunk comes back with no item left in it: the queue zeroes what it takes, so the
+// pool holds no reference to an object a version was shown.
+func TestQueuePoolHoldsNoItems(t *testing.T) {
+	t.Parallel()
+	var pool sync.Pool
+	q := newQueue[*int]()
+	q.pool = &pool
+	for i := range 20 * chunkSize { // many chunks: the race detector drops a share of Puts
+		q.push(&i)
+	}
+	for range 20 * chunkSize {
+		if _, ok := q.pop(nil); !ok {
+			t.Fatal("queue drained early")
 		}
-		if q.len() != next-want {
-			t.Fatalf("len = %d, want %d", q.len(), next-want)
+	}
+	pooled := 0
+	for c, ok := pool.Get().(*chunk[*int]); ok; c, ok = pool.Get().(*chunk[*int]) {
+		pooled++
+		if c.n != 0 || c.next != 0 || c.link != nil {
+			t.Fatalf("pooled chunk n=%d next=%d link=%v, want an empty chunk", c.n, c.next, c.link != nil)
 		}
+		for i, item := range c.items {
+			if item != nil {
+				t.Fatalf("pooled chunk holds item %d", i)
+			}
+		}
+	}
+	if pooled == 0 {
+		t.Fatal("no emptied chunk reached the pool")
 	}
 }
 

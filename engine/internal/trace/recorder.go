@@ -34,6 +34,10 @@ type Recorder struct {
 	next    uint64 // the seq of the next record; seqs start at 1
 	objects map[scriptcache.Key]*objectTrace
 	subs    map[*tailSub]struct{}
+	// free is the objectTrace of the object forgotten last, emptied, for the next object
+	// recorded: a reload records every cached object once, each pushing out another's only
+	// record, and this way that costs no allocation per object.
+	free *objectTrace
 }
 
 // objectTrace is the seqs of one object's last records, oldest first.
@@ -71,7 +75,9 @@ func (r *Recorder) Record(rec Record) {
 	*slot = rec
 	ot := r.objects[k]
 	if ot == nil {
-		ot = &objectTrace{seqs: make([]uint64, 0, 2)}
+		if ot, r.free = r.free, nil; ot == nil {
+			ot = &objectTrace{seqs: make([]uint64, 0, 2)}
+		}
 		r.objects[k] = ot
 	}
 	if len(ot.seqs) == PerObject {
@@ -94,6 +100,8 @@ func (r *Recorder) forget(old Record) {
 	}
 	if ot.seqs[len(ot.seqs)-1] == old.Seq {
 		delete(r.objects, k) // its newest record goes: nothing of it is left
+		ot.seqs, ot.dropped = ot.seqs[:0], false
+		r.free = ot
 		return
 	}
 	if i := slices.Index(ot.seqs, old.Seq); i >= 0 {

@@ -51,6 +51,39 @@ func TestRecorderBounds(t *testing.T) {
 	}
 }
 
+// An object whose records were all pushed out leaves its bookkeeping to the next object
+// recorded (Recorder.free): that object must start with its own records only, not the
+// forgotten one's sequence numbers or its "dropped" mark.
+func TestRecorderReusesForgottenObjects(t *testing.T) {
+	t.Parallel()
+	const size = 50
+	r := New(size)
+	for i := range PerObject + 5 { // o-old loses records to the per-object cap: dropped
+		r.Record(Record{Resource: "v1/configmaps", Object: "ns/o-old", Event: fmt.Sprint(i)})
+	}
+	if _, dropped := r.Object("v1/configmaps", "ns/o-old", 0); !dropped {
+		t.Fatal("setup: o-old has no record dropped")
+	}
+	for o := range size { // pushes every record of o-old out of the ring
+		r.Record(Record{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: "add"})
+	}
+	if got, _ := r.Object("v1/configmaps", "ns/o-old", 0); len(got) != 0 {
+		t.Fatalf("o-old still has %d records", len(got))
+	}
+	// o49's record pushed o-old's last one out, and took its bookkeeping; o-new pushes o0 out.
+	r.Record(Record{Resource: "v1/configmaps", Object: "ns/o-new", Event: "add"})
+	for o := 1; o <= size; o++ {
+		key := fmt.Sprintf("ns/o%d", o)
+		if o == size {
+			key = "ns/o-new"
+		}
+		got, dropped := r.Object("v1/configmaps", key, 0)
+		if len(got) != 1 || dropped || got[0].Object != key || got[0].Event != "add" {
+			t.Fatalf("%s: %d records (dropped %v), want its one add", key, len(got), dropped)
+		}
+	}
+}
+
 func TestRecorderLimitAndOff(t *testing.T) {
 	t.Parallel()
 	r := New(0)
