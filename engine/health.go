@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 )
 
 // Watch health: which informers the loaded scripts need, what the runner says when one of
@@ -83,10 +84,10 @@ func (n *needs) synced(v *version) {
 }
 
 // serving lists the versions that have synced and serve, for the memory guard.
-func (n *needs) serving() []measured {
+func (n *needs) serving() []memguard.Version {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var out []measured
+	var out []memguard.Version
 	for v, nd := range n.byVersion {
 		if nd.synced {
 			out = append(out, v)
