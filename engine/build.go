@@ -80,7 +80,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	subs := v.subs
 	v.insp.subs.Store(&subs)
 	e.needs.subscribed(v, v.subs)
-	e.book.added(v, targetKeys(targets))
+	e.book.Added(v.name, v.hash, v, watchesOf(targetKeys(targets)))
 	e.stats.versions.Inc()
 	e.stats.backlog.add(v)
 	return v, nil

@@ -23,6 +23,7 @@ import (
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Engine runs the scripts of one folder against one cluster. Create it with New and call Run
@@ -39,8 +40,8 @@ type Engine struct {
 	// scriptMetrics serves the scripts' metric families (metrics.go); the loader swaps its
 	// entries, scrapes read them.
 	scriptMetrics *enginemetrics.Scripts
-	book          *statusBook // the state API (status.go)
-	memory        sync.Map    // script name → int64: its runtimes' last measured bytes (memory guard)
+	book          *status.Book // the state API (status.go)
+	memory        sync.Map     // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults      []dynamicinformer.Resource
 	// closeConns closes the idle connections of the transport New built, if it built one.
 	closeConns func()
@@ -148,7 +149,7 @@ func New(cfg Config) (*Engine, error) {
 // share.
 func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
-	e.stats, e.book = newStats(e.cfg.Registerer), newStatusBook()
+	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}

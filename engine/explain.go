@@ -12,6 +12,7 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // DefaultExplainEvents is how many records Explain returns when asked for none in particular.
@@ -162,9 +163,9 @@ func (e *Engine) notServing(live []Delivery) []Delivery {
 		}
 		d := Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
 		switch s.State {
-		case ScriptStopped:
+		case status.ScriptStopped:
 			d.Reason, d.Detail = "stopped", "the memory guard stopped the script; it stays stopped until its file changes"
-		case ScriptFailed, ScriptWaiting:
+		case status.ScriptFailed, status.ScriptWaiting:
 			d.Reason, d.Detail = "not loaded", "the script's content did not load"
 			if n := len(s.Loads); n > 0 && s.Loads[n-1].Error != nil {
 				d.Detail += ": " + s.Loads[n-1].Error.Message

@@ -175,7 +175,7 @@ func (e *Engine) onHealth(ev dynamicinformer.HealthEvent) {
 		"label_selector", ev.Key.LabelSelector, "field_selector", ev.Key.FieldSelector,
 		"scripts", strings.Join(e.needs.scripts(ev.Key), ","),
 	}
-	e.book.bump()
+	e.book.Bump()
 	switch ev.Kind {
 	case dynamicinformer.Failing:
 		e.logger.Warn("informer cannot list/watch; its scripts see no changes until it recovers", append(attrs, "error", ev.Err.Error())...)

@@ -115,7 +115,7 @@ func (e *Engine) newLeadership(cfg LeaderElection) (*leadership, error) {
 
 func (e *Engine) onNewLeader(self, leader string) {
 	e.lead.holder.Store(&leader)
-	e.book.bump()
+	e.book.Bump()
 	if leader != self {
 		e.logger.Info("standing by", "leader", leader, "identity", self)
 	}
@@ -136,7 +136,7 @@ func (e *Engine) runElection(ctx context.Context) (wait func()) {
 // onLeading is the loader's side of a leadership change. Starting to lead reloads every
 // script so that its new version replays the cache; stopping is ErrLeadershipLost.
 func (e *Engine) onLeading(leading bool) error {
-	e.book.bump()
+	e.book.Bump()
 	if !leading {
 		e.stats.leader.Set(0)
 		e.logger.Error("stopped leading: handler calls and writes stopped; exiting so that a new leader takes over", "identity", e.lead.cfg.Identity)

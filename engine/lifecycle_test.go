@@ -16,6 +16,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // saveScript is version k of a reconcile script with four workers whose reconcile takes
@@ -60,7 +61,7 @@ func TestRapidSavesOfAReconcileScriptLeaveNothing(t *testing.T) {
 		time.Sleep(350 * time.Millisecond) // the pace of an editor's saves, not a wait for a condition
 	}
 	last := saveScript(ns, saves)
-	r.log.waitFor(t, "the last save serving", 1, msg("script reloaded", "version", hashOf(last)))
+	waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(last))
 	close(stop)
 	wg.Wait()
 	g2, rss2 := settled()

@@ -9,6 +9,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // memoryStop is the guard's verdict on a version, carried to the loader.
@@ -83,8 +84,8 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 	e.stopped[v.name] = v.hash
 	v.logger.Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
-	e.book.stopped(v.name, v.hash, s.bytes)
-	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadStopped})
+	e.book.Stopped(v.name, v.hash, s.bytes)
+	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadStopped})
 	e.stats.memoryStops.WithLabelValues(v.name).Inc()
 	e.stats.memoryDropped.WithLabelValues(v.name).Add(float64(events + keys))
 	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
@@ -107,7 +108,7 @@ func (e *Engine) stoppedForMemory(src plugins.Source) bool {
 func (e *Engine) liftStop(name string) {
 	if _, ok := e.stopped[name]; ok {
 		delete(e.stopped, name)
-		e.book.stopped(name, "", 0)
+		e.book.Stopped(name, "", 0)
 		e.stats.stopped.DeleteLabelValues(name)
 	}
 }

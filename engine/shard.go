@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Sharding (Config.Sharding): every replica keeps its informers, stores and indexes complete,
@@ -99,7 +100,7 @@ func (e *Engine) onShardGains() {
 			}
 		}
 	}
-	e.book.bump()
+	e.book.Bump()
 }
 
 // gainedKeys is an eventGained's: which keys were gained, and the version's subscriptions
@@ -168,24 +169,11 @@ func (v *version) notOwned(key string, rec *TraceRecord) {
 	}
 }
 
-// ShardStatus is this replica's standing in the shard ring (--sharded).
-type ShardStatus struct {
-	Identity string `json:"identity"`
-	Lease    string `json:"lease"`
-	// Members is the ring this replica acts on; Pending is true while it moves to another.
-	Members    []string `json:"members"`
-	Pending    bool     `json:"pending"`
-	Generation uint64   `json:"generation"`
-	// Valid is false before the replica joined and once it cannot renew its Lease: it then
-	// calls nothing.
-	Valid bool `json:"valid"`
-}
-
-func (e *Engine) shardStatus() *ShardStatus {
+func (e *Engine) shardStatus() *status.ShardStatus {
 	if e.shard == nil {
 		return nil
 	}
 	st := e.shard.Status()
-	return &ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
+	return &status.ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
 		Pending: st.Pending, Generation: st.Generation, Valid: st.Valid}
 }
