@@ -108,7 +108,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.valid} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.Valid} })
 	}
 	if cfg.Sharding != nil {
 		var err error
@@ -162,7 +162,7 @@ func (e *Engine) init(env Env) {
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(newShardCollector(e))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shardMembers, Owned: e.shardOwned}))
 		}
 	}
 }
@@ -268,8 +268,8 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher, shardLost <
 	var leading <-chan bool
 	var fence <-chan time.Time
 	if e.lead != nil {
-		leading = e.lead.changes
-		ticker := time.NewTicker(e.lead.cfg.RetryPeriod / 2)
+		leading = e.lead.Changes()
+		ticker := time.NewTicker(e.lead.Config().RetryPeriod / 2)
 		defer ticker.Stop()
 		fence = ticker.C
 	}

@@ -37,7 +37,7 @@ func (v *version) replay(ev event) {
 	case obj == nil:
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, ErrNotFound, ev.sub.cache.Resource, ev.key)}
 		return
-	case v.standby || !v.lead.valid():
+	case v.standby || !v.lead.Valid():
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)}
 		return
 	case !v.handles(ev.key):

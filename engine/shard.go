@@ -113,7 +113,7 @@ type gainedKeys struct {
 // begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
 // or another replica owns key. end is called when the call is over.
 func (v *version) begin(key string) (end func(), ok bool) {
-	if v.standby || !v.lead.valid() {
+	if v.standby || !v.lead.Valid() {
 		return nil, false
 	}
 	if v.shard == nil {
@@ -176,4 +176,31 @@ func (e *Engine) shardStatus() *status.ShardStatus {
 	st := e.shard.Status()
 	return &status.ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
 		Pending: st.Pending, Generation: st.Generation, Valid: st.Valid}
+}
+
+// shardMembers is the ring this replica acts on, for the shard metrics.
+func (e *Engine) shardMembers() (members int, generation uint64) {
+	st := e.shard.Status()
+	return len(st.Members), st.Generation
+}
+
+// shardOwned counts, per script with a serving version, the cached objects this replica
+// owns; each store is read under its lock.
+func (e *Engine) shardOwned() map[string]int {
+	out := map[string]int{}
+	for _, v := range e.needs.versions() {
+		if v.currentState() != stateCurrent {
+			continue
+		}
+		n := 0
+		for _, sub := range v.subscriptions() {
+			for _, key := range v.store.Keys(sub.cache.Resource) {
+				if e.shard.Handles(key) {
+					n++
+				}
+			}
+		}
+		out[v.name] = n
+	}
+	return out
 }

@@ -57,12 +57,9 @@ func (e *Engine) leaderStatus() status.LeaderStatus {
 	if e.lead == nil {
 		return status.LeaderStatus{Leading: true}
 	}
-	ls := status.LeaderStatus{Enabled: true, Leading: e.lead.valid(), Identity: e.lead.cfg.Identity,
-		Lease: e.lead.cfg.Namespace + "/" + e.lead.cfg.Name}
-	if h := e.lead.holder.Load(); h != nil {
-		ls.Holder = *h
-	}
-	return ls
+	cfg := e.lead.Config()
+	return status.LeaderStatus{Enabled: true, Leading: e.lead.Valid(), Identity: cfg.Identity,
+		Lease: cfg.Namespace + "/" + cfg.Name, Holder: e.lead.Holder()}
 }
 
 func (e *Engine) informerStatus() []status.InformerStatus {
