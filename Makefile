@@ -64,16 +64,20 @@ unit: ## fast tests only, no control plane (go test -short)
 
 # make test runs these phases, each as soon as the phases after ':' have succeeded (the others
 # at once, overlapping downloads with builds on a cold machine), and prints each one's wall and
-# CPU time at the end, also when one fails; internal/cmd/phases says how.
+# CPU time at the end, also when one fails; internal/cmd/phases says how. The tests start once
+# vet has compiled the tree with -race (they reuse it) and run beside lint: they wait on the
+# control plane much of the time, and lint fills those waits. prebuild follows the control
+# plane because they share most packages (same flags and versions) and two concurrent go
+# commands would each compile them.
 TEST_PHASES := \
 	'modules=$(MAKE) --no-print-directory modules' \
 	'controlplane=$(MAKE) --no-print-directory controlplane' \
 	'golangci-lint=$(MAKE) --no-print-directory $(BIN)/golangci-lint' \
 	'vet:modules=$(MAKE) --no-print-directory vet' \
-	'prebuild:modules=$(MAKE) --no-print-directory prebuild' \
+	'prebuild:modules,controlplane=$(MAKE) --no-print-directory prebuild' \
 	'lint:vet,golangci-lint=$(MAKE) --no-print-directory lint' \
 	'test-extra:lint=$(MAKE) --no-print-directory test-extra' \
-	'test:controlplane,prebuild,lint=$(MAKE) --no-print-directory test-go'
+	'test:controlplane,prebuild,vet=$(MAKE) --no-print-directory test-go'
 
 test: ## everything CI runs: vet, lint, and all tests with -race against a real control plane; times each phase
 	@$(STATIC_BUILD) -o $(BIN)/phases ./internal/cmd/phases

@@ -9,6 +9,11 @@
 //   - Live heap is runtime.MemStats.HeapAlloc after two forced GCs, taken while the informer
 //     (or engine) still runs and holds its cache, minus the same reading taken just before it
 //     started. Time is wall time from start until every initial object has been handled.
+//   - The latency comparisons (BenchmarkTraceLatency, BenchmarkScriptMetricsLatency) alternate
+//     contenders in short slices inside one process, a contender being a runtime toggle
+//     (slices_test.go), and report p50 and p99 with bootstrap intervals over rounds
+//     (slicestats_test.go), for the whole write→handler latency and for the runner's own share
+//     of it (its handler time minus a bare client-go informer's for the same write).
 //   - BenchmarkProcessInitialSync measures whole processes instead: wall time from exec until
 //     the process prints that it has handled every object, and the kernel's peak RSS of the
 //     process (getrusage). Its client-go contender is this test binary re-executed

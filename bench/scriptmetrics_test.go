@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -94,90 +93,68 @@ func BenchmarkScriptMetricsScrape(b *testing.B) {
 }
 
 // BenchmarkScriptMetricsLatency: write→handler latency at latencyRate writes a second (the
-// event latency benchmark's writer and script) with no scrape, with a scrape every second of
-// the 20,000-series family another script of the same runner declares, and with a scrape
-// every second of the Go collector's. The rounds alternate, twice;
-// $JSINFORMER_LATENCY_SECONDS sets each round's length (default 30).
+// event latency benchmark's writer and script) in a runner that also loads the metrics script
+// (20,000 series), alternating in short slices (slices_test.go) between no scrape, a scrape
+// every second of the script's family (the runner's registry, as /metrics serves it), and a
+// scrape every second of the same family from the Go collector over a client-go informer of
+// its own in the process: the cost of serving 20,000 series a second without JavaScript.
+// $JSINFORMER_LATENCY_ROUNDS (default 20) and $JSINFORMER_SLICE_SECONDS (default 5) set the
+// run's shape.
 func BenchmarkScriptMetricsLatency(b *testing.B) {
 	cp := seeded(b)
-	d := 30 * time.Second
-	if s := os.Getenv("JSINFORMER_LATENCY_SECONDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("JSINFORMER_LATENCY_SECONDS: %v", err)
-		}
-		d = time.Duration(n) * time.Second
-	}
+	cfg := sliceConfigFromEnv(b, 20, 5*time.Second)
 	for range b.N {
-		lat := map[string][]float64{}
-		for range 2 {
-			for _, mode := range []string{"quiet", "js", "go"} {
-				lat[mode] = append(lat[mode], scrapedLatency(b, cp, d, mode)...)
-			}
-		}
-		for _, mode := range []string{"quiet", "js", "go"} {
-			b.ReportMetric(percentile(lat[mode], 50), mode+"-p50-ms")
-			b.ReportMetric(percentile(lat[mode], 99), mode+"-p99-ms")
-			b.Logf("%s: p50 %.2f ms, p99 %.2f ms (%d updates)", mode, percentile(lat[mode], 50), percentile(lat[mode], 99), len(lat[mode]))
-		}
-		b.ReportMetric(percentile(lat["js"], 99)-percentile(lat["quiet"], 99), "js-p99-delta-ms")
-		b.ReportMetric(percentile(lat["go"], 99)-percentile(lat["quiet"], 99), "go-p99-delta-ms")
+		scrapeSlices(b, cp, cfg)
 	}
 }
 
-// scrapedLatency runs one round: a runner with the latency script and the metrics script,
-// writes for d, and scrapes every second: nothing (quiet), the script's family (js), or the
-// same family from the Go collector over a client-go informer of its own (go), the cost of
-// serving 20,000 series a second without JavaScript.
-func scrapedLatency(b *testing.B, cp *controlplane.ControlPlane, d time.Duration, mode string) []float64 {
-	ns := fmt.Sprintf("latency-metrics-%d", time.Now().UnixNano())
-	seedLatency(b, cp, ns)
-	latScript := `export default { watch: { resource: "v1/configmaps", namespace: "` + ns + `" },
-  onUpdate(o, n) { const a = n.metadata.annotations || {}; log.info("lat", { name: n.metadata.name, t: a["bench/t"] || "" }); } };`
-	tap := latencyTap{lat: newLatencies(), ready: make(chan struct{}), once: &sync.Once{}}
-	reg, stop := startRunnerWith(b, cp, map[string]string{"metrics.js": metricsScript, "lat.js": latScript}, slog.New(tap), tap.ready)
-	defer stop()
-	if mode == "go" {
-		goReg, stopGo := startGoCollector(b, cp)
-		defer stopGo()
-		reg = goReg
-	}
+func scrapeSlices(b *testing.B, cp *controlplane.ControlPlane, cfg sliceConfig) {
+	p := newProbe()
 	ctx, cancel := context.WithCancel(context.Background())
-	var scrapes sync.WaitGroup
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	ns := sliceNamespace(b, cp, "latency-metrics")
+	startArrivals(b, ctx, &wg, cp, p)
+	tap := newLoadTap(p)
+	reg, stop := startRunnerWith(b, cp, map[string]string{"metrics.js": metricsScript, "lat.js": latencyScript(ns)}, slog.New(tap), tap.ready)
+	defer stop()
+	goReg, stopGo := startGoCollector(b, cp)
+	defer stopGo()
+	var scrapes, short int
 	var scrapeErr error
-	if mode != "quiet" {
-		scrapes.Go(func() {
-			tick := time.NewTicker(time.Second)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-					if n, err := scrape(reg); err != nil || n < seedCount {
-						scrapeErr = fmt.Errorf("scrape: %d lines, %w", n, err)
+	scraper := func(reg *prometheus.Registry) func() func() {
+		return func() func() {
+			sctx, stop := context.WithCancel(ctx)
+			var done sync.WaitGroup
+			done.Go(func() {
+				tick := time.NewTicker(time.Second)
+				defer tick.Stop()
+				for {
+					n, err := scrape(reg)
+					scrapes++
+					if err != nil {
+						scrapeErr = err
+					} else if n < seedCount {
+						short++
+					}
+					select {
+					case <-sctx.Done():
+						return
+					case <-tick.C:
 					}
 				}
-			}
-		})
+			})
+			return func() { stop(); done.Wait() }
+		}
 	}
-	err := writeAtRate(cp, ns, d)
-	cancel()
-	scrapes.Wait()
-	if err != nil {
-		b.Fatal(err)
+	cs := []sliceContender{{name: "quiet", ns: ns}, {name: "js", ns: ns, attach: scraper(reg)}, {name: "go", ns: ns, attach: scraper(goReg)}}
+	recs := runSlices(b, cp, p, cs, cfg)
+	if scrapeErr != nil || short > 0 {
+		b.Fatalf("scrapes: %d of %d short, error %v", short, scrapes, scrapeErr)
 	}
-	if scrapeErr != nil {
-		b.Fatal(scrapeErr)
-	}
-	lat := tap.lat.wait(b)
-	// A loaded machine may not sustain the rate (the writer and the API server share its
-	// cores): the achieved rate is reported, and only a round with almost nothing fails.
-	if len(lat) < latencyRate*int(d/time.Second)/10 {
-		b.Fatalf("only %d updates timed", len(lat))
-	}
-	b.Logf("round %s: %d updates in %s (%.0f/s)", mode, len(lat), d, float64(len(lat))/d.Seconds())
-	return lat
+	b.Logf("%d scrapes of %d series each", scrapes, seedCount)
+	reportSlices(b, cs, recs, p, cfg)
 }
 
 // startMetricsRunner runs an engine on scripts until stop, returning once it is ready.

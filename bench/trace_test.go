@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,8 +25,10 @@ import (
 //     recording on (the default) and off (--trace-records 0), alternating; wall time and peak
 //     RSS ratios (on/off).
 //   - BenchmarkTraceLatency: the write→handler latency at latencyRate writes a second, as
-//     BenchmarkEventLatency measures it, for the in-process runner with recording off, on, and
-//     on with a tail client attached to the debug API (an HTTP server-sent-events reader).
+//     BenchmarkEventLatency measures it, for in-process runners with recording off, on, and
+//     on with a tail client attached to the debug API (an HTTP server-sent-events reader),
+//     alternating in short slices (slices_test.go); $JSINFORMER_LATENCY_ROUNDS (default 20)
+//     and $JSINFORMER_SLICE_SECONDS (default 5) set the run's shape.
 
 func BenchmarkTraceInitialSync(b *testing.B) {
 	runner := deployedCopy(b, buildRunner(b))
@@ -43,81 +44,85 @@ func BenchmarkTraceInitialSync(b *testing.B) {
 
 func BenchmarkTraceLatency(b *testing.B) {
 	cp := controlplane.Require(b, env)
-	d := 30 * time.Second
-	if s := os.Getenv("JSINFORMER_LATENCY_SECONDS"); s != "" {
-		n, err := time.ParseDuration(s + "s")
-		if err != nil {
-			b.Fatalf("JSINFORMER_LATENCY_SECONDS: %v", err)
-		}
-		d = n
-	}
+	cfg := sliceConfigFromEnv(b, 20, 5*time.Second)
 	for range b.N {
-		for _, c := range []struct {
-			name    string
-			records int
-			tail    bool
-		}{{"off", -1, false}, {"on", 0, false}, {"on-tail", 0, true}} {
-			ns := fmt.Sprintf("trace-%s-%d", c.name, time.Now().UnixNano())
-			seedLatency(b, cp, ns)
-			lat, tailed := tracedLatency(b, cp, ns, d, c.records, c.tail)
-			if len(lat) < latencyRate*int(d/time.Second)/2 {
-				b.Fatalf("%s: only %d updates timed", c.name, len(lat))
-			}
-			if c.tail && tailed < int64(len(lat))/2 {
-				b.Fatalf("%s: the tail client read %d records for %d updates", c.name, tailed, len(lat))
-			}
-			b.ReportMetric(percentile(lat, 50), c.name+"-p50-ms")
-			b.ReportMetric(percentile(lat, 99), c.name+"-p99-ms")
-			b.Logf("%s: %d updates, p50 %.2f ms, p99 %.2f ms, tail read %d records", c.name, len(lat), percentile(lat, 50), percentile(lat, 99), tailed)
-		}
+		traceSlices(b, cp, cfg)
 	}
 }
 
-// tracedLatency is runnerLatency with Config.TraceRecords set and, with tail, a debug API
-// server and a client reading its tail stream; it returns the latencies and how many records
-// the tail client read.
-func tracedLatency(b *testing.B, cp *controlplane.ControlPlane, ns string, d time.Duration, records int, tail bool) ([]float64, int64) {
-	dir := b.TempDir()
-	script := `export default { watch: { resource: "v1/configmaps", namespace: "` + ns + `" },
-  onUpdate(o, n) { const a = n.metadata.annotations || {}; log.info("lat", { name: n.metadata.name, t: a["bench/t"] || "" }); } };`
-	if err := os.WriteFile(filepath.Join(dir, "lat.js"), []byte(script), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	tap := latencyTap{lat: newLatencies(), ready: make(chan struct{}), once: &sync.Once{}}
-	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: slog.New(tap), PaceGC: true, TraceRecords: records})
-	if err != nil {
-		b.Fatal(err)
-	}
+// traceSlices is one alternating run (slices_test.go): two runners in this process, recording
+// off and on, each handling a namespace of its own; the writer writes to one of them per
+// slice; the on runner serves its debug API, to which a tail client is attached for the
+// on-tail slices only.
+func traceSlices(b *testing.B, cp *controlplane.ControlPlane, cfg sliceConfig) {
+	p := newProbe()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	wg.Go(func() {
-		if err := e.Run(ctx); err != nil {
-			b.Errorf("runner: %v", err)
-		}
-	})
-	<-tap.ready
-	var tailed atomic.Int64
-	if tail {
-		startTail(b, ctx, &wg, e, &tailed)
-	}
-	if err := writeAtRate(cp, ns, d); err != nil {
-		b.Fatal(err)
-	}
-	return tap.lat.wait(b), tailed.Load()
-}
-
-// startTail serves e's debug API on a loopback port and reads /debug/tail from it over HTTP,
-// counting records, until ctx ends; both goroutines join wg.
-func startTail(b *testing.B, ctx context.Context, wg *sync.WaitGroup, e *engine.Engine, tailed *atomic.Int64) {
+	nsOff, nsOn := sliceNamespace(b, cp, "trace-off"), sliceNamespace(b, cp, "trace-on")
+	startArrivals(b, ctx, &wg, cp, p)
+	startTracedRunner(b, ctx, &wg, cp, p, nsOff, -1)
+	on := startTracedRunner(b, ctx, &wg, cp, p, nsOn, 0)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := debugapi.New(debugapi.Options{Source: e, Loopback: true})
+	srv := debugapi.New(debugapi.Options{Source: on, Loopback: true})
 	wg.Go(func() { _ = srv.Serve(ctx, l) })
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+l.Addr().String()+"/debug/tail", nil)
+	var tailed atomic.Int64
+	attachTail := func() func() {
+		tctx, stop := context.WithCancel(ctx)
+		var tails sync.WaitGroup
+		startTail(b, tctx, &tails, "http://"+l.Addr().String()+"/debug/tail", &tailed)
+		return func() { stop(); tails.Wait() }
+	}
+	cs := []sliceContender{{name: "off", ns: nsOff}, {name: "on", ns: nsOn}, {name: "on-tail", ns: nsOn, attach: attachTail}}
+	recs := runSlices(b, cp, p, cs, cfg)
+	tailWrites := 0
+	for _, r := range recs {
+		if r.contender == 2 {
+			tailWrites += r.sent
+		}
+	}
+	if tailed.Load() < int64(tailWrites)/2 {
+		b.Fatalf("the tail client read %d records during slices of %d writes", tailed.Load(), tailWrites)
+	}
+	b.Logf("the tail client read %d records during slices of %d writes", tailed.Load(), tailWrites)
+	reportSlices(b, cs, recs, p, cfg)
+}
+
+// startTracedRunner runs an engine with Config.TraceRecords records on the latency script of
+// ns until ctx ends, returning once it is ready.
+func startTracedRunner(b *testing.B, ctx context.Context, wg *sync.WaitGroup, cp *controlplane.ControlPlane, p *probe, ns string, records int) *engine.Engine {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lat.js"), []byte(latencyScript(ns)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	tap := newLoadTap(p)
+	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: slog.New(tap), PaceGC: true, TraceRecords: records})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		if err := e.Run(ctx); err != nil {
+			b.Errorf("runner: %v", err)
+		}
+	})
+	select {
+	case <-tap.ready:
+	case <-done:
+		b.Fatal("the runner stopped before it was ready")
+	}
+	return e
+}
+
+// startTail reads url (a debug API's /debug/tail) over HTTP, counting records, until ctx
+// ends; its goroutine joins wg.
+func startTail(b *testing.B, ctx context.Context, wg *sync.WaitGroup, url string, tailed *atomic.Int64) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

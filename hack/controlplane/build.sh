@@ -20,6 +20,10 @@ for p in "${pkgs[@]}"; do
 done
 ld+=" -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
 echo "building kube-apiserver $k8s and etcd $(go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3) into bin/ (a cold build takes a few minutes)"
+# Static and trimmed, as `make prebuild` compiles the runner: with the versions this go.mod
+# shares with the runner's (aligned; TestControlPlaneSharesDependencyVersions keeps them so),
+# the two builds compile their common packages once.
+export CGO_ENABLED=0
 go build -trimpath -ldflags "$ld" -o "$bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 go build -trimpath -ldflags "-s -w" -o "$bin/etcd" ./cmd/etcd
 echo "$want" > "$bin/.controlplane.sum"
