@@ -14,7 +14,7 @@ import (
 // failing ones first); KeyCount says how many there are.
 const KeysPerScript = 100
 
-// Snapshot is the /ui/events "snapshot" event's data: the engine's state API (engine.Status)
+// Snapshot is the /ui/events "snapshot" event's data: the engine's state API (package status, Engine.Status)
 // with each script's queues, code frame, memory and call rates beside it.
 type Snapshot struct {
 	Time      time.Time             `json:"time"`

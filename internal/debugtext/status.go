@@ -10,7 +10,7 @@ import (
 	"github.com/jsinformer/jsinformer/status"
 )
 
-// Status prints engine.Status as runner status shows it: a summary line, then scripts,
+// Status prints status.Status as runner status shows it: a summary line, then scripts,
 // their last loads, watches and informers.
 func Status(w io.Writer, st status.Status) {
 	ready := "yes"
