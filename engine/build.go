@@ -55,7 +55,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		return nil, err
 	}
 	v := &version{
-		book: e.book, src: src, standby: e.lead != nil && !e.lead.leading.Load(), lead: e.lead, shard: e.shard,
+		book: e.book, src: src, standby: e.lead != nil && !e.lead.Leading(), lead: e.lead, shard: e.shard,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
 		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
 		indexFailed: map[scriptcache.Key]bool{},
@@ -80,7 +80,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	subs := v.subs
 	v.insp.subs.Store(&subs)
 	e.needs.subscribed(v, v.subs)
-	e.book.added(v, targetKeys(targets))
+	e.book.Added(v.name, v.hash, v, watchesOf(targetKeys(targets)))
 	e.stats.versions.Inc()
 	e.stats.backlog.add(v)
 	return v, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // TestCollectsOnceAfterInitialSync checks the engine collects the initial lists' garbage
@@ -23,9 +24,9 @@ func TestCollectsOnceAfterInitialSync(t *testing.T) {
 		r := startEngine(t, map[string]string{"a.js": v1}, func(c *engine.Config) { c.PaceGC = pace })
 		r.write(t, "a.js", watchScript(ns, `  onAdd(cm, ctx) { log.info("v2"); },`))
 		// v1 done: it drained, and the collector's look after the reload has returned.
-		waitScript(t, r.engine, "a.js", "v1 drained after the reload", func(s engine.ScriptStatus) bool {
+		waitScript(t, r.engine, "a.js", "v1 drained after the reload", func(s status.ScriptStatus) bool {
 			old, ok := s.Version(hashOf(v1))
-			return ok && old.State == engine.VersionDone
+			return ok && old.State == status.VersionDone
 		})
 		if pace {
 			r.log.waitFor(t, "collection after the initial sync", 1, msg("collected garbage after the initial sync"))
@@ -71,9 +72,9 @@ func TestReloadPutsTheGCPercentBack(t *testing.T) {
 	r := startEngine(t, map[string]string{"a.js": src(1)}, func(c *engine.Config) { c.PaceGC = true })
 	for i := 2; i <= 4; i++ { // the first reload measures a load, the next ones can lift
 		r.write(t, "a.js", src(i))
-		waitScript(t, r.engine, "a.js", fmt.Sprintf("v%d drained after the reload", i-1), func(s engine.ScriptStatus) bool {
+		waitScript(t, r.engine, "a.js", fmt.Sprintf("v%d drained after the reload", i-1), func(s status.ScriptStatus) bool {
 			old, ok := s.Version(hashOf(src(i - 1)))
-			return ok && old.State == engine.VersionDone
+			return ok && old.State == status.VersionDone
 		})
 		if got := gcPercent(); got != userPercent {
 			t.Fatalf("GC percent after reload %d = %d, want the user's %d", i-1, got, userPercent)

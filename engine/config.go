@@ -79,8 +79,9 @@ type Config struct {
 	// calls handlers and reconciles only for the keys it owns. Its durations mean what they
 	// mean for LeaderElection, with which it cannot be combined.
 	Sharding *LeaderElection
-	// MemoryLimit, when positive, turns the memory guard on (memguard.go): near this many bytes
-	// of Go heap, the script whose memory keeps growing is stopped until its file changes.
+	// MemoryLimit, when positive, turns the memory guard on (package engine/internal/memguard):
+	// near this many bytes of Go heap, the script whose memory keeps growing is stopped until
+	// its file changes.
 	// The runner sets it from --memory-limit, GOMEMLIMIT or the container's limit.
 	MemoryLimit int64
 	// MetricSeriesLimit is the most series one metric family of a script may have

@@ -7,19 +7,35 @@
 //
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
 // (build.go, version.go, state.go, event.go, queue.go, coalesce.go, backlog.go, index.go,
-// handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the memory guard (memguard.go,
-// memstop.go, scriptmemory.go, collect.go), leader election (leader.go), sharding (shard.go,
-// shardmetrics.go; the ring itself is package sharding), informer health
-// (health.go), the state API (status.go, statusbook.go), the environment (env.go, drive.go,
-// dryrunforce.go, config.go) and the engine's own series (stats.go). What plugs into it is in
-// internal/, each package with its own contract and tests, none importing this one:
+// handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the environment (env.go,
+// drive.go, dryrunforce.go, config.go), informer health and readiness (health.go) and the
+// engine's own series (stats.go). The rest of this folder is the engine's side of what plugs
+// into it: each file below hands a package its versions or records into it, and nothing
+// more. What plugs in lives in its own package, each with a doc.go stating its contract and
+// its own tests, none importing this one:
+//   - package status (top level: the state API is public): Status and its types, the Book
+//     the loader records each transition into, and the handler counters. status.go builds a
+//     Status from the book, the informers and leadership.
+//   - internal/memguard: the memory guard's decisions (when to measure, whom to stop,
+//     when to collect to know the live heap). memstop.go implements memguard.Version on the
+//     versions, starts the guard, and stops the version it names on the loader.
+//   - internal/leader: leader election and its fence. leader.go reloads the scripts on
+//     becoming leader and fences writes (fencedTransport, shared with sharding).
+//   - internal/inspect: the debug views gathered from the live versions (Queue, Cache,
+//     Indexes, IndexSummaries, Deliveries), the reconcile key book, pauses and Explain's
+//     verdicts. inspectlive.go implements inspect.Live on the versions and hands them over;
+//     explain.go, actions.go and replay.go are the views and actions that need the engine
+//     itself (the server's copy of an object, the trace, a worker's queue).
 //   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
 //     Script's logger and client); tracecall.go and tracereconcile.go decide what is recorded.
-//   - internal/enginemetrics: the scripts' metric families and the informer-health collector;
-//     metrics.go hands it each version and runs the collects on the version's worker.
-//   - internal/inspect: what the debug views keep beside the versions (the reconcile key
-//     book, pauses) and Explain's verdicts; explain.go, inspect*.go, indexsummary.go,
-//     actions.go and replay.go gather the views from the live versions.
+//   - internal/enginemetrics: the scripts' metric families, the informer-health collector and
+//     the shard ring's; metrics.go hands it each version and runs the collects on the
+//     version's worker, shard.go reads the ring for it.
+//
+// Beside them, at top level: package sharding (the ring; shard.go asks it before each call),
+// k8sclient (the scripts' `k8s` client, events, redaction) and offline (an in-memory cluster
+// and virtual clock that drive the engine through drive.go). The garbage-collection pacing
+// (collect.go) is still this folder's.
 //
 // Goroutines and ownership:
 //   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
@@ -69,12 +85,13 @@
 // read it from other goroutines. An update whose metadata.uid changed is split into a delete
 // (final state unknown) and an add before it is queued.
 //
-// Leader election (leader.go): the elector goroutine is started by Run and joined after every
-// version has stopped, so the Lease is released only when nothing of this runner can still
-// write. Versions built while standing by call nothing; becoming leader loads every script
-// again. Calls and writes are fenced on the last renewal being within the renew deadline.
-// At shutdown versions take no further event and the calls in flight get the handler timeout
-// (plus a second) to finish before they are interrupted.
+// Leader election (leader.go; the elector is package engine/internal/leader): the elector
+// goroutine is started by Run and joined after every version has stopped, so the Lease is
+// released only when nothing of this runner can still write. Versions built while standing by
+// call nothing; becoming leader loads every script again. Calls and writes are fenced on the
+// last renewal being within the renew deadline. At shutdown versions take no further event and
+// the calls in flight get the handler timeout (plus a second) to finish before they are
+// interrupted.
 //
 // Sharding (shard.go, Config.Sharding): a member of package sharding runs on a goroutine Run
 // starts and stops after every version has stopped (then it deletes its Lease). Informers,
@@ -95,15 +112,16 @@
 // closes, or once its predecessor has drained), and the user's percent is back when no lift
 // is left.
 //
-// Memory guard (memguard.go, memtrend.go, memstop.go): with Config.MemoryLimit, a goroutine
-// started by Run and joined before the versions stop reads the heap every MemoryCheckInterval,
-// and runs a garbage collection itself (on its own goroutine, blocking only itself) when the
-// last live figure is stale near its threshold and a version qualifies for a stop. It asks
-// serving versions for measurements (taken by each Script's owner after its next call, never
-// concurrently with it) and hands the loader the version to stop; only the loader stops it,
-// at once (its running call interrupted, its queued events and reconcile keys dropped and
-// counted), and remembers its content as stopped until the file changes. The guard keeps no
-// reference to a version it no longer sees serving, so a stopped version's runtime is garbage.
+// Memory guard (package engine/internal/memguard; memstop.go): with Config.MemoryLimit, a
+// goroutine started by Run and joined before the versions stop reads the heap every
+// MemoryCheckInterval, and runs a garbage collection itself (on its own goroutine, blocking
+// only itself) when the last live figure is stale near its threshold and a version qualifies
+// for a stop. It asks serving versions for measurements (taken by each Script's owner after its
+// next call, never concurrently with it) and hands the loader the version to stop; only the
+// loader stops it, at once (its running call interrupted, its queued events and reconcile keys
+// dropped and counted), and remembers its content as stopped until the file changes. The guard
+// keeps no reference to a version it no longer sees serving, so a stopped version's runtime is
+// garbage.
 //
 // Metrics from scripts (metrics.go; the families are package engine/internal/enginemetrics's):
 // one collector, registered once, maps each script to its serving version's families; the
@@ -122,24 +140,24 @@
 // an in-memory cluster and a virtual clock and drives the engine through drive.go (NewDriven,
 // Load, Idle, Close) in place of Run. Nothing in the engine asks which one it runs on.
 //
-// State API (status.go, statusbook.go): Status is a snapshot of scripts, their versions and
+// State API (package status; status.go): Status is a snapshot of scripts, their versions and
 // states, recent loads, handler counters, watches, informers and leadership, safe from any
 // goroutine; StatusChanged signals each change. The loader records every transition in the
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (tracecall.go, tracereconcile.go, explain.go, inspectviews.go, actions.go,
-// replay.go): every event a worker handles, every reconcile run and every replay becomes a
-// TraceRecord in a bounded recorder (TracePerObject per object, Config.TraceRecords overall,
-// oldest first out), with the call's log lines, writes and enqueued keys, collected by a tap
-// wrapped around each Script's logger and k8s client (each Script's calls never overlap, so
-// one open record per tap). The recorder and the taps are package engine/internal/trace; the
-// engine decides what to record and when. Explain, Queue, Cache, Indexes, Status and
-// Subscribe read from any goroutine: they find live versions through needs and read stores
-// under their locks. Actions never touch a version's runtime from outside: Replay travels as
-// an event on the worker's queue, Retry goes through the reconcile workqueue, Pause holds the
-// worker before its next event (inspect.Pauses). Package debugapi serves all of it; this
-// package knows nothing of HTTP.
+// Inspection (tracecall.go, tracereconcile.go, explain.go, inspectlive.go, actions.go,
+// replay.go; packages engine/internal/trace and engine/internal/inspect): every event a worker
+// handles, every reconcile run and every replay becomes a TraceRecord in a bounded recorder
+// (TracePerObject per object, Config.TraceRecords overall, oldest first out), with the call's
+// log lines, writes and enqueued keys, collected by a tap wrapped around each Script's logger
+// and k8s client (each Script's calls never overlap, so one open record per tap). The recorder
+// and the taps are package engine/internal/trace; the engine decides what to record and when.
+// Explain, Queue, Cache, Indexes, Status and Subscribe read from any goroutine: they find live
+// versions through needs and read stores under their locks. Actions never touch a version's
+// runtime from outside: Replay travels as an event on the worker's queue, Retry goes through
+// the reconcile workqueue, Pause holds the worker before its next event (inspect.Pauses).
+// Package debugapi serves all of it; this package knows nothing of HTTP.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates
 // them, and scripts see them through read-only views.

@@ -23,6 +23,7 @@ import (
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Engine runs the scripts of one folder against one cluster. Create it with New and call Run
@@ -39,8 +40,8 @@ type Engine struct {
 	// scriptMetrics serves the scripts' metric families (metrics.go); the loader swaps its
 	// entries, scrapes read them.
 	scriptMetrics *enginemetrics.Scripts
-	book          *statusBook // the state API (status.go)
-	memory        sync.Map    // script name → int64: its runtimes' last measured bytes (memory guard)
+	book          *status.Book // the state API (status.go)
+	memory        sync.Map     // script name → int64: its runtimes' last measured bytes (memory guard)
 	defaults      []dynamicinformer.Resource
 	// closeConns closes the idle connections of the transport New built, if it built one.
 	closeConns func()
@@ -107,7 +108,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.valid} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.Valid} })
 	}
 	if cfg.Sharding != nil {
 		var err error
@@ -148,7 +149,7 @@ func New(cfg Config) (*Engine, error) {
 // share.
 func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
-	e.stats, e.book = newStats(e.cfg.Registerer), newStatusBook()
+	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
@@ -161,7 +162,7 @@ func (e *Engine) init(env Env) {
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(newShardCollector(e))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shardMembers, Owned: e.shardOwned}))
 		}
 	}
 }
@@ -267,8 +268,8 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher, shardLost <
 	var leading <-chan bool
 	var fence <-chan time.Time
 	if e.lead != nil {
-		leading = e.lead.changes
-		ticker := time.NewTicker(e.lead.cfg.RetryPeriod / 2)
+		leading = e.lead.Changes()
+		ticker := time.NewTicker(e.lead.Config().RetryPeriod / 2)
 		defer ticker.Stop()
 		fence = ticker.C
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // watchScript is a script on configmaps of one namespace with the given body.
@@ -101,7 +102,9 @@ func TestEndlessLoopIsInterrupted(t *testing.T) {
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "spin", nil, nil))
 	r.create(t, configmapsGVR, configmap(ns, "next", nil, nil))
-	r.log.waitFor(t, "timeout logged", 1, msg("script handler failed", "script", "loop.js", "timeout", "true"))
+	waitScript(t, r.engine, "loop.js", "the endless call timed out", func(s status.ScriptStatus) bool {
+		return s.Handlers["onAdd"].Timeouts == 1
+	})
 	r.log.waitFor(t, "the next event still handled", 1, msg("after", "name", "next"))
 }
 

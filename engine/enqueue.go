@@ -23,7 +23,7 @@ func (v *version) enqueueFor(ev event, rec *TraceRecord) {
 // enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
 // last state is unknown enqueues nothing.
 func (v *version) enqueueMapped(ev event, rec *TraceRecord) {
-	if ev.obj == nil || v.standby || !v.lead.valid() {
+	if ev.obj == nil || v.standby || !v.lead.Valid() {
 		return
 	}
 	keys, err := v.script.EnqueueKeys(ev.sub.target.watch, ev.obj)

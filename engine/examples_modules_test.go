@@ -12,6 +12,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Tests of the module examples 09-11, each running the example files unchanged.
@@ -72,7 +73,7 @@ func TestExample11NpmPackage(t *testing.T) {
 		t.Fatalf("this test installs examples/scripts/package.json with npm, which is not on PATH (%v): install Node.js and npm", err)
 	}
 	r := startEngine(t, examples(t, "11-outdated-images.js", "package.json"), slowModules)
-	failed := waitLoad(t, r, "11-outdated-images.js", engine.LoadFailed, "")
+	failed := waitLoad(t, r, "11-outdated-images.js", status.LoadFailed, "")
 	if e := failed.Error; e == nil || !strings.Contains(e.Message, `Could not resolve "semver"`) {
 		t.Fatalf("error = %+v, want it to name the missing package", e)
 	}
@@ -84,7 +85,7 @@ func TestExample11NpmPackage(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm install in the scripts folder: %v\n%s", err, out)
 	}
-	waitLoad(t, r, "11-outdated-images.js", engine.LoadLoaded, "")
+	waitLoad(t, r, "11-outdated-images.js", status.LoadLoaded, "")
 
 	ns := r.namespace(t, uniqueName("ex11"))
 	r.create(t, deploymentsGVR, deployment(ns, "current", "registry.local:5000/library/nginx:1.27.3", 1))
@@ -124,10 +125,10 @@ func TestExamplesFolderAsTheDemoRunsIt(t *testing.T) {
 	st := r.engine.Status()
 	for _, name := range want {
 		s, _ := st.Script(name)
-		if n := loads(s, engine.LoadLoaded); n != 1 || s.State != engine.ScriptServing {
+		if n := loads(s, status.LoadLoaded); n != 1 || s.State != status.ScriptServing {
 			t.Errorf("%s: loaded %d times, state %q; want once, serving", name, n, s.State)
 		}
-		if n := loads(s, engine.LoadFailed); n > 0 {
+		if n := loads(s, status.LoadFailed); n > 0 {
 			t.Errorf("%s: %d failed loads: %+v", name, n, s.Loads)
 		}
 	}

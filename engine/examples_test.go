@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 var (
@@ -150,7 +151,7 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 	gizmos := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gizmos"}
 	waitServed(t, r, gizmos)
 	r.write(t, "g.js", `export default { watch: "`+short+`", onAdd(g) { log.info("gizmo", { name: g.metadata.name }); } };`)
-	waitLoad(t, r, "g.js", engine.LoadLoaded, "")
+	waitLoad(t, r, "g.js", status.LoadLoaded, "")
 	ns := r.namespace(t, uniqueName("late-crd"))
 	r.create(t, gizmos, map[string]any{"apiVersion": group + "/v1", "kind": "Gizmo",
 		"metadata": map[string]any{"name": "g1", "namespace": ns}})
@@ -162,8 +163,8 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 	group := uniqueName("retry") + ".example.com" // unique: CRDs are cluster-wide and stay
 	script := `export default { watch: "sprockets.` + group + `", onAdd(s) { log.info("sprocket", { name: s.metadata.name }); } };`
 	r := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) { c.RetryUnknownResources = 100 * time.Millisecond })
-	waiting := waitScript(t, r.engine, "s.js", "waiting for its resource", func(s engine.ScriptStatus) bool { return s.State == engine.ScriptWaiting })
-	if l, _ := lastLoad(waiting, engine.LoadWaiting); l.Error == nil || !strings.Contains(l.Error.Message, "unknown resource") {
+	waiting := waitScript(t, r.engine, "s.js", "waiting for its resource", func(s status.ScriptStatus) bool { return s.State == status.ScriptWaiting })
+	if l, _ := lastLoad(waiting, status.LoadWaiting); l.Error == nil || !strings.Contains(l.Error.Message, "unknown resource") {
 		t.Fatalf("waiting load %+v, want an unknown resource error", l)
 	}
 	// The operator's contract: the first failure is one WARN.
@@ -188,7 +189,7 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 		t.Fatalf("errors logged while waiting for the CRD: %v", got)
 	}
 	r.create(t, crdsGVR, crd)
-	waitLoad(t, r, "s.js", engine.LoadLoaded, "")
+	waitLoad(t, r, "s.js", status.LoadLoaded, "")
 	sprockets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "sprockets"}
 	r.create(t, sprockets, map[string]any{"apiVersion": group + "/v1", "kind": "Sprocket", "metadata": map[string]any{"name": "s1"}})
 	r.log.waitFor(t, "sprocket seen", 1, msg("sprocket", "name", "s1"))

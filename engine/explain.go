@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // DefaultExplainEvents is how many records Explain returns when asked for none in particular.
@@ -66,7 +66,7 @@ func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
 		f.Resource = res.String()
 	}
 	if f.Script != "" && !slices.Contains(e.scriptNames(), f.Script) {
-		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, suggest(f.Script, e.scriptNames()))
+		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, inspect.Suggest(f.Script, e.scriptNames()))
 	}
 	return e.trace.Subscribe(f), nil
 }
@@ -82,7 +82,7 @@ func (e *Engine) resolveForInspect(resource string) (dynamicinformer.Resource, e
 
 // fetch reads the object from the server; nil when it does not exist.
 func (e *Engine) fetch(ctx context.Context, res dynamicinformer.Resource, key string) (scripting.Object, error) {
-	ns, name, err := splitKey(res, key)
+	ns, name, err := inspect.SplitKey(res, key)
 	if err != nil {
 		return nil, err
 	}
@@ -101,54 +101,10 @@ func (e *Engine) fetch(ctx context.Context, res dynamicinformer.Resource, key st
 	return obj, nil
 }
 
-// splitKey checks key against the resource's scope.
-func splitKey(res dynamicinformer.Resource, key string) (ns, name string, err error) {
-	ns, name, found := strings.Cut(key, "/")
-	switch {
-	case res.Namespaced && (!found || ns == "" || name == ""):
-		return "", "", fmt.Errorf("object %q: %w: %s is namespaced: name it NAMESPACE/NAME", key, ErrInvalid, res)
-	case !res.Namespaced && found:
-		return "", "", fmt.Errorf("object %q: %w: %s is cluster-scoped: name it NAME, without a namespace", key, ErrInvalid, res)
-	case !res.Namespaced:
-		return "", key, nil
-	}
-	return ns, name, nil
-}
-
-// deliveries judges, for every live version, whether it is shown the object.
+// deliveries judges, for every live version and every script not serving, whether it is
+// shown the object.
 func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj scripting.Object) []Delivery {
-	out := []Delivery{}
-	for _, v := range e.needs.versions() {
-		d := Delivery{Script: v.name, Version: v.hash, State: v.currentState().String()}
-		d.Cached = v.store.Get(res.String(), key) != nil
-		var watched []string
-		var closest *Delivery
-		for _, sub := range v.subscriptions() {
-			if sub.target.resource.String() != res.String() {
-				watched = append(watched, sub.target.resource.String())
-				continue
-			}
-			verdict := inspect.Judge(sub.target.resource, sub.target.key, key, obj)
-			if verdict.Delivered || closest == nil {
-				closest = &verdict
-			}
-			if verdict.Delivered {
-				break
-			}
-		}
-		if closest == nil {
-			d.Reason, d.Detail = "not watched", "the script watches "+strings.Join(watched, ", ")
-		} else {
-			d.Delivered, d.Reason, d.Detail, d.Watch = closest.Delivered, closest.Reason, closest.Detail, closest.Watch
-		}
-		if d.Delivered && v.currentState() == stateSyncing {
-			d.Delivered, d.Reason, d.Detail = false, "syncing", "this version is still replaying the cache; the previous one, if any, serves"
-		}
-		if e.pauses.Paused(v.name) {
-			d.Detail = strings.TrimPrefix(d.Detail+"; the script is paused", "; ")
-		}
-		out = append(out, d)
-	}
+	out := inspect.Deliveries(e.live(), res, key, obj, e.pauses.Paused)
 	return append(out, e.notServing(out)...)
 }
 
@@ -162,9 +118,9 @@ func (e *Engine) notServing(live []Delivery) []Delivery {
 		}
 		d := Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
 		switch s.State {
-		case ScriptStopped:
+		case status.ScriptStopped:
 			d.Reason, d.Detail = "stopped", "the memory guard stopped the script; it stays stopped until its file changes"
-		case ScriptFailed, ScriptWaiting:
+		case status.ScriptFailed, status.ScriptWaiting:
 			d.Reason, d.Detail = "not loaded", "the script's content did not load"
 			if n := len(s.Loads); n > 0 && s.Loads[n-1].Error != nil {
 				d.Detail += ": " + s.Loads[n-1].Error.Message

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 var env *controlplane.ControlPlane
@@ -326,7 +327,7 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 
 // waitStatus waits until the engine's Status satisfies cond, and returns that Status. It wakes
 // on every change of the state API and polls besides, for the counters, which move silently.
-func waitStatus(t *testing.T, e *engine.Engine, what string, cond func(engine.Status) bool) engine.Status {
+func waitStatus(t *testing.T, e *engine.Engine, what string, cond func(status.Status) bool) status.Status {
 	t.Helper()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
@@ -349,9 +350,9 @@ func waitStatus(t *testing.T, e *engine.Engine, what string, cond func(engine.St
 }
 
 // waitScript waits until the named script's status satisfies cond, and returns it.
-func waitScript(t *testing.T, e *engine.Engine, name, what string, cond func(engine.ScriptStatus) bool) engine.ScriptStatus {
+func waitScript(t *testing.T, e *engine.Engine, name, what string, cond func(status.ScriptStatus) bool) status.ScriptStatus {
 	t.Helper()
-	st := waitStatus(t, e, name+": "+what, func(st engine.Status) bool {
+	st := waitStatus(t, e, name+": "+what, func(st status.Status) bool {
 		s, ok := st.Script(name)
 		return ok && cond(s)
 	})
@@ -360,17 +361,17 @@ func waitScript(t *testing.T, e *engine.Engine, name, what string, cond func(eng
 }
 
 // lastLoad is the newest load of s with one of results; ok is false when there is none.
-func lastLoad(s engine.ScriptStatus, results ...engine.LoadResult) (engine.LoadStatus, bool) {
+func lastLoad(s status.ScriptStatus, results ...status.LoadResult) (status.LoadStatus, bool) {
 	for i := len(s.Loads) - 1; i >= 0; i-- {
 		if slices.Contains(results, s.Loads[i].Result) {
 			return s.Loads[i], true
 		}
 	}
-	return engine.LoadStatus{}, false
+	return status.LoadStatus{}, false
 }
 
 // loads counts the loads of s with result.
-func loads(s engine.ScriptStatus, result engine.LoadResult) int {
+func loads(s status.ScriptStatus, result status.LoadResult) int {
 	n := 0
 	for _, l := range s.Loads {
 		if l.Result == result {
@@ -382,10 +383,10 @@ func loads(s engine.ScriptStatus, result engine.LoadResult) int {
 
 // waitLoad waits until script has a load with result (of content hash, unless hash is "")
 // and returns the newest such load.
-func waitLoad(t *testing.T, r *runner, script string, result engine.LoadResult, hash string) engine.LoadStatus {
+func waitLoad(t *testing.T, r *runner, script string, result status.LoadResult, hash string) status.LoadStatus {
 	t.Helper()
-	var got engine.LoadStatus
-	waitScript(t, r.engine, script, fmt.Sprintf("a load %s %s", result, hash), func(s engine.ScriptStatus) bool {
+	var got status.LoadStatus
+	waitScript(t, r.engine, script, fmt.Sprintf("a load %s %s", result, hash), func(s status.ScriptStatus) bool {
 		for i := len(s.Loads) - 1; i >= 0; i-- {
 			if l := s.Loads[i]; l.Result == result && (hash == "" || l.Hash == hash) {
 				got = l
@@ -398,7 +399,7 @@ func waitLoad(t *testing.T, r *runner, script string, result engine.LoadResult, 
 }
 
 // countLoads is how many loads of script with result the state API remembers now.
-func countLoads(r *runner, script string, result engine.LoadResult) int {
+func countLoads(r *runner, script string, result status.LoadResult) int {
 	s, _ := r.engine.Status().Script(script)
 	return loads(s, result)
 }
@@ -406,7 +407,7 @@ func countLoads(r *runner, script string, result engine.LoadResult) int {
 // waitGone waits until script has been unloaded and its last version is done.
 func waitGone(t *testing.T, r *runner, script string) {
 	t.Helper()
-	waitStatus(t, r.engine, script+" unloaded", func(st engine.Status) bool {
+	waitStatus(t, r.engine, script+" unloaded", func(st status.Status) bool {
 		_, ok := st.Script(script)
 		return !ok
 	})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 )
 
 // Watch health: which informers the loaded scripts need, what the runner says when one of
@@ -83,10 +84,10 @@ func (n *needs) synced(v *version) {
 }
 
 // serving lists the versions that have synced and serve, for the memory guard.
-func (n *needs) serving() []measured {
+func (n *needs) serving() []memguard.Version {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var out []measured
+	var out []memguard.Version
 	for v, nd := range n.byVersion {
 		if nd.synced {
 			out = append(out, v)
@@ -174,7 +175,7 @@ func (e *Engine) onHealth(ev dynamicinformer.HealthEvent) {
 		"label_selector", ev.Key.LabelSelector, "field_selector", ev.Key.FieldSelector,
 		"scripts", strings.Join(e.needs.scripts(ev.Key), ","),
 	}
-	e.book.bump()
+	e.book.Bump()
 	switch ev.Kind {
 	case dynamicinformer.Failing:
 		e.logger.Warn("informer cannot list/watch; its scripts see no changes until it recovers", append(attrs, "error", ev.Err.Error())...)

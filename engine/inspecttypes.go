@@ -27,8 +27,38 @@ type (
 	Subscription = trace.Subscription
 )
 
-// KeyState is one reconcile key as the queue view shows it (inspect.KeyBook keeps them).
-type KeyState = inspect.KeyState
+// The views' shapes are package inspect's (engine/internal/inspect gathers the views from the
+// live versions); the engine shows them under its own names.
+type (
+	// KeyState is one reconcile key as the queue view shows it (inspect.KeyBook keeps them).
+	KeyState = inspect.KeyState
+	// QueueView is the answer of Queue.
+	QueueView = inspect.QueueView
+	// ScriptQueue is one live version's work: events waiting for its handler worker, the
+	// call it is running, and its reconcile keys.
+	ScriptQueue = inspect.ScriptQueue
+	// CallInFlight is a handler call running now.
+	CallInFlight = inspect.CallInFlight
+	// CacheView is the answer of Cache: what each script's ctx.cache holds of a resource.
+	CacheView = inspect.CacheView
+	// CachedObject is one object in one script version's cache.
+	CachedObject = inspect.CachedObject
+	// IndexQuery selects the objects one script's index function filed under a value.
+	IndexQuery = inspect.IndexQuery
+	// IndexesView is the answer of Indexes.
+	IndexesView = inspect.IndexesView
+	// ScriptIndexes is what one script version's index functions computed for the object.
+	ScriptIndexes = inspect.ScriptIndexes
+	// IndexSummary is one script version's index functions and what they filed.
+	IndexSummary = inspect.IndexSummary
+	// IndexDigest is one index: how many distinct values it holds and the most used.
+	IndexDigest = inspect.IndexDigest
+	// ValueCount is one index value and how many objects are filed under it.
+	ValueCount = inspect.ValueCount
+)
+
+// IndexSummaryValues bounds how many values per index IndexSummary lists (the most used).
+const IndexSummaryValues = inspect.IndexSummaryValues
 
 const (
 	// DefaultTraceRecords is the overall cap on trace records kept in memory.

@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"github.com/jsinformer/jsinformer/engine/internal/leader"
 )
 
-// Leader election: with Config.LeaderElection, the runner is a hot standby until it holds a
+// Leader election (the elector is package engine/internal/leader): with Config.LeaderElection, the runner is a hot standby until it holds a
 // coordination.k8s.io/v1 Lease. A standby loads and validates its scripts and keeps their
 // informers synced, but its versions call no handler, start no reconcile and its client sends
 // no write. On becoming leader every script is loaded again, so every version sees the cached
@@ -59,76 +55,33 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// leadership is this runner's standing. leading is set when the elector reports it leads and
-// cleared when it stops; valid additionally requires the last renewal to be within the renew
-// deadline, so a runner cut off from the API server stops acting before a standby may take the
-// Lease (LeaseDuration after the last renewal), whether or not client-go has noticed yet.
-// A nil *leadership (no leader election) is always valid.
-type leadership struct {
-	cfg     LeaderElection
-	elector *leaderelection.LeaderElector
-	leading atomic.Bool
-	holder  atomic.Pointer[string] // the leader last observed, for the state API
-	changes chan bool              // to the loader: true when leading starts, false when it stops
-}
-
-func (l *leadership) valid() bool {
-	if l == nil {
-		return true
-	}
-	// Check passes whenever the observed holder is another: IsLeader rules that out first.
-	return l.leading.Load() && l.elector.IsLeader() && l.elector.Check(l.cfg.RenewDeadline-l.cfg.LeaseDuration) == nil
-}
+// leadership is this runner's standing (package engine/internal/leader); a nil *leadership
+// (no leader election) is always valid.
+type leadership = leader.Elector
 
 // newLeadership builds the elector; it contacts nothing.
 func (e *Engine) newLeadership(cfg LeaderElection) (*leadership, error) {
-	restCfg := rest.CopyConfig(e.cfg.RESTConfig)
-	restCfg.Timeout = cfg.RenewDeadline // a hung request must not outlive a renewal attempt
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return nil, fmt.Errorf("create leader election client: %w", err)
-	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, cfg.Namespace, cfg.Name, nil, client.CoordinationV1(),
-		resourcelock.ResourceLockConfig{Identity: cfg.Identity})
-	if err != nil {
-		return nil, fmt.Errorf("create lease lock: %w", err)
-	}
-	l := &leadership{cfg: cfg, changes: make(chan bool, 2)}
-	l.elector, err = leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		ReleaseOnCancel: true, Name: cfg.Name,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(context.Context) { l.leading.Store(true); l.changes <- true },
-			OnStoppedLeading: func() {
-				if l.leading.Swap(false) {
-					l.changes <- false
-				}
-			},
-			OnNewLeader: func(identity string) { e.onNewLeader(cfg.Identity, identity) },
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create leader elector: %w", err)
-	}
-	return l, nil
+	return leader.New(e.cfg.RESTConfig, leader.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
+		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod},
+		func(holder string) { e.onNewLeader(cfg.Identity, holder) })
 }
 
-func (e *Engine) onNewLeader(self, leader string) {
-	e.lead.holder.Store(&leader)
-	e.book.bump()
-	if leader != self {
-		e.logger.Info("standing by", "leader", leader, "identity", self)
+func (e *Engine) onNewLeader(self, holder string) {
+	e.book.Bump()
+	if holder != self {
+		e.logger.Info("standing by", "leader", holder, "identity", self)
 	}
 }
 
 // runElection runs the elector until ctx ends, then releases the Lease if held. Started by
 // Run, which waits for it after its scripts have stopped.
 func (e *Engine) runElection(ctx context.Context) (wait func()) {
-	e.logger.Info("waiting to lead", "lease", e.lead.cfg.Namespace+"/"+e.lead.cfg.Name, "identity", e.lead.cfg.Identity)
+	cfg := e.lead.Config()
+	e.logger.Info("waiting to lead", "lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.lead.elector.Run(ctx)
+		e.lead.Run(ctx)
 	}()
 	return func() { <-done }
 }
@@ -136,14 +89,14 @@ func (e *Engine) runElection(ctx context.Context) (wait func()) {
 // onLeading is the loader's side of a leadership change. Starting to lead reloads every
 // script so that its new version replays the cache; stopping is ErrLeadershipLost.
 func (e *Engine) onLeading(leading bool) error {
-	e.book.bump()
+	e.book.Bump()
 	if !leading {
 		e.stats.leader.Set(0)
-		e.logger.Error("stopped leading: handler calls and writes stopped; exiting so that a new leader takes over", "identity", e.lead.cfg.Identity)
+		e.logger.Error("stopped leading: handler calls and writes stopped; exiting so that a new leader takes over", "identity", e.lead.Config().Identity)
 		return ErrLeadershipLost
 	}
 	e.stats.leader.Set(1)
-	e.logger.Info("became leader", "identity", e.lead.cfg.Identity, "scripts", len(e.plugins))
+	e.logger.Info("became leader", "identity", e.lead.Config().Identity, "scripts", len(e.plugins))
 	for _, p := range e.plugins {
 		if v := p.latest(); v != nil {
 			e.loadOrReport(v.src, "") // not load: the same content must load again here
@@ -154,8 +107,7 @@ func (e *Engine) onLeading(leading bool) error {
 
 // checkFence is the loader's periodic check that a leader still holds a valid Lease.
 func (e *Engine) checkFence() error {
-	if e.lead.leading.Load() && !e.lead.valid() {
-		e.lead.leading.Store(false)
+	if e.lead.Fenced() {
 		return e.onLeading(false)
 	}
 	return nil

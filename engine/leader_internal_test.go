@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/leader"
 )
 
 type okTransport struct{ calls int }
@@ -20,7 +22,7 @@ func TestFencedTransportRefusesWritesWhenNotLeading(t *testing.T) {
 	t.Parallel()
 	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		next := &okTransport{}
-		rt := fencedTransport{next: next, valid: (&leadership{}).valid}
+		rt := fencedTransport{next: next, valid: (&leader.Elector{}).Valid}
 		resp, err := rt.RoundTrip(httptest.NewRequest(method, "https://k8s/api/v1/namespaces/x/configmaps", nil))
 		if resp != nil {
 			_ = resp.Body.Close()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 const (
@@ -54,6 +55,7 @@ func (e *Engine) load(src plugins.Source) {
 		}
 		e.failures.forget(src.Name)
 		e.logger.Info("script content is the running version again; nothing to reload", "script", src.Name, "version", src.Hash)
+		e.book.Restored(src.Name, src.Hash)
 		e.initialDone(src.Name)
 		return
 	}
@@ -108,12 +110,12 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 	}
 	e.failures.didReport(src)
 	if err.Error() != lastErr {
-		result := LoadFailed
+		result := status.LoadFailed
 		if waiting {
-			result = LoadWaiting
+			result = status.LoadWaiting
 		}
-		e.book.failed(src.Name, src.Hash, time.Now(), err)
-		e.book.loaded(src.Name, LoadStatus{Hash: src.Hash, Result: result, Error: errorStatus(err)})
+		e.book.Failed(src.Name, src.Hash, time.Now(), errorStatus(err), errors.Is(err, dynamicinformer.ErrUnknownResource))
+		e.book.Loaded(src.Name, status.LoadStatus{Hash: src.Hash, Result: result, Error: errorStatus(err)})
 	}
 	if waiting {
 		e.waiting[src.Name] = waitingScript{src: src, err: err.Error()}
@@ -166,7 +168,7 @@ func (e *Engine) onSynced(v *version) {
 	e.startReconciler(v, prev)
 	took := time.Since(v.started)
 	v.logger.Info("script "+result, "objects", v.store.Size(), "took", took.Round(time.Millisecond).String())
-	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
+	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
 	e.stats.loads.WithLabelValues(v.name, result).Inc()
 	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
 	e.initialDone(v.name)
@@ -175,7 +177,7 @@ func (e *Engine) onSynced(v *version) {
 func (e *Engine) unload(name string) {
 	p := e.plugins[name]
 	if p == nil {
-		e.book.removed(name) // a file that never loaded, or one stopped by the memory guard
+		e.book.Removed(name) // a file that never loaded, or one stopped by the memory guard
 		return
 	}
 	delete(e.plugins, name)
@@ -188,9 +190,9 @@ func (e *Engine) unload(name string) {
 		e.retire(p.current, true)
 	}
 	e.logger.Info("script unloaded", "script", name, "version", version)
-	e.book.loaded(name, LoadStatus{Hash: version, Result: LoadUnloaded})
-	e.book.removed(name)
-	e.stats.counts.forget(name)
+	e.book.Loaded(name, status.LoadStatus{Hash: version, Result: status.LoadUnloaded})
+	e.book.Removed(name)
+	e.stats.counts.Forget(name)
 	e.initialDone(name)
 }
 
@@ -285,7 +287,7 @@ func (e *Engine) checkReady() {
 	e.ready = true
 	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
-	e.book.bump()
+	e.book.Bump()
 	e.retiring.Go(e.gc.initialSynced)
 	if e.cfg.OnReady != nil {
 		e.cfg.OnReady()

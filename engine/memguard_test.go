@@ -9,6 +9,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // leakScript keeps 4 MiB more at module level every second.
@@ -46,14 +47,14 @@ func TestMemoryGuardStopsTheGrowingScript(t *testing.T) {
 	if got := metricValue(t, reg, "jsinformer_memory_guard_stops_total", map[string]string{"script": "healthy.js"}); got != 0 {
 		t.Errorf("the healthy script was stopped too")
 	}
-	stopped := waitScript(t, r.engine, "leak.js", "stopped", func(s engine.ScriptStatus) bool { return s.State == engine.ScriptStopped })
-	if v, ok := stopped.Version(hashOf(leakScript)); !ok || (v.State != engine.VersionStopped && v.State != engine.VersionDone) {
+	stopped := waitScript(t, r.engine, "leak.js", "stopped", func(s status.ScriptStatus) bool { return s.State == status.ScriptStopped })
+	if v, ok := stopped.Version(hashOf(leakScript)); !ok || (v.State != status.VersionStopped && v.State != status.VersionDone) {
 		t.Errorf("leak.js's version = %+v, want stopped", v)
 	}
-	if l, ok := lastLoad(stopped, engine.LoadStopped); !ok || l.Hash != hashOf(leakScript) {
+	if l, ok := lastLoad(stopped, status.LoadStopped); !ok || l.Hash != hashOf(leakScript) {
 		t.Errorf("loads %+v lack the stop", stopped.Loads)
 	}
-	if h, _ := r.engine.Status().Script("healthy.js"); h.State != engine.ScriptServing {
+	if h, _ := r.engine.Status().Script("healthy.js"); h.State != status.ScriptServing {
 		t.Errorf("healthy.js is %s, want serving", h.State)
 	}
 	r.create(t, configmapsGVR, configmap(ns, "after-stop", nil, nil))
@@ -67,7 +68,7 @@ func TestMemoryGuardStopsTheGrowingScript(t *testing.T) {
 	if got := metricValue(t, reg, "jsinformer_script_stopped", map[string]string{"script": "leak.js"}); got != 0 {
 		t.Errorf("jsinformer_script_stopped{leak.js} = %v after its file changed, want no series", got)
 	}
-	if s, _ := r.engine.Status().Script("leak.js"); s.State != engine.ScriptServing {
+	if s, _ := r.engine.Status().Script("leak.js"); s.State != status.ScriptServing {
 		t.Errorf("leak.js is %s after its file changed, want serving", s.State)
 	}
 }

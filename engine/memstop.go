@@ -6,7 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // memoryStop is the guard's verdict on a version, carried to the loader.
@@ -23,7 +26,7 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 	g := e.newMemoryGuard()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { g.run(ctx) })
+	wg.Go(func() { g.Run(ctx) })
 	e.logger.Info("memory guard on", "limit_bytes", e.cfg.MemoryLimit,
 		"check_every", e.cfg.MemoryCheckInterval.String())
 	return func() {
@@ -32,28 +35,33 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 	}
 }
 
-func (e *Engine) newMemoryGuard() *memoryGuard {
-	read, collect := readHeap, runtime.GC
+func (e *Engine) newMemoryGuard() *memguard.Guard {
+	read, collect := readGuardHeap, runtime.GC
 	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
-		read = func() heapReading { h := uint64(heap()); return heapReading{live: h, inUse: h} }
+		read = func() memguard.Reading { h := uint64(heap()); return memguard.Reading{Live: h, InUse: h} }
 		collect = func() {}
 	}
-	return &memoryGuard{
-		limit: e.cfg.MemoryLimit, interval: e.cfg.MemoryCheckInterval, logger: e.logger,
-		read: read, collect: collect, now: time.Now,
-		serving: e.needs.serving,
-		stop: func(ctx context.Context, m measured, bytes int64) {
+	return memguard.New(memguard.Config{
+		Limit: e.cfg.MemoryLimit, Interval: e.cfg.MemoryCheckInterval, Logger: e.logger,
+		Read: read, Collect: collect, Now: time.Now,
+		Serving: e.needs.serving,
+		Stop: func(ctx context.Context, m memguard.Version, bytes int64) {
 			select {
 			case e.memoryStops <- memoryStop{v: m.(*version), bytes: bytes}:
 			case <-ctx.Done():
 			}
 		},
-		usage: func(m measured, bytes int64) {
+		Usage: func(m memguard.Version, bytes int64) {
 			e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes))
 			e.memory.Store(m.(*version).name, bytes)
 		},
-		history: map[measured][]memSample{}, seqs: map[measured]uint64{},
-	}
+	})
+}
+
+// readGuardHeap is the runtime's heap figures the guard reads (collect.go reads them).
+func readGuardHeap() memguard.Reading {
+	r := readHeap()
+	return memguard.Reading{Live: r.live, InUse: r.inUse, Cycles: r.cycles}
 }
 
 // onMemoryStop stops a version the guard found growing, if it still serves; its script stays
@@ -76,8 +84,8 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 	e.stopped[v.name] = v.hash
 	v.logger.Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
-	e.book.stopped(v.name, v.hash, s.bytes)
-	e.book.loaded(v.name, LoadStatus{Hash: v.hash, Result: LoadStopped})
+	e.book.Stopped(v.name, v.hash, s.bytes)
+	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadStopped})
 	e.stats.memoryStops.WithLabelValues(v.name).Inc()
 	e.stats.memoryDropped.WithLabelValues(v.name).Add(float64(events + keys))
 	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
@@ -100,7 +108,50 @@ func (e *Engine) stoppedForMemory(src plugins.Source) bool {
 func (e *Engine) liftStop(name string) {
 	if _, ok := e.stopped[name]; ok {
 		delete(e.stopped, name)
-		e.book.stopped(name, "", 0)
+		e.book.Stopped(name, "", 0)
 		e.stats.stopped.DeleteLabelValues(name)
 	}
+}
+
+// Released is closed once v has closed its runtimes and is done (memguard.Version).
+func (v *version) Released() <-chan struct{} { return v.finished }
+
+// RequestMemory asks each runtime of v for a measurement after its next call.
+func (v *version) RequestMemory() {
+	for _, s := range v.runtimes() {
+		s.RequestMemoryUsage()
+	}
+}
+
+// Memory sums v's runtimes' latest measurements; seq changes whenever one of them does.
+func (v *version) Memory() (bytes int64, seq uint64, truncated bool) {
+	for _, s := range v.runtimes() {
+		m := s.MemoryUsage()
+		bytes, seq, truncated = bytes+m.Bytes, seq+m.Seq, truncated || m.Truncated
+	}
+	return bytes, seq, truncated
+}
+
+// runtimes are v's Scripts: the worker's, the index stage's and the reconcile workers'.
+func (v *version) runtimes() []*scripting.Script {
+	out := []*scripting.Script{v.script}
+	if v.indexer != nil {
+		out = append(out, v.indexer)
+	}
+	if v.reconciler != nil {
+		out = append(out, v.reconciler.scripts...)
+	}
+	return out
+}
+
+// ScriptMemory is each script's runtimes' memory as the memory guard last measured it. The
+// guard measures only while the heap is above half the memory limit, so a script is absent
+// before that. Safe for concurrent use.
+func (e *Engine) ScriptMemory() map[string]int64 {
+	out := map[string]int64{}
+	e.memory.Range(func(k, v any) bool {
+		out[k.(string)] = v.(int64)
+		return true
+	})
+	return out
 }

@@ -34,7 +34,7 @@ func (v *version) collectMetrics(req *collectRequest) {
 		ev.Resource = first.Resource
 	}
 	req.Serve(func(family string, limit int) ([]scripting.MetricSample, bool, error) {
-		if v.standby || !v.lead.valid() {
+		if v.standby || !v.lead.Valid() {
 			return nil, true, nil // standbys call nothing; the leader serves the series
 		}
 		start := time.Now()

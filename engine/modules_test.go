@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // moduleScript logs "hello" with the tag lib/tag.js gives, for every add in namespace ns.
@@ -44,18 +44,18 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 
 	r.write(t, "lib/tag.js", tagModule("v2"))
 	for _, script := range []string{"a.js", "team/b.js"} {
-		waitLoad(t, r, script, engine.LoadReloaded, "")
+		waitLoad(t, r, script, status.LoadReloaded, "")
 		r.log.waitFor(t, script+" replays on v2", 1, msg("hello", "script", script, "tag", "v2/one"))
 	}
 
 	broken := "// the shared module\nexport function tag(obj) {\n  return obj.metadata.name +;\n}\n"
 	r.write(t, "lib/tag.js", broken)
 	for _, script := range []string{"a.js", "team/b.js"} {
-		failed := waitLoad(t, r, script, engine.LoadFailed, "")
+		failed := waitLoad(t, r, script, status.LoadFailed, "")
 		if e := failed.Error; e == nil || !strings.HasPrefix(e.Message, "lib/tag.js:3:29: ") {
 			t.Errorf("%s: error = %+v, want it positioned at lib/tag.js:3:29", script, e)
 		}
-		if s, _ := r.engine.Status().Script(script); s.State != engine.ScriptServing {
+		if s, _ := r.engine.Status().Script(script); s.State != status.ScriptServing {
 			t.Errorf("%s: no running version after the failed load: %s", script, s.State)
 		}
 	}
@@ -64,7 +64,7 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 	r.log.waitFor(t, "team/b.js still serves v2", 1, msg("hello", "script", "team/b.js", "tag", "v2/two"))
 
 	r.write(t, "lib/tag.js", "export function tag(obj) {\n  if (obj.metadata.name === \"three\") throw new Error(\"no threes\");\n  return \"v3\";\n}\n")
-	waitScript(t, r.engine, "a.js", "reloaded once more", func(s engine.ScriptStatus) bool { return loads(s, engine.LoadReloaded) == 2 })
+	waitScript(t, r.engine, "a.js", "reloaded once more", func(s status.ScriptStatus) bool { return loads(s, status.LoadReloaded) == 2 })
 	r.create(t, configmapsGVR, configmap(ns, "three", nil, nil))
 	failed := r.log.waitFor(t, "the throw", 1, msg("script handler failed", "script", "a.js", "object", ns+"/three"))
 	if e, s := failed[0].attrs["error"], failed[0].attrs["stack"]; e != "lib/tag.js:2:44: Error: no threes" ||
@@ -72,10 +72,10 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 		t.Errorf("error %q, stack %q: want them in lib/tag.js", e, s)
 	}
 
-	if n := countLoads(r, "c.js", engine.LoadReloaded); n > 0 {
+	if n := countLoads(r, "c.js", status.LoadReloaded); n > 0 {
 		t.Errorf("c.js, which imports nothing, was reloaded %d times", n)
 	}
-	if n := countLoads(r, "c.js", engine.LoadFailed); n > 0 {
+	if n := countLoads(r, "c.js", status.LoadFailed); n > 0 {
 		t.Errorf("c.js failed to load %d times", n)
 	}
 }

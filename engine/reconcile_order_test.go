@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Three versions of a script whose reconcile runs long, saved in quick succession, never
@@ -28,7 +28,7 @@ func TestReconcileVersionsNeverOverlap(t *testing.T) {
 	r.create(t, configmapsGVR, configmap(ns, "c", nil, nil))
 	r.log.waitFor(t, "v1 reconciling", 1, msg("reconcile", "edge", "begin", "tag", "v1"))
 	r.write(t, "slow.js", script("v2"))
-	waitLoad(t, r, "slow.js", engine.LoadReloaded, hashOf(script("v2")))
+	waitLoad(t, r, "slow.js", status.LoadReloaded, hashOf(script("v2")))
 	r.write(t, "slow.js", script("v3"))
 	r.log.waitFor(t, "v3 reconciled", 1, msg("reconcile", "edge", "end", "tag", "v3"))
 

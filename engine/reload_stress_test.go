@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // stormScript is version k of a script whose "probe" add reports the cached state of ns.
@@ -42,7 +43,7 @@ func TestReloadsDuringUpdatesEndWithServerState(t *testing.T) {
 	for k := 1; k <= reloads; k++ {
 		src := stormScript(ns, k)
 		r.write(t, "a.js", src)
-		waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(src))
+		waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(src))
 	}
 	close(stop)
 	wg.Wait()
@@ -111,7 +112,7 @@ func TestNoLeakAfterManyReloads(t *testing.T) {
 	reloadTo := func(k int) {
 		src := stormScript(ns, k)
 		r.write(t, "a.js", src)
-		waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(src))
+		waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(src))
 	}
 	reloadTo(1) // warm up: first reload allocates what every later one reuses
 	goroutines, heap := runtime.NumGoroutine(), liveHeap()

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // hashOf is the version the plugins watcher gives a content.
@@ -94,14 +95,14 @@ func TestReloadOnEveryKindOfFileChange(t *testing.T) {
 				waitInformers(t, r, 0)
 				return
 			}
-			waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
+			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 			r.log.waitFor(t, "v2 gets the cache as initial adds", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
 			r.create(t, configmapsGVR, configmap(ns, "second", nil, nil))
 			r.log.waitFor(t, "v2 sees second", 1, msg("hello", "tag", "v2", "name", "second", "initial", "false"))
 			if got := r.log.find(msg("hello", "tag", "v1", "name", "second")); len(got) != 0 {
 				t.Fatal("the old version still handled events after the reload")
 			}
-			if n := countLoads(r, "a.js", engine.LoadFailed); n != 0 {
+			if n := countLoads(r, "a.js", status.LoadFailed); n != 0 {
 				t.Fatalf("a half-written file was loaded: %d failed loads", n)
 			}
 		})
@@ -116,12 +117,12 @@ func TestReloadThroughConfigMapVolumeSymlinks(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "..2026_01", "a.js"), taggedScript(ns, "v1"))
 	mustDo(t, os.Symlink("..2026_01", filepath.Join(dir, "..data")))
 	mustDo(t, os.Symlink(filepath.Join("..data", "a.js"), filepath.Join(dir, "a.js")))
-	waitLoad(t, r, "a.js", engine.LoadLoaded, "")
+	waitLoad(t, r, "a.js", status.LoadLoaded, "")
 	v2 := taggedScript(ns, "v2")
 	writeFile(t, filepath.Join(dir, "..2026_02", "a.js"), v2)
 	mustDo(t, os.Symlink("..2026_02", filepath.Join(dir, "..data_tmp")))
 	mustDo(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
-	waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
+	waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
 	r.log.waitFor(t, "v2 serves", 1, msg("hello", "tag", "v2", "name", "x"))
@@ -134,7 +135,7 @@ func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 	r.namespace(t, ns)
 	broken := "export default {\n  watch: \"configmaps\",\n  onAdd(cm) { log.info(\"x\" }\n};\n"
 	r.write(t, "a.js", broken)
-	failed := waitLoad(t, r, "a.js", engine.LoadFailed, hashOf(broken))
+	failed := waitLoad(t, r, "a.js", status.LoadFailed, hashOf(broken))
 	if e := failed.Error; e == nil || e.File != "a.js" || e.Line != 3 || e.Column == 0 || !strings.Contains(e.Message, "a.js:3:") {
 		t.Fatalf("load error %+v lacks a.js:3:col", e)
 	}
@@ -143,12 +144,12 @@ func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 	r.write(t, "a.js", broken) // the same broken content again: no second report
 	invalid := watchScript(ns, `  onAdd: "not a function",`)
 	r.write(t, "a.js", invalid)
-	waitLoad(t, r, "a.js", engine.LoadFailed, hashOf(invalid))
+	waitLoad(t, r, "a.js", status.LoadFailed, hashOf(invalid))
 	v2 := taggedScript(ns, "v2")
 	r.write(t, "a.js", v2)
-	waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
+	waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 	r.log.waitFor(t, "v2 sees the cache", 1, msg("hello", "tag", "v2", "name", "during"))
-	if n := countLoads(r, "a.js", engine.LoadFailed); n != 2 {
+	if n := countLoads(r, "a.js", status.LoadFailed); n != 2 {
 		t.Fatalf("%d failed loads, want 2 (one per distinct broken content)", n)
 	}
 	// The operator's contract: each distinct failure is logged once, as an ERROR.
@@ -175,7 +176,7 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	r.log.waitFor(t, "index by color", 1, msg("probe", "keys", ns+"/a"))
 	v2 := script("shade")
 	r.write(t, "a.js", v2)
-	reloaded := waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
+	reloaded := waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 	if reloaded.TookSeconds <= 0 || reloaded.Objects != 3 {
 		t.Errorf("reload took %vs with %d objects, want a positive duration and 3", reloaded.TookSeconds, reloaded.Objects)
 	}
@@ -195,7 +196,7 @@ func TestReloadChangingWatchMovesInformers(t *testing.T) {
 	r := startEngine(t, map[string]string{"a.js": taggedScript("reload-watch-a", "a")}, nil)
 	waitInformers(t, r, 1, "namespace=reload-watch-a")
 	r.write(t, "a.js", taggedScript("reload-watch-b", "b"))
-	waitLoad(t, r, "a.js", engine.LoadReloaded, "")
+	waitLoad(t, r, "a.js", status.LoadReloaded, "")
 	waitInformers(t, r, 1, "namespace=reload-watch-b")
 	mustDo(t, os.Remove(filepath.Join(r.dir, "a.js")))
 	waitInformers(t, r, 0)

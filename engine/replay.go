@@ -2,8 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
+
+	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 )
 
 // Replay: the debug API asks a script's current version to call its handler again with the
@@ -36,7 +37,7 @@ func (v *version) replay(ev event) {
 	case obj == nil:
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, ErrNotFound, ev.sub.cache.Resource, ev.key)}
 		return
-	case v.standby || !v.lead.valid():
+	case v.standby || !v.lead.Valid():
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)}
 		return
 	case !v.handles(ev.key):
@@ -57,12 +58,12 @@ func (v *version) replay(ev event) {
 
 // ErrNotFound is wrapped by inspection errors about a script, resource, object or key that does
 // not exist; the debug API answers 404.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = inspect.ErrNotFound
 
 // ErrInvalid is wrapped by inspection errors about a request that cannot be served as asked
 // (a replay with --dry-run while recording is off, retry of a script without reconcile); the
 // debug API answers 400.
-var ErrInvalid = errors.New("invalid request")
+var ErrInvalid = inspect.ErrInvalid
 
 // Replay calls script's handler again with its cached resource object key (namespace/name)
 // and returns what the call did; with dryRun its writes go with dryRun=All. It waits for the

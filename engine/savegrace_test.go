@@ -11,6 +11,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // TestSaveInPlaceInTwoParts saves a script in place as a slow writer does: the truncate and
@@ -42,9 +43,12 @@ func TestSaveInPlaceInTwoParts(t *testing.T) {
 			time.Sleep(pause) // the slow writer's pause; what follows depends on how long it was
 			reported := pause > grace
 			if reported {
-				fails := r.log.waitFor(t, "the half-written file's error", 1, msg("script not loaded", "script", "a.js"))
-				if got, want := fails[0].attrs["version"], hashOf(half); got != want {
-					t.Errorf("script not loaded names version %s, want the hash of what it read, %s", got, want)
+				// The half's failed load: the version the engine read, the one still serving.
+				waitLoad(t, r, "a.js", status.LoadFailed, hashOf(half))
+				// The operator's contract: the ERROR names what still runs.
+				fails := r.log.find(msg("script not loaded", "script", "a.js", "version", hashOf(half)))
+				if len(fails) != 1 {
+					t.Fatalf("script not loaded logged %d times for the half, want once", len(fails))
 				}
 				if got, want := fails[0].attrs["running_version"], hashOf(v1); got != want {
 					t.Errorf("script not loaded: running_version = %s, want %s", got, want)
@@ -55,7 +59,7 @@ func TestSaveInPlaceInTwoParts(t *testing.T) {
 			mustDo(t, f.Close())
 			wrote := time.Since(began)
 
-			r.log.waitFor(t, "the whole file loads", 1, msg("script reloaded", "script", "a.js", "version", hashOf(v2)))
+			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 			r.log.waitFor(t, "v2 gets the cache", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
 			// Once the whole file has settled, a report of the half can no longer come.
 			r.log.waitFor(t, "the whole file settled", 1, msg("script file settled", "script", "a.js", "version", hashOf(v2)))

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // series gathers reg and returns the series of family name as "label=value,..." → value.
@@ -223,16 +223,16 @@ func TestScriptMetricNamesAreShared(t *testing.T) {
 `
 	r := startEngine(t, map[string]string{"a.js": family}, nil)
 	r.write(t, "b.js", family)
-	failed := r.log.waitFor(t, "b.js refused", 1, msg("script not loaded", "script", "b.js"))
+	failed := waitLoad(t, r, "b.js", status.LoadFailed, "")
 	want := "b.js:4: metric 'test_shared' would expose the series test_shared, which a.js already declares; metric names are shared by every script"
-	if got := failed[0].attrs["error"]; got != want {
-		t.Errorf("error = %q, want %q", got, want)
+	if failed.Error == nil || failed.Error.Message != want {
+		t.Errorf("error = %+v, want %q", failed.Error, want)
 	}
 	r.write(t, "a.js", strings.Replace(family, "test_shared", "test_mine", 1))
-	r.log.waitFor(t, "a.js reloaded", 1, msg("script reloaded", "script", "a.js"))
+	waitLoad(t, r, "a.js", status.LoadReloaded, "")
 	r.write(t, "b.js", family+"// saved again\n")
-	loaded := r.log.waitFor(t, "b.js loaded", 1, msg("script loaded", "script", "b.js"))
-	if !slices.ContainsFunc(loaded, func(rec record) bool { return rec.attrs["script"] == "b.js" }) {
-		t.Error("b.js did not load")
-	}
+	waitScript(t, r.engine, "b.js", "b.js serving its second save", func(s status.ScriptStatus) bool {
+		cur, ok := s.Current()
+		return ok && cur.Hash == hashOf(family+"// saved again\n")
+	})
 }

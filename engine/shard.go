@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Sharding (Config.Sharding): every replica keeps its informers, stores and indexes complete,
@@ -99,7 +100,7 @@ func (e *Engine) onShardGains() {
 			}
 		}
 	}
-	e.book.bump()
+	e.book.Bump()
 }
 
 // gainedKeys is an eventGained's: which keys were gained, and the version's subscriptions
@@ -112,7 +113,7 @@ type gainedKeys struct {
 // begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
 // or another replica owns key. end is called when the call is over.
 func (v *version) begin(key string) (end func(), ok bool) {
-	if v.standby || !v.lead.valid() {
+	if v.standby || !v.lead.Valid() {
 		return nil, false
 	}
 	if v.shard == nil {
@@ -168,24 +169,38 @@ func (v *version) notOwned(key string, rec *TraceRecord) {
 	}
 }
 
-// ShardStatus is this replica's standing in the shard ring (--sharded).
-type ShardStatus struct {
-	Identity string `json:"identity"`
-	Lease    string `json:"lease"`
-	// Members is the ring this replica acts on; Pending is true while it moves to another.
-	Members    []string `json:"members"`
-	Pending    bool     `json:"pending"`
-	Generation uint64   `json:"generation"`
-	// Valid is false before the replica joined and once it cannot renew its Lease: it then
-	// calls nothing.
-	Valid bool `json:"valid"`
-}
-
-func (e *Engine) shardStatus() *ShardStatus {
+func (e *Engine) shardStatus() *status.ShardStatus {
 	if e.shard == nil {
 		return nil
 	}
 	st := e.shard.Status()
-	return &ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
+	return &status.ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
 		Pending: st.Pending, Generation: st.Generation, Valid: st.Valid}
+}
+
+// shardMembers is the ring this replica acts on, for the shard metrics.
+func (e *Engine) shardMembers() (members int, generation uint64) {
+	st := e.shard.Status()
+	return len(st.Members), st.Generation
+}
+
+// shardOwned counts, per script with a serving version, the cached objects this replica
+// owns; each store is read under its lock.
+func (e *Engine) shardOwned() map[string]int {
+	out := map[string]int{}
+	for _, v := range e.needs.versions() {
+		if v.currentState() != stateCurrent {
+			continue
+		}
+		n := 0
+		for _, sub := range v.subscriptions() {
+			for _, key := range v.store.Keys(sub.cache.Resource) {
+				if e.shard.Handles(key) {
+					n++
+				}
+			}
+		}
+		out[v.name] = n
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // shardScript reconciles the controller owner of each ConfigMap (enqueue: "owner"), and ticks
@@ -28,7 +29,7 @@ func shardedAs(ns, ring, id string) func(*engine.Config) {
 
 func waitRing(t *testing.T, r *runner, members int) {
 	t.Helper()
-	waitStatus(t, r.engine, fmt.Sprintf("a settled ring of %d", members), func(st engine.Status) bool {
+	waitStatus(t, r.engine, fmt.Sprintf("a settled ring of %d", members), func(st status.Status) bool {
 		return st.Shard != nil && st.Shard.Valid && !st.Shard.Pending && len(st.Shard.Members) == members
 	})
 }

@@ -36,8 +36,12 @@ func (s versionState) String() string {
 // setState moves v to s and tells the state API.
 func (v *version) setState(s versionState) {
 	v.state.Store(int32(s))
-	if v.book != nil {
-		v.book.moved(v, s)
+	switch {
+	case v.book == nil:
+	case s == stateDone:
+		v.book.Done(v.name, v)
+	default:
+		v.book.Bump()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // stats are the engine's Prometheus metrics. A nil Registerer in Config keeps them private.
@@ -20,7 +21,7 @@ type stats struct {
 	coalesced *prometheus.CounterVec
 	leader    prometheus.Gauge
 	backlog   *backlog
-	counts    scriptCounts // the state API's handler counters
+	counts    status.Counts // the state API's handler counters
 
 	memory      *prometheus.GaugeVec   // by script: its runtimes' latest measurement
 	memoryStops *prometheus.CounterVec // by script
@@ -113,7 +114,7 @@ func (s *stats) forget(script string) {
 type handlerMetrics struct {
 	ok, failed, timedOut, stuck prometheus.Counter
 	duration                    prometheus.Observer
-	counts                      *callCounts
+	counts                      *status.CallCounts
 }
 
 // handler resolves the series of one handler of one script. Creating them also makes them
@@ -125,24 +126,24 @@ func (s *stats) handler(script, handler string) *handlerMetrics {
 		timedOut: s.calls.WithLabelValues(script, handler, "timeout"),
 		stuck:    s.calls.WithLabelValues(script, handler, "stuck"),
 		duration: s.duration.WithLabelValues(script, handler),
-		counts:   s.counts.get(script, handler),
+		counts:   s.counts.Get(script, handler),
 	}
 }
 
 func (m *handlerMetrics) observe(d time.Duration, err error) {
-	m.counts.calls.Add(1)
+	m.counts.Calls.Add(1)
 	if err != nil {
-		m.counts.errors.Add(1)
+		m.counts.Errors.Add(1)
 	}
 	switch {
 	case err == nil:
 		m.ok.Inc()
 	case errors.Is(err, scripting.ErrTimeout):
 		m.timedOut.Inc()
-		m.counts.timeouts.Add(1)
+		m.counts.Timeouts.Add(1)
 	case errors.Is(err, scripting.ErrStuck):
 		m.stuck.Inc()
-		m.counts.stuck.Add(1)
+		m.counts.Stuck.Add(1)
 	default:
 		m.failed.Inc()
 	}

@@ -4,172 +4,20 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // The engine's state API: what tests assert on and what the debug views serve. Status is a
 // snapshot, safe to take from any goroutine; its JSON form is the debug API's.
 
-// Status is the engine's state at one moment.
-type Status struct {
-	// Seq grows with every change of a version's state, a load, readiness, leadership or an
-	// informer's health; handler counters move without changing it.
-	Seq   uint64 `json:"seq"`
-	Ready bool   `json:"ready"`
-	// NotReady is why Ready is false: Ready's error.
-	NotReady string       `json:"notReady,omitempty"`
-	Leader   LeaderStatus `json:"leader"`
-	// Shard is this replica's standing in the shard ring; nil without --sharded.
-	Shard     *ShardStatus     `json:"shard,omitempty"`
-	Scripts   []ScriptStatus   `json:"scripts"`
-	Informers []InformerStatus `json:"informers"`
-}
-
-// Script returns the status of the named script, if the engine knows it.
-func (s Status) Script(name string) (ScriptStatus, bool) {
-	for _, sc := range s.Scripts {
-		if sc.Name == name {
-			return sc, true
-		}
-	}
-	return ScriptStatus{}, false
-}
-
-// ScriptState sums up a script.
-type ScriptState string
-
-const (
-	// ScriptServing means a version serves the script (another may be syncing to replace it).
-	ScriptServing ScriptState = "serving"
-	// ScriptSyncing means its first version is syncing; nothing serves it yet.
-	ScriptSyncing ScriptState = "syncing"
-	// ScriptFailed means its content failed to load and no older version serves it.
-	ScriptFailed ScriptState = "failed"
-	// ScriptWaiting means its watch names a resource the server does not serve (yet); retried.
-	ScriptWaiting ScriptState = "waiting"
-	// ScriptStopped means the memory guard stopped it; it stays stopped until its file changes.
-	ScriptStopped ScriptState = "stopped"
-	// ScriptUnloaded means its file is gone; its last versions are still draining.
-	ScriptUnloaded ScriptState = "unloaded"
-)
-
-// ScriptStatus is one script file.
-type ScriptStatus struct {
-	Name string `json:"name"`
-	// Hash is the content last read from the file.
-	Hash  string      `json:"hash"`
-	State ScriptState `json:"state"`
-	// Versions are the live versions, oldest first, then the failed or stopped content and
-	// the last versions done.
-	Versions []VersionStatus `json:"versions"`
-	// Loads are the latest loads, reloads, failures and unloads, oldest first.
-	Loads []LoadStatus `json:"loads"`
-	// Handlers counts calls by handler name (onAdd, onUpdate, onDelete, reconcile, schedule),
-	// over every version of the script since it was first loaded.
-	Handlers map[string]HandlerCounts `json:"handlers"`
-	// Watches are the newest live version's.
-	Watches []WatchStatus `json:"watches"`
-}
-
-// Version returns the status of the script's version of content hash, the newest first.
-func (s ScriptStatus) Version(hash string) (VersionStatus, bool) {
-	for i := len(s.Versions) - 1; i >= 0; i-- {
-		if s.Versions[i].Hash == hash {
-			return s.Versions[i], true
-		}
-	}
-	return VersionStatus{}, false
-}
-
-// Current returns the version serving the script.
-func (s ScriptStatus) Current() (VersionStatus, bool) {
-	for _, v := range s.Versions {
-		if v.State == VersionCurrent {
-			return v, true
-		}
-	}
-	return VersionStatus{}, false
-}
-
-// VersionState is where a version is in its life (version.go).
-type VersionState string
-
-const (
-	// VersionSyncing and the next three are the versionState of a live or finished version.
-	VersionSyncing VersionState = "syncing"
-	// VersionCurrent serves the script.
-	VersionCurrent VersionState = "current"
-	// VersionDraining is retired and finishing its calls.
-	VersionDraining VersionState = "draining"
-	// VersionDone has joined every goroutine and closed every runtime.
-	VersionDone VersionState = "done"
-	// VersionStopped means stopped by the memory guard (then draining and done like any other).
-	VersionStopped VersionState = "stopped"
-	// VersionFailed means the content did not load; Error says why.
-	VersionFailed VersionState = "failed"
-)
-
-// VersionStatus is one content of a script.
-type VersionStatus struct {
-	Hash  string       `json:"hash"`
-	State VersionState `json:"state"`
-	// Started is when building it began.
-	Started time.Time `json:"started"`
-	// Objects is how many objects its cache holds; Queued how many events wait for its worker.
-	Objects int `json:"objects"`
-	Queued  int `json:"queued"`
-	// Error is why a failed content did not load.
-	Error *ErrorStatus `json:"error,omitempty"`
-	// MemoryBytes is what the memory guard measured when it stopped the version.
-	MemoryBytes int64 `json:"memoryBytes,omitempty"`
-}
-
-// LoadResult is the outcome of a load.
-type LoadResult string
-
-const (
-	// LoadLoaded means the content serves (its first version, or a new one).
-	LoadLoaded LoadResult = "loaded"
-	// LoadReloaded means a new content replaced a serving version.
-	LoadReloaded LoadResult = "reloaded"
-	// LoadFailed means the content did not load.
-	LoadFailed LoadResult = "failed"
-	// LoadWaiting means failed on a resource the server does not serve (yet); retried.
-	LoadWaiting LoadResult = "waiting"
-	// LoadUnloaded means the file was removed.
-	LoadUnloaded LoadResult = "unloaded"
-	// LoadStopped means the memory guard stopped it.
-	LoadStopped LoadResult = "stopped"
-)
-
-// LoadStatus is one load of a script.
-type LoadStatus struct {
-	At     time.Time  `json:"at"`
-	Hash   string     `json:"hash"`
-	Result LoadResult `json:"result"`
-	// TookSeconds is from compiling until the version served (loaded, reloaded).
-	TookSeconds float64 `json:"tookSeconds,omitempty"`
-	// Objects is how many objects the version was shown as initial adds.
-	Objects int          `json:"objects,omitempty"`
-	Error   *ErrorStatus `json:"error,omitempty"`
-}
-
-// ErrorStatus is an error with its position in the script, when it has one.
-type ErrorStatus struct {
-	Message string `json:"message"`
-	File    string `json:"file,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Column  int    `json:"column,omitempty"`
-}
-
-func errorStatus(err error) *ErrorStatus {
+func errorStatus(err error) *status.ErrorStatus {
 	if err == nil {
 		return nil
 	}
-	out := &ErrorStatus{Message: err.Error()}
+	out := &status.ErrorStatus{Message: err.Error()}
 	var se *scripting.ScriptError
 	if errors.As(err, &se) {
 		out.File, out.Line, out.Column = se.File, se.Line, se.Column
@@ -177,92 +25,53 @@ func errorStatus(err error) *ErrorStatus {
 	return out
 }
 
-// HandlerCounts are one handler's calls. Errors include Timeouts and Stuck.
-type HandlerCounts struct {
-	Calls    uint64 `json:"calls"`
-	Errors   uint64 `json:"errors"`
-	Timeouts uint64 `json:"timeouts"`
-	Stuck    uint64 `json:"stuck"`
+// watchesOf are keys as the state API shows them.
+func watchesOf(keys []dynamicinformer.Key) []status.WatchStatus {
+	out := make([]status.WatchStatus, len(keys))
+	for i, k := range keys {
+		out[i] = watchOf(k)
+	}
+	return out
 }
 
-// WatchStatus is one watched resource of a version.
-type WatchStatus struct {
-	Resource      string `json:"resource"`
-	Namespace     string `json:"namespace,omitempty"`
-	LabelSelector string `json:"labelSelector,omitempty"`
-	FieldSelector string `json:"fieldSelector,omitempty"`
-}
-
-func watchOf(k dynamicinformer.Key) WatchStatus {
-	return WatchStatus{Resource: dynamicinformer.FormatGVR(k.GVR), Namespace: k.Namespace,
+func watchOf(k dynamicinformer.Key) status.WatchStatus {
+	return status.WatchStatus{Resource: dynamicinformer.FormatGVR(k.GVR), Namespace: k.Namespace,
 		LabelSelector: k.LabelSelector, FieldSelector: k.FieldSelector}
 }
 
-// InformerStatus is one running shared informer.
-type InformerStatus struct {
-	WatchStatus
-	// Users is how many script versions hold it; Scripts names the scripts.
-	Users   int      `json:"users"`
-	Scripts []string `json:"scripts"`
-	Synced  bool     `json:"synced"`
-	Healthy bool     `json:"healthy"`
-	Objects int      `json:"objects"`
-	// FailingSince is when the current failure began; LastError the latest failure.
-	FailingSince *time.Time `json:"failingSince,omitempty"`
-	LastError    string     `json:"lastError,omitempty"`
-	Relists      uint64     `json:"relists"`
-	// LastContact is when the informer last heard from the server (a list, a watch opened,
-	// an event or a bookmark).
-	LastContact *time.Time `json:"lastContact,omitempty"`
-}
-
-// LeaderStatus is this runner's standing in leader election.
-type LeaderStatus struct {
-	// Enabled is false without leader election: the runner then always leads.
-	Enabled bool `json:"enabled"`
-	Leading bool `json:"leading"`
-	// Identity is this runner's, Holder the leader's last observed.
-	Identity string `json:"identity,omitempty"`
-	Lease    string `json:"lease,omitempty"`
-	Holder   string `json:"holder,omitempty"`
-}
-
 // Status returns a snapshot of the engine's state. Safe for concurrent use.
-func (e *Engine) Status() Status {
-	st := Status{Ready: true, Leader: e.leaderStatus(), Shard: e.shardStatus()}
+func (e *Engine) Status() status.Status {
+	st := status.Status{Ready: true, Leader: e.leaderStatus(), Shard: e.shardStatus()}
 	if err := e.Ready(); err != nil {
 		st.Ready, st.NotReady = false, err.Error()
 	}
-	st.Seq, st.Scripts = e.book.scripts(e.stats.counts.snapshot)
+	st.Seq, st.Scripts = e.book.Scripts(e.stats.counts.Snapshot)
 	st.Informers = e.informerStatus()
 	return st
 }
 
 // StatusChanged returns a channel closed at the next change that moves Status.Seq.
-func (e *Engine) StatusChanged() <-chan struct{} { return e.book.changed() }
+func (e *Engine) StatusChanged() <-chan struct{} { return e.book.Changed() }
 
-func (e *Engine) leaderStatus() LeaderStatus {
+func (e *Engine) leaderStatus() status.LeaderStatus {
 	if e.lead == nil {
-		return LeaderStatus{Leading: true}
+		return status.LeaderStatus{Leading: true}
 	}
-	ls := LeaderStatus{Enabled: true, Leading: e.lead.valid(), Identity: e.lead.cfg.Identity,
-		Lease: e.lead.cfg.Namespace + "/" + e.lead.cfg.Name}
-	if h := e.lead.holder.Load(); h != nil {
-		ls.Holder = *h
-	}
-	return ls
+	cfg := e.lead.Config()
+	return status.LeaderStatus{Enabled: true, Leading: e.lead.Valid(), Identity: cfg.Identity,
+		Lease: cfg.Namespace + "/" + cfg.Name, Holder: e.lead.Holder()}
 }
 
-func (e *Engine) informerStatus() []InformerStatus {
+func (e *Engine) informerStatus() []status.InformerStatus {
 	active := e.factory.Active()
 	infs := e.needs.informers()
-	out := make([]InformerStatus, 0, len(active))
+	out := make([]status.InformerStatus, 0, len(active))
 	for _, h := range e.factory.Health() {
 		users, ok := active[h.Key]
 		if !ok {
 			continue
 		}
-		is := InformerStatus{WatchStatus: watchOf(h.Key), Users: users, Scripts: e.needs.scripts(h.Key),
+		is := status.InformerStatus{WatchStatus: watchOf(h.Key), Users: users, Scripts: e.needs.scripts(h.Key),
 			Healthy: h.Healthy, LastError: h.LastError, Relists: h.Relists}
 		if !h.FailingSince.IsZero() {
 			since := h.FailingSince
@@ -278,9 +87,19 @@ func (e *Engine) informerStatus() []InformerStatus {
 		}
 		out = append(out, is)
 	}
-	slices.SortFunc(out, func(a, b InformerStatus) int {
+	slices.SortFunc(out, func(a, b status.InformerStatus) int {
 		return strings.Compare(a.Resource+" "+a.Namespace+" "+a.LabelSelector+" "+a.FieldSelector,
 			b.Resource+" "+b.Namespace+" "+b.LabelSelector+" "+b.FieldSelector)
 	})
 	return out
+}
+
+// Status is v's VersionStatus now (status.Live).
+func (v *version) Status() status.VersionStatus {
+	vs := status.VersionStatus{Hash: v.hash, State: status.VersionState(v.currentState().String()), Started: v.started,
+		Objects: v.store.Size(), Queued: v.queue.len()}
+	if v.intake != nil && v.intake != v.queue {
+		vs.Queued += v.intake.len()
+	}
+	return vs
 }

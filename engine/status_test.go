@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // The state API follows a script through its life: load, a handler's calls and errors, a
@@ -19,11 +19,11 @@ func TestStatusFollowsAScriptsLife(t *testing.T) {
 	r := startEngine(t, map[string]string{"s.js": v1}, nil)
 	r.namespace(t, ns)
 
-	s := waitScript(t, r.engine, "s.js", "serving v1", func(s engine.ScriptStatus) bool {
+	s := waitScript(t, r.engine, "s.js", "serving v1", func(s status.ScriptStatus) bool {
 		cur, ok := s.Current()
 		return ok && cur.Hash == hashOf(v1)
 	})
-	if s.State != engine.ScriptServing || loads(s, engine.LoadLoaded) != 1 {
+	if s.State != status.ScriptServing || loads(s, status.LoadLoaded) != 1 {
 		t.Fatalf("after start: state %s, loads %+v", s.State, s.Loads)
 	}
 	if len(s.Watches) != 1 || s.Watches[0].Resource != "v1/configmaps" || s.Watches[0].Namespace != ns {
@@ -32,7 +32,7 @@ func TestStatusFollowsAScriptsLife(t *testing.T) {
 
 	r.create(t, configmapsGVR, configmap(ns, "good", nil, nil))
 	r.create(t, configmapsGVR, configmap(ns, "bad", nil, nil))
-	s = waitScript(t, r.engine, "s.js", "two onAdd calls, one failed", func(s engine.ScriptStatus) bool {
+	s = waitScript(t, r.engine, "s.js", "two onAdd calls, one failed", func(s status.ScriptStatus) bool {
 		h := s.Handlers["onAdd"]
 		return h.Calls == 2 && h.Errors == 1
 	})
@@ -42,29 +42,29 @@ func TestStatusFollowsAScriptsLife(t *testing.T) {
 
 	broken := "export default { onAdd( };\n"
 	r.write(t, "s.js", broken)
-	s = waitScript(t, r.engine, "s.js", "the broken save failed", func(s engine.ScriptStatus) bool {
-		_, ok := lastLoad(s, engine.LoadFailed)
+	s = waitScript(t, r.engine, "s.js", "the broken save failed", func(s status.ScriptStatus) bool {
+		_, ok := lastLoad(s, status.LoadFailed)
 		return ok
 	})
-	failed, _ := lastLoad(s, engine.LoadFailed)
+	failed, _ := lastLoad(s, status.LoadFailed)
 	if failed.Hash != hashOf(broken) || failed.Error == nil || failed.Error.File != "s.js" || failed.Error.Line != 1 {
 		t.Fatalf("failed load = %+v (error %+v), want s.js:1 of the broken hash", failed, failed.Error)
 	}
-	if cur, ok := s.Current(); !ok || cur.Hash != hashOf(v1) || s.State != engine.ScriptServing {
+	if cur, ok := s.Current(); !ok || cur.Hash != hashOf(v1) || s.State != status.ScriptServing {
 		t.Fatalf("after a failed save: current %+v, state %s; want v1 still serving", cur, s.State)
 	}
-	if v, ok := s.Version(hashOf(broken)); !ok || v.State != engine.VersionFailed {
+	if v, ok := s.Version(hashOf(broken)); !ok || v.State != status.VersionFailed {
 		t.Fatalf("broken content's version = %+v, want failed", v)
 	}
 
 	v2 := watchScript(ns, `  onAdd(cm) {},`)
 	r.write(t, "s.js", v2)
-	s = waitScript(t, r.engine, "s.js", "v2 serving, v1 done", func(s engine.ScriptStatus) bool {
+	s = waitScript(t, r.engine, "s.js", "v2 serving, v1 done", func(s status.ScriptStatus) bool {
 		cur, ok := s.Current()
 		old, found := s.Version(hashOf(v1))
-		return ok && cur.Hash == hashOf(v2) && found && old.State == engine.VersionDone
+		return ok && cur.Hash == hashOf(v2) && found && old.State == status.VersionDone
 	})
-	reloaded, _ := lastLoad(s, engine.LoadReloaded)
+	reloaded, _ := lastLoad(s, status.LoadReloaded)
 	if reloaded.Hash != hashOf(v2) || reloaded.Objects != 2 || reloaded.TookSeconds <= 0 {
 		t.Fatalf("reload = %+v, want v2 shown 2 objects", reloaded)
 	}
@@ -85,7 +85,7 @@ func TestStatusFollowsAScriptsLife(t *testing.T) {
 	}
 
 	mustDo(t, os.Remove(filepath.Join(r.dir, "s.js")))
-	waitStatus(t, r.engine, "s.js gone once drained", func(st engine.Status) bool {
+	waitStatus(t, r.engine, "s.js gone once drained", func(st status.Status) bool {
 		_, ok := st.Script("s.js")
 		return !ok
 	})

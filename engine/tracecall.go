@@ -35,15 +35,6 @@ func (v *version) waitUnpaused() bool {
 	return v.insp.pauses.Wait(v.name, v.abort)
 }
 
-// CallInFlight is a handler call running now.
-type CallInFlight struct {
-	Handler   string    `json:"handler"`
-	Resource  string    `json:"resource,omitempty"`
-	Object    string    `json:"object"`
-	Started   time.Time `json:"started"`
-	ElapsedMs float64   `json:"elapsedMs"`
-}
-
 var eventNames = [...]string{eventAdd: "add", eventUpdate: "update", eventDelete: "delete", eventSchedule: "schedule", eventReplay: "replay"}
 
 // traceStart begins the record of ev; nil when recording is off.

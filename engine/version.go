@@ -14,6 +14,7 @@ import (
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // subscription is one watched resource of a version: its informer handle and registration.
@@ -37,7 +38,7 @@ type version struct {
 	standby    bool           // built while not leading: calls nothing, ever
 	lead       *leadership    // nil without leader election
 	shard      shardOwner     // nil without sharding: every key is this runner's
-	book       *statusBook    // the state API's record; nil in unit tests
+	book       *status.Book   // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
 	gcLift     func()         // ends the collector's lift for this load (collect.go); idempotent

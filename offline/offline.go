@@ -16,6 +16,7 @@ import (
 	"github.com/jsinformer/jsinformer/internal/memcluster"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // Config configures a Harness. Zero fields take the runner's defaults.
@@ -108,7 +109,7 @@ func (h *Harness) Load(ctx context.Context, name string, content []byte) error {
 }
 
 // Status is the engine's state.
-func (h *Harness) Status() engine.Status { return h.e.Status() }
+func (h *Harness) Status() status.Status { return h.e.Status() }
 
 // Metrics is a scrape of the plugin's metric families (engine.GatherScriptMetrics): what
 // `runner test`'s h.metrics() reads.

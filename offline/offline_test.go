@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
 	"github.com/jsinformer/jsinformer/offline"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // The harness on the in-memory cluster: fast, no control plane.
@@ -289,7 +289,7 @@ func TestOfflineLoadAgainReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, ok := r.Status().Script("script.js")
-	if !ok || s.State != engine.ScriptServing || len(s.Loads) != 2 || s.Loads[1].Result != engine.LoadReloaded {
+	if !ok || s.State != status.ScriptServing || len(s.Loads) != 2 || s.Loads[1].Result != status.LoadReloaded {
 		t.Fatalf("status after a second Load: %+v", s)
 	}
 	if err := r.Load(t.Context(), "script.js", []byte("export default { onAdd( };")); err == nil || !strings.Contains(err.Error(), "script.js:1:") {

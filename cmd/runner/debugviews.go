@@ -10,6 +10,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/debugtext"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // The read-only debug subcommands: each calls one endpoint of a running runner's debug API
@@ -45,7 +46,7 @@ informers, leader state and memory per script. It reads the runner's debug API (
 		"  runner status\n  runner status -o json\n  runner status --debug-addr 127.0.0.1:9089",
 		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {
 			var raw []byte
-			var st engine.Status
+			var st status.Status
 			if err := client.get(cmd.Context(), "/debug/status", nil, &st, &raw); err != nil {
 				return err
 			}

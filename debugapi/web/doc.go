@@ -6,7 +6,7 @@
 //
 // What moves: /ui/events sends one "snapshot" event on connect and another whenever the
 // snapshot changes, checked once per Options.Interval on the server — the page never polls.
-// A snapshot is the engine's state API (engine.Status: scripts, versions, loads, informers,
+// A snapshot is the engine's state API (status.Status: scripts, versions, loads, informers,
 // leader) with, per script, its queues (at most KeysPerScript keys per version), the code
 // frame of a failed load (the lines around the error, read from Options.ScriptsDir — never a
 // file outside it), its memory and its call rates; and the index digests. Never an object.

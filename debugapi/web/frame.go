@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 const (
@@ -44,18 +44,18 @@ type frames struct {
 }
 
 type cachedFrame struct {
-	key   engine.LoadStatus
+	key   status.LoadStatus
 	frame *Frame
 }
 
 // of returns the frame of the script's latest load when it failed with a place in a file;
 // nil otherwise.
-func (f *frames) of(sc engine.ScriptStatus) *Frame {
+func (f *frames) of(sc status.ScriptStatus) *Frame {
 	if len(sc.Loads) == 0 {
 		return nil
 	}
 	last := sc.Loads[len(sc.Loads)-1]
-	if last.Error == nil || (last.Result != engine.LoadFailed && last.Result != engine.LoadWaiting) {
+	if last.Error == nil || (last.Result != status.LoadFailed && last.Result != status.LoadWaiting) {
 		delete(f.last, sc.Name)
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jsinformer/jsinformer/debugapi/web"
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/browsertest"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // bigSource is a runner with one informer of 20,000 objects, a reconcile script with 20,000
@@ -37,21 +38,21 @@ func (s bigSource) Queue(string) (engine.QueueView, error) {
 // brokenJS is the content of the script whose last save failed, at line 2 column 27.
 const brokenJS = "export default {\n  watch: \"v1/configmaps\" onAdd() {},\n};\n"
 
-func (s bigSource) Status() engine.Status {
+func (s bigSource) Status() status.Status {
 	contact := time.Now().Add(-500 * time.Millisecond)
 	failing := time.Now().Add(-42 * time.Second)
-	return engine.Status{Seq: 3, Ready: true, Scripts: []engine.ScriptStatus{
-		{Name: "big.js", Hash: "aaaaaaaaaaaa", State: engine.ScriptServing,
-			Versions: []engine.VersionStatus{{Hash: "aaaaaaaaaaaa", State: engine.VersionCurrent, Objects: s.objects}},
-			Loads:    []engine.LoadStatus{{At: time.Unix(1, 0), Hash: "aaaaaaaaaaaa", Result: engine.LoadLoaded, TookSeconds: 0.812, Objects: s.objects}},
-			Handlers: map[string]engine.HandlerCounts{"reconcile": {Calls: 40000, Errors: 3}},
-			Watches:  []engine.WatchStatus{{Resource: "v1/configmaps"}}},
-		{Name: "broken.js", Hash: "bbbbbbbbbbbb", State: engine.ScriptFailed,
-			Loads: []engine.LoadStatus{{At: time.Unix(2, 0), Hash: "bbbbbbbbbbbb", Result: engine.LoadFailed,
-				Error: &engine.ErrorStatus{Message: "SyntaxError: Unexpected identifier 'onAdd'", File: "broken.js", Line: 2, Column: 27}}}},
-	}, Informers: []engine.InformerStatus{
-		{WatchStatus: engine.WatchStatus{Resource: "v1/configmaps"}, Scripts: []string{"big.js"}, Synced: true, Healthy: true, Objects: s.objects, LastContact: &contact},
-		{WatchStatus: engine.WatchStatus{Resource: "apps/v1/deployments", Namespace: "web"}, Scripts: []string{"big.js"}, Synced: true,
+	return status.Status{Seq: 3, Ready: true, Scripts: []status.ScriptStatus{
+		{Name: "big.js", Hash: "aaaaaaaaaaaa", State: status.ScriptServing,
+			Versions: []status.VersionStatus{{Hash: "aaaaaaaaaaaa", State: status.VersionCurrent, Objects: s.objects}},
+			Loads:    []status.LoadStatus{{At: time.Unix(1, 0), Hash: "aaaaaaaaaaaa", Result: status.LoadLoaded, TookSeconds: 0.812, Objects: s.objects}},
+			Handlers: map[string]status.HandlerCounts{"reconcile": {Calls: 40000, Errors: 3}},
+			Watches:  []status.WatchStatus{{Resource: "v1/configmaps"}}},
+		{Name: "broken.js", Hash: "bbbbbbbbbbbb", State: status.ScriptFailed,
+			Loads: []status.LoadStatus{{At: time.Unix(2, 0), Hash: "bbbbbbbbbbbb", Result: status.LoadFailed,
+				Error: &status.ErrorStatus{Message: "SyntaxError: Unexpected identifier 'onAdd'", File: "broken.js", Line: 2, Column: 27}}}},
+	}, Informers: []status.InformerStatus{
+		{WatchStatus: status.WatchStatus{Resource: "v1/configmaps"}, Scripts: []string{"big.js"}, Synced: true, Healthy: true, Objects: s.objects, LastContact: &contact},
+		{WatchStatus: status.WatchStatus{Resource: "apps/v1/deployments", Namespace: "web"}, Scripts: []string{"big.js"}, Synced: true,
 			LastError: "connection refused", FailingSince: &failing, LastContact: &failing},
 	}}
 }

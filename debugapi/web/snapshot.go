@@ -7,19 +7,20 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // KeysPerScript bounds the reconcile keys a snapshot lists per script version (running and
 // failing ones first); KeyCount says how many there are.
 const KeysPerScript = 100
 
-// Snapshot is the /ui/events "snapshot" event's data: the engine's state API (engine.Status)
+// Snapshot is the /ui/events "snapshot" event's data: the engine's state API (package status, Engine.Status)
 // with each script's queues, code frame, memory and call rates beside it.
 type Snapshot struct {
 	Time      time.Time             `json:"time"`
 	Ready     bool                  `json:"ready"`
 	NotReady  string                `json:"notReady,omitempty"`
-	Leader    engine.LeaderStatus   `json:"leader"`
+	Leader    status.LeaderStatus   `json:"leader"`
 	Scripts   []ScriptView          `json:"scripts"`
 	Informers []InformerView        `json:"informers"`
 	Indexes   []engine.IndexSummary `json:"indexes"`
@@ -29,7 +30,7 @@ type Snapshot struct {
 
 // ScriptView is one script.
 type ScriptView struct {
-	engine.ScriptStatus
+	status.ScriptStatus
 	// Queues are its live versions' work, the serving version first.
 	Queues   []engine.ScriptQueue `json:"queues"`
 	KeyCount int                  `json:"keyCount"`
@@ -42,7 +43,7 @@ type ScriptView struct {
 // InformerView is one informer, with the seconds since its last contact (-1: none yet)
 // computed on the runner's clock.
 type InformerView struct {
-	engine.InformerStatus
+	status.InformerStatus
 	SecondsSinceContact float64 `json:"secondsSinceContact"`
 }
 

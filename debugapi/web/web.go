@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 //go:embed assets
@@ -16,7 +17,7 @@ var assets embed.FS
 
 // Source is what the page reads; *engine.Engine implements it.
 type Source interface {
-	Status() engine.Status
+	Status() status.Status
 	StatusChanged() <-chan struct{}
 	Queue(script string) (engine.QueueView, error)
 	ScriptMemory() map[string]int64

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 func TestRates(t *testing.T) {
@@ -57,13 +58,13 @@ func TestFrames(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x.js"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	failed := func(file string, line int) engine.ScriptStatus {
-		return engine.ScriptStatus{Name: "x.js", Loads: []engine.LoadStatus{{Hash: "0123", Result: engine.LoadFailed, At: time.Unix(1, 0),
-			Error: &engine.ErrorStatus{Message: "boom", File: file, Line: line, Column: 1}}}}
+	failed := func(file string, line int) status.ScriptStatus {
+		return status.ScriptStatus{Name: "x.js", Loads: []status.LoadStatus{{Hash: "0123", Result: status.LoadFailed, At: time.Unix(1, 0),
+			Error: &status.ErrorStatus{Message: "boom", File: file, Line: line, Column: 1}}}}
 	}
 	tests := []struct {
 		name      string
-		sc        engine.ScriptStatus
+		sc        status.ScriptStatus
 		wantLines []int
 		wantNil   bool
 		wantStale bool
@@ -72,7 +73,7 @@ func TestFrames(t *testing.T) {
 		{"clipped at the top", failed("x.js", 1), []int{1, 2, 3, 4}, false, true},
 		{"a line past the end has no lines", failed("x.js", 40), nil, false, true},
 		{"nothing outside the folder is read", failed("../x.js", 2), nil, false, false},
-		{"a load that worked has no frame", engine.ScriptStatus{Name: "x.js", Loads: []engine.LoadStatus{{Result: engine.LoadLoaded}}}, nil, true, false},
+		{"a load that worked has no frame", status.ScriptStatus{Name: "x.js", Loads: []status.LoadStatus{{Result: status.LoadLoaded}}}, nil, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
-// Status prints engine.Status as runner status shows it: a summary line, then scripts,
+// Status prints status.Status as runner status shows it: a summary line, then scripts,
 // their last loads, watches and informers.
-func Status(w io.Writer, st engine.Status) {
+func Status(w io.Writer, st status.Status) {
 	ready := "yes"
 	if !st.Ready {
 		ready = "no: " + st.NotReady
@@ -34,7 +34,7 @@ func Status(w io.Writer, st engine.Status) {
 		objects, queued := 0, 0
 		for _, v := range s.Versions {
 			versions = append(versions, shortHash(v.Hash)+":"+string(v.State))
-			if v.State == engine.VersionCurrent {
+			if v.State == status.VersionCurrent {
 				objects, queued = v.Objects, v.Queued
 			}
 		}
@@ -50,7 +50,7 @@ func Status(w io.Writer, st engine.Status) {
 	printInformers(w, st.Informers)
 }
 
-func printLoads(w io.Writer, scripts []engine.ScriptStatus) {
+func printLoads(w io.Writer, scripts []status.ScriptStatus) {
 	_, _ = fmt.Fprintln(w, "\nLast loads:")
 	t := newTable(w)
 	row(t, "SCRIPT", "WHEN", "HASH", "RESULT", "TOOK", "OBJECTS", "ERROR")
@@ -72,7 +72,7 @@ func printLoads(w io.Writer, scripts []engine.ScriptStatus) {
 	_ = t.Flush()
 }
 
-func printWatches(w io.Writer, scripts []engine.ScriptStatus) {
+func printWatches(w io.Writer, scripts []status.ScriptStatus) {
 	_, _ = fmt.Fprintln(w, "\nWatches:")
 	t := newTable(w)
 	row(t, "SCRIPT", "RESOURCE", "NAMESPACE", "LABEL SELECTOR", "FIELD SELECTOR")
@@ -84,7 +84,7 @@ func printWatches(w io.Writer, scripts []engine.ScriptStatus) {
 	_ = t.Flush()
 }
 
-func printInformers(w io.Writer, infs []engine.InformerStatus) {
+func printInformers(w io.Writer, infs []status.InformerStatus) {
 	_, _ = fmt.Fprintln(w, "\nInformers:")
 	t := newTable(w)
 	row(t, "RESOURCE", "NAMESPACE", "SELECTORS", "SYNCED", "HEALTHY", "LAST CONTACT", "OBJECTS", "SCRIPTS")

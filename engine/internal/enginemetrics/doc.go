@@ -1,6 +1,8 @@
 // Package enginemetrics serves what the engine exports to Prometheus beside its own counters:
-// the metric families scripts declare (Scripts, Version) and the informers' health and the
-// runner's readiness at scrape time (Informers). It plugs into package engine, which tells it
+// the metric families scripts declare (Scripts, Version), the informers' health and the
+// runner's readiness at scrape time (Informers), and a sharded runner's ring (NewShard: its
+// members, the ring changes applied and the keys it owns per script, read through Ring's
+// funcs at scrape time). It plugs into package engine, which tells it
 // which version serves each script and runs the collects; it knows nothing of queues,
 // runtimes or the loader.
 //

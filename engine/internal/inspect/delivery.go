@@ -137,3 +137,41 @@ func objectLabels(obj scripting.Object) map[string]string {
 	}
 	return out
 }
+
+// Deliveries judges, for every live version, whether it is shown the object (obj nil: it is
+// not on the server); paused tells which scripts are paused.
+func Deliveries(live []Live, res dynamicinformer.Resource, key string, obj scripting.Object, paused func(script string) bool) []Delivery {
+	out := []Delivery{}
+	for _, v := range live {
+		d := Delivery{Script: v.Script(), Version: v.Hash(), State: v.State()}
+		d.Cached = v.Store().Get(res.String(), key) != nil
+		var watched []string
+		var closest *Delivery
+		for _, w := range v.Watches() {
+			if w.Resource.String() != res.String() {
+				watched = append(watched, w.Resource.String())
+				continue
+			}
+			verdict := Judge(w.Resource, w.Key, key, obj)
+			if verdict.Delivered || closest == nil {
+				closest = &verdict
+			}
+			if verdict.Delivered {
+				break
+			}
+		}
+		if closest == nil {
+			d.Reason, d.Detail = "not watched", "the script watches "+strings.Join(watched, ", ")
+		} else {
+			d.Delivered, d.Reason, d.Detail, d.Watch = closest.Delivered, closest.Reason, closest.Detail, closest.Watch
+		}
+		if d.Delivered && v.State() == "syncing" {
+			d.Delivered, d.Reason, d.Detail = false, "syncing", "this version is still replaying the cache; the previous one, if any, serves"
+		}
+		if paused(v.Script()) {
+			d.Detail = strings.TrimPrefix(d.Detail+"; the script is paused", "; ")
+		}
+		out = append(out, d)
+	}
+	return out
+}

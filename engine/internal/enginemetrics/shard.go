@@ -1,18 +1,28 @@
-package engine
+package enginemetrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Ring is what the shard collector reads at scrape time, on the scrape's goroutine.
+type Ring struct {
+	// Members returns the ring this replica acts on: its size and the ring changes applied.
+	Members func() (members int, generation uint64)
+	// Owned returns, per script with a serving version, the cached objects whose keys this
+	// replica owns.
+	Owned func() map[string]int
+}
+
 // shardCollector exposes the ring as this replica sees it, read at scrape time: the members,
 // the ring changes applied, and per script the cached objects whose keys this replica owns.
 type shardCollector struct {
-	e                    *Engine
+	ring                 Ring
 	members, moves, keys *prometheus.Desc
 }
 
-func newShardCollector(e *Engine) *shardCollector {
-	return &shardCollector{e: e,
+// NewShard returns the collector of a sharded runner's ring (--sharded).
+func NewShard(ring Ring) prometheus.Collector {
+	return &shardCollector{ring: ring,
 		members: prometheus.NewDesc("jsinformer_shard_members", "Replicas in the shard ring this runner acts on (--sharded); 0 before it joined.", nil, nil),
 		moves: prometheus.NewDesc("jsinformer_shard_moves_total",
 			"Shard ring changes this runner applied: each moves about 1/N of the keys to or from it.", nil, nil),
@@ -27,30 +37,10 @@ func (c *shardCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.e.shard.Status()
-	ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(len(st.Members)))
-	ch <- prometheus.MustNewConstMetric(c.moves, prometheus.CounterValue, float64(st.Generation))
-	for _, v := range c.e.needs.versions() {
-		if v.currentState() != stateCurrent {
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(c.keys, prometheus.GaugeValue, float64(c.owned(v)), v.name)
+	members, generation := c.ring.Members()
+	ch <- prometheus.MustNewConstMetric(c.members, prometheus.GaugeValue, float64(members))
+	ch <- prometheus.MustNewConstMetric(c.moves, prometheus.CounterValue, float64(generation))
+	for script, n := range c.ring.Owned() {
+		ch <- prometheus.MustNewConstMetric(c.keys, prometheus.GaugeValue, float64(n), script)
 	}
-}
-
-// owned counts v's cached objects this replica owns; the store is read under its lock.
-func (c *shardCollector) owned(v *version) int {
-	subs := v.insp.subs.Load()
-	if subs == nil {
-		return 0
-	}
-	n := 0
-	for _, sub := range *subs {
-		for _, key := range v.store.Keys(sub.cache.Resource) {
-			if c.e.shard.Handles(key) {
-				n++
-			}
-		}
-	}
-	return n
 }

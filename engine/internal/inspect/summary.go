@@ -1,10 +1,10 @@
-package engine
+package inspect
 
 import (
-	"github.com/jsinformer/jsinformer/internal/scriptcache"
-
 	"slices"
 	"sort"
+
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
 // IndexSummaryValues bounds how many values per index IndexSummary lists (the most used).
@@ -35,21 +35,21 @@ type ValueCount struct {
 }
 
 // IndexSummaries lists, for every live version with index functions, its indexes; the keys
-// of one value are asked of Cache with an IndexQuery. Safe for concurrent use; it takes the
-// version's store read lock once per version and copies only counts.
-func (e *Engine) IndexSummaries() []IndexSummary {
+// of one value are asked of Cache with an IndexQuery. It takes each version's store read lock
+// once and copies only counts.
+func IndexSummaries(live []Live) []IndexSummary {
 	out := []IndexSummary{}
-	for _, v := range e.needs.versions() {
-		if len(v.def.Indexers) == 0 {
+	for _, v := range live {
+		if len(v.Indexers()) == 0 {
 			continue
 		}
 		var resources []string
-		for _, sub := range v.subscriptions() {
-			if !slices.Contains(resources, sub.cache.Resource) {
-				resources = append(resources, sub.cache.Resource)
+		for _, w := range v.Watches() {
+			if !slices.Contains(resources, w.Resource.String()) {
+				resources = append(resources, w.Resource.String())
 			}
 		}
-		out = append(out, IndexSummary{Script: v.name, Version: v.hash, Resources: resources, Indexes: digest(v.store)})
+		out = append(out, IndexSummary{Script: v.Script(), Version: v.Hash(), Resources: resources, Indexes: digest(v.Store())})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Script < out[j].Script })
 	return out

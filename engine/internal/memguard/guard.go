@@ -1,31 +1,10 @@
-package engine
+package memguard
 
 import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/jsinformer/jsinformer/scripting"
 )
-
-// The memory guard: under a memory limit, find the script whose runtime keeps growing and stop
-// it before the process runs out of memory, keeping the others running.
-//
-// goja keeps no account of what a runtime allocates, so the guard asks: while the Go heap is
-// above watchShare of the limit, every serving version measures its runtimes after its next
-// call (scripting.Script.RequestMemoryUsage: the bytes reachable from the runtime, walked by
-// internal/heapsize). Once the live heap is above its threshold (actShare of the limit, lower
-// when the live heap grows fast: memtrend.go), the guard stops the largest version whose
-// measurements grew over its last growthSamples (suspect), if it holds at least minShare of
-// the limit. A version is measured only when it runs, which is also the only time it can grow.
-//
-// The live heap is known only at the end of a collection, and the runtime's pacing lets the
-// heap double between two: a live figure of 200 MB can be followed by 400 MB at the next one.
-// So the guard watches from the heap in use (live objects and garbage not yet collected, an
-// upper bound of the live heap now), and when that bound has reached the threshold while the
-// last live figure is below it, and a version qualifies for a stop, it collects itself to know
-// (refresh). A process whose heap is large but whose scripts do not grow is never collected
-// by the guard.
 
 const (
 	watchShare    = 0.5
@@ -42,12 +21,40 @@ const (
 	maxQuietChecks = 30
 )
 
-// measured is what the guard needs of a version: its runtimes' memory, summed.
-type measured interface {
-	requestMemory()
-	memory() (bytes int64, seq uint64, truncated bool)
-	// released is closed once the version has closed its runtimes, after a stop.
-	released() <-chan struct{}
+// Version is what the guard needs of a script version: its runtimes' memory, summed. The
+// engine's versions implement it; the guard compares them by identity.
+type Version interface {
+	// RequestMemory asks each runtime for a measurement after its next call.
+	RequestMemory()
+	// Memory sums the runtimes' latest measurements; seq changes whenever one of them does.
+	Memory() (bytes int64, seq uint64, truncated bool)
+	// Released is closed once the version has closed its runtimes, after a stop.
+	Released() <-chan struct{}
+}
+
+// Reading is what the guard needs of the runtime's heap figures, in bytes.
+type Reading struct {
+	Live   uint64 // what the last collection left live
+	InUse  uint64 // live and not yet swept objects: an upper bound of the live heap now
+	Cycles uint64 // collections completed: Live changes only when this does
+}
+
+// Config is what the guard runs on. Read, Collect, Now, Serving and Stop are required.
+type Config struct {
+	Limit    int64         // bytes
+	Interval time.Duration // between two checks
+	Logger   *slog.Logger
+	Read     func() Reading // the runtime's heap figures
+	Collect  func()         // a full collection, which refreshes the live figure
+	Now      func() time.Time
+	// Serving lists the versions that serve; called on the guard's goroutine at each check
+	// above watchShare of the limit.
+	Serving func() []Version
+	// Stop hands the verdict to the owner of the versions, which stops v; it may block until
+	// ctx is done.
+	Stop func(ctx context.Context, v Version, bytes int64)
+	// Usage, if set, reports a version's latest measurement.
+	Usage func(v Version, bytes int64)
 }
 
 // memSample is one measurement of a version.
@@ -56,21 +63,21 @@ type memSample struct {
 	truncated bool
 }
 
-// memoryGuard checks the heap every interval. Its goroutine is started and joined by Run; it
-// hands its verdicts to the loader, which owns the versions.
-type memoryGuard struct {
+// Guard checks the heap every interval. Run's caller owns its goroutine; the guard hands its
+// verdicts to Config.Stop.
+type Guard struct {
 	limit    int64
 	interval time.Duration
 	logger   *slog.Logger
-	read     func() heapReading // the runtime's heap figures
-	collect  func()             // a full collection, which refreshes the live figure
+	read     func() Reading
+	collect  func()
 	now      func() time.Time
-	serving  func() []measured
-	stop     func(ctx context.Context, m measured, bytes int64)
-	usage    func(m measured, bytes int64) // reports a version's latest measurement
+	serving  func() []Version
+	stop     func(ctx context.Context, v Version, bytes int64)
+	usage    func(v Version, bytes int64)
 
-	history map[measured][]memSample
-	seqs    map[measured]uint64
+	history map[Version][]memSample
+	seqs    map[Version]uint64
 	trend   heapTrend
 	warned  bool // "no growing script" said for this episode above actShare
 	// After a stop: the checks since, and the stopped version's released (the channel only:
@@ -81,7 +88,18 @@ type memoryGuard struct {
 	stopped   <-chan struct{}
 }
 
-func (g *memoryGuard) run(ctx context.Context) {
+// New returns a guard on cfg; it does nothing until Run.
+func New(cfg Config) *Guard {
+	return &Guard{
+		limit: cfg.Limit, interval: cfg.Interval, logger: cfg.Logger,
+		read: cfg.Read, collect: cfg.Collect, now: cfg.Now,
+		serving: cfg.Serving, stop: cfg.Stop, usage: cfg.Usage,
+		history: map[Version][]memSample{}, seqs: map[Version]uint64{},
+	}
+}
+
+// Run checks the heap every interval until ctx is done.
+func (g *Guard) Run(ctx context.Context) {
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
 	for {
@@ -94,10 +112,10 @@ func (g *memoryGuard) run(ctx context.Context) {
 	}
 }
 
-func (g *memoryGuard) check(ctx context.Context) {
+func (g *Guard) check(ctx context.Context) {
 	r := g.read()
 	g.trend.observe(r, g.now())
-	if float64(r.inUse) < watchShare*float64(g.limit) {
+	if float64(r.InUse) < watchShare*float64(g.limit) {
 		clear(g.history)
 		clear(g.seqs) // holds no version past the episode: a stopped one must be collectable
 		g.warned, g.stopping, g.stopped = false, false, nil
@@ -106,19 +124,19 @@ func (g *memoryGuard) check(ctx context.Context) {
 	serving := g.serving()
 	g.record(serving)
 	for _, m := range serving {
-		m.requestMemory()
+		m.RequestMemory()
 	}
 	if g.waiting() {
 		return
 	}
 	at := g.threshold()
-	if int64(r.inUse) < at {
+	if int64(r.InUse) < at {
 		g.warned = false
 		return
 	}
 	m, found := suspect(g.history, int64(minShare*float64(g.limit)))
-	live := int64(r.live)
-	stale := float64(int64(r.inUse)-live) >= staleShare*float64(g.limit)
+	live := int64(r.Live)
+	stale := float64(int64(r.InUse)-live) >= staleShare*float64(g.limit)
 	if (found && live < at && stale) || g.stopping {
 		live = g.refresh()
 		at = g.threshold()
@@ -133,14 +151,14 @@ func (g *memoryGuard) check(ctx context.Context) {
 	}
 	h := g.history[m]
 	delete(g.history, m)
-	g.stopping, g.sinceStop, g.stopped = true, 0, m.released()
+	g.stopping, g.sinceStop, g.stopped = true, 0, m.Released()
 	g.stop(ctx, m, h[len(h)-1].bytes)
 }
 
 // waiting reports whether the guard holds off after a stop: for quietChecks checks, and until
 // the stopped version has released its runtimes, for at most maxQuietChecks (a runtime stuck
 // in a call is abandoned, not released).
-func (g *memoryGuard) waiting() bool {
+func (g *Guard) waiting() bool {
 	if !g.stopping {
 		return false
 	}
@@ -157,26 +175,26 @@ func (g *memoryGuard) waiting() bool {
 }
 
 // refresh collects and returns the live heap that collection measured.
-func (g *memoryGuard) refresh() int64 {
+func (g *Guard) refresh() int64 {
 	start := g.now()
 	g.collect()
 	took := g.now().Sub(start)
 	g.trend.collected(took)
 	r := g.read()
 	g.trend.observe(r, g.now())
-	g.logger.Debug("memory guard collected garbage to read the live heap", "heap_bytes", r.live,
+	g.logger.Debug("memory guard collected garbage to read the live heap", "heap_bytes", r.Live,
 		"limit_bytes", g.limit, "took", took.Round(time.Millisecond).String())
-	return int64(r.live)
+	return int64(r.Live)
 }
 
 // threshold is the live heap at which the guard acts: actShare of the limit, or less when the
 // live heap grows fast enough to pass the limit before the guard's next decision.
-func (g *memoryGuard) threshold() int64 {
+func (g *Guard) threshold() int64 {
 	return g.trend.threshold(g.limit, g.interval)
 }
 
 // warnOnce says, once per episode above actShare, that no script is to blame.
-func (g *memoryGuard) warnOnce(live int64) {
+func (g *Guard) warnOnce(live int64) {
 	if g.warned || float64(live) < actShare*float64(g.limit) {
 		return
 	}
@@ -186,11 +204,11 @@ func (g *memoryGuard) warnOnce(live int64) {
 }
 
 // record takes each version's new measurement, if it made one, and forgets versions gone.
-func (g *memoryGuard) record(serving []measured) {
-	alive := make(map[measured]bool, len(serving))
+func (g *Guard) record(serving []Version) {
+	alive := make(map[Version]bool, len(serving))
 	for _, m := range serving {
 		alive[m] = true
-		bytes, seq, truncated := m.memory()
+		bytes, seq, truncated := m.Memory()
 		if seq == g.seqs[m] {
 			continue
 		}
@@ -243,35 +261,4 @@ func growing(h []memSample) bool {
 		}
 	}
 	return true
-}
-
-// released is closed once v has closed its runtimes and is done.
-func (v *version) released() <-chan struct{} { return v.finished }
-
-// requestMemory asks each runtime of v for a measurement after its next call.
-func (v *version) requestMemory() {
-	for _, s := range v.runtimes() {
-		s.RequestMemoryUsage()
-	}
-}
-
-// memory sums v's runtimes' latest measurements; seq changes whenever one of them does.
-func (v *version) memory() (bytes int64, seq uint64, truncated bool) {
-	for _, s := range v.runtimes() {
-		m := s.MemoryUsage()
-		bytes, seq, truncated = bytes+m.Bytes, seq+m.Seq, truncated || m.Truncated
-	}
-	return bytes, seq, truncated
-}
-
-// runtimes are v's Scripts: the worker's, the index stage's and the reconcile workers'.
-func (v *version) runtimes() []*scripting.Script {
-	out := []*scripting.Script{v.script}
-	if v.indexer != nil {
-		out = append(out, v.indexer)
-	}
-	if v.reconciler != nil {
-		out = append(out, v.reconciler.scripts...)
-	}
-	return out
 }

@@ -1,12 +1,16 @@
-package engine
+package inspect
 
 import (
 	"fmt"
 	"slices"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/scripting"
 )
+
+// The views of the live versions' work and caches: Engine.Queue, Cache and Indexes gather
+// the live versions and answer with these.
 
 // QueueView is the answer of Queue.
 type QueueView struct {
@@ -27,34 +31,28 @@ type ScriptQueue struct {
 	Keys      []KeyState    `json:"keys"` // reconcile keys queued, waiting to retry, or running
 }
 
-// Queue shows the work of every live version, or of script's only. Safe for concurrent use.
-func (e *Engine) Queue(script string) (QueueView, error) {
-	now := time.Now()
+// Queue shows the work of every live version, or of script's only; paused tells which
+// scripts are paused.
+func Queue(live []Live, paused func(script string) bool, script string, now time.Time) (QueueView, error) {
 	out := QueueView{Scripts: []ScriptQueue{}}
-	for _, v := range e.needs.versions() {
-		if script != "" && v.name != script {
+	for _, v := range live {
+		if script != "" && v.Script() != script {
 			continue
 		}
-		q := ScriptQueue{Script: v.name, Version: v.hash, State: v.currentState().String(), Paused: e.pauses.Paused(v.name),
-			Backlog: v.queue.len(), Reconcile: v.reconciler != nil, Keys: []KeyState{}}
-		if v.intake != v.queue {
-			q.Backlog += v.intake.len()
+		q := ScriptQueue{Script: v.Script(), Version: v.Hash(), State: v.State(), Paused: paused(v.Script()),
+			Backlog: v.Backlog(), Reconcile: v.Reconciles(), Keys: []KeyState{}}
+		if c := v.InFlight(); c != nil {
+			running := *c
+			running.ElapsedMs = float64(now.Sub(c.Started).Microseconds()) / 1000
+			q.InFlight = &running
 		}
-		if v.insp != nil {
-			q.Backlog += int(v.insp.held.Load())
-			if c := v.insp.inflight.Load(); c != nil {
-				running := *c
-				running.ElapsedMs = float64(now.Sub(c.Started).Microseconds()) / 1000
-				q.InFlight = &running
-			}
-		}
-		if v.reconciler != nil {
-			q.Keys = v.reconciler.insp.book.Snapshot(now)
+		if v.Reconciles() {
+			q.Keys = v.Keys(now)
 		}
 		out.Scripts = append(out.Scripts, q)
 	}
 	if script != "" && len(out.Scripts) == 0 {
-		return out, fmt.Errorf("script %s: %w: no such script is loaded%s", script, ErrNotFound, suggest(script, e.scriptNames()))
+		return out, fmt.Errorf("script %s: %w: no such script is loaded%s", script, ErrNotFound, Suggest(script, ScriptNames(live)))
 	}
 	return out, nil
 }
@@ -80,40 +78,35 @@ type IndexQuery struct {
 	Script, Index, Value string
 }
 
-// Cache lists the objects of resource the live versions' caches hold (key "" for all), or,
-// with q.Script set, the objects q.Index files under q.Value in that script's cache. Safe for
-// concurrent use.
-func (e *Engine) Cache(resource, key string, q IndexQuery) (CacheView, error) {
-	res, err := e.resolveForInspect(resource)
-	if err != nil {
-		return CacheView{}, err
-	}
+// Cache lists the objects of res the live versions' caches hold (key "" for all), or, with
+// q.Script set, the objects q.Index files under q.Value in that script's cache.
+func Cache(live []Live, res dynamicinformer.Resource, key string, q IndexQuery) (CacheView, error) {
 	if key != "" {
-		if _, _, err := splitKey(res, key); err != nil {
+		if _, _, err := SplitKey(res, key); err != nil {
 			return CacheView{}, err
 		}
 	}
 	out := CacheView{Resource: res.String(), Objects: []CachedObject{}}
 	if q.Script != "" {
-		return e.cacheByIndex(out, q)
+		return cacheByIndex(live, out, q)
 	}
 	var all []string
 	watched := false
-	for _, v := range e.needs.versions() {
-		if !v.watches(res.String()) {
+	for _, v := range live {
+		if !watches(v, res.String()) {
 			continue
 		}
 		watched = true
-		keys := v.store.Keys(res.String())
+		keys := v.Store().Keys(res.String())
 		all = append(all, keys...)
 		for _, k := range keys {
 			if key != "" && k != key {
 				continue
 			}
-			obj := v.store.Get(res.String(), k)
-			c := CachedObject{Script: v.name, Version: v.hash, Key: k, ResourceVersion: resourceVersionOf(obj)}
+			obj := v.Store().Get(res.String(), k)
+			c := CachedObject{Script: v.Script(), Version: v.Hash(), Key: k, ResourceVersion: resourceVersionOf(obj)}
 			if key != "" {
-				c.Object = inspect.Redact(res, obj)
+				c.Object = Redact(res, obj)
 			}
 			out.Objects = append(out.Objects, c)
 		}
@@ -122,20 +115,20 @@ func (e *Engine) Cache(resource, key string, q IndexQuery) (CacheView, error) {
 	case !watched:
 		return out, fmt.Errorf("resource %s: %w: no loaded script watches it", res, ErrNotFound)
 	case key != "" && len(out.Objects) == 0:
-		return out, fmt.Errorf("object %s %s: %w: no script's cache holds it%s", res, key, ErrNotFound, suggest(key, dedupe(all)))
+		return out, fmt.Errorf("object %s %s: %w: no script's cache holds it%s", res, key, ErrNotFound, Suggest(key, dedupe(all)))
 	}
 	return out, nil
 }
 
-func (e *Engine) cacheByIndex(out CacheView, q IndexQuery) (CacheView, error) {
-	v, err := e.servingVersion(q.Script)
+func cacheByIndex(live []Live, out CacheView, q IndexQuery) (CacheView, error) {
+	v, err := Serving(live, q.Script)
 	if err != nil {
 		return out, err
 	}
-	if !slices.Contains(v.def.Indexers, q.Index) {
-		return out, fmt.Errorf("index %s: %w: script %s has no such index function%s", q.Index, ErrNotFound, q.Script, suggest(q.Index, v.def.Indexers))
+	if !slices.Contains(v.Indexers(), q.Index) {
+		return out, fmt.Errorf("index %s: %w: script %s has no such index function%s", q.Index, ErrNotFound, q.Script, Suggest(q.Index, v.Indexers()))
 	}
-	keys, err := v.store.ByIndex(q.Index, q.Value)
+	keys, err := v.Store().ByIndex(q.Index, q.Value)
 	if err != nil {
 		return out, err
 	}
@@ -143,8 +136,8 @@ func (e *Engine) cacheByIndex(out CacheView, q IndexQuery) (CacheView, error) {
 		if k.Resource != out.Resource {
 			continue
 		}
-		obj := v.store.Get(k.Resource, k.Object)
-		out.Objects = append(out.Objects, CachedObject{Script: v.name, Version: v.hash, Key: k.Object, ResourceVersion: resourceVersionOf(obj)})
+		obj := v.Store().Get(k.Resource, k.Object)
+		out.Objects = append(out.Objects, CachedObject{Script: v.Script(), Version: v.Hash(), Key: k.Object, ResourceVersion: resourceVersionOf(obj)})
 	}
 	return out, nil
 }
@@ -166,26 +159,21 @@ type ScriptIndexes struct {
 	Values  map[string][]string `json:"values"`
 }
 
-// Indexes shows the values each script's index functions computed for one object. Safe for
-// concurrent use.
-func (e *Engine) Indexes(resource, key string) (IndexesView, error) {
-	res, err := e.resolveForInspect(resource)
-	if err != nil {
-		return IndexesView{}, err
-	}
-	if _, _, err := splitKey(res, key); err != nil {
+// Indexes shows the values each live version's index functions computed for one object.
+func Indexes(live []Live, res dynamicinformer.Resource, key string) (IndexesView, error) {
+	if _, _, err := SplitKey(res, key); err != nil {
 		return IndexesView{}, err
 	}
 	out := IndexesView{Resource: res.String(), Object: key, Scripts: []ScriptIndexes{}}
 	var all []string
-	for _, v := range e.needs.versions() {
-		if len(v.def.Indexers) == 0 || !v.watches(res.String()) {
+	for _, v := range live {
+		if len(v.Indexers()) == 0 || !watches(v, res.String()) {
 			continue
 		}
-		values, cached := v.store.Values(res.String(), key)
-		all = append(all, v.store.Keys(res.String())...)
-		si := ScriptIndexes{Script: v.name, Version: v.hash, Cached: cached, Values: map[string][]string{}}
-		for i, name := range v.def.Indexers {
+		values, cached := v.Store().Values(res.String(), key)
+		all = append(all, v.Store().Keys(res.String())...)
+		si := ScriptIndexes{Script: v.Script(), Version: v.Hash(), Cached: cached, Values: map[string][]string{}}
+		for i, name := range v.Indexers() {
 			si.Values[name] = []string{}
 			if i < len(values) && values[i] != nil {
 				si.Values[name] = values[i]
@@ -197,17 +185,13 @@ func (e *Engine) Indexes(resource, key string) (IndexesView, error) {
 		return out, fmt.Errorf("resource %s: %w: no loaded script watching it has index functions", res, ErrNotFound)
 	}
 	if !slices.ContainsFunc(out.Scripts, func(s ScriptIndexes) bool { return s.Cached }) {
-		return out, fmt.Errorf("object %s %s: %w: no script's cache holds it%s", res, key, ErrNotFound, suggest(key, dedupe(all)))
+		return out, fmt.Errorf("object %s %s: %w: no script's cache holds it%s", res, key, ErrNotFound, Suggest(key, dedupe(all)))
 	}
 	return out, nil
 }
 
-// watches reports whether v subscribes to resource (canonical spelling).
-func (v *version) watches(resource string) bool {
-	return slices.ContainsFunc(v.subscriptions(), func(s *subscription) bool { return s.cache.Resource == resource })
-}
-
-func dedupe(names []string) []string {
-	slices.Sort(names)
-	return slices.Compact(names)
+func resourceVersionOf(obj scripting.Object) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	rv, _ := meta["resourceVersion"].(string)
+	return rv
 }

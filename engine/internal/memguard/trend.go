@@ -1,4 +1,4 @@
-package engine
+package memguard
 
 import "time"
 
@@ -15,14 +15,14 @@ type heapTrend struct {
 }
 
 // observe takes a reading: a live figure from a collection not seen before updates the rate.
-func (t *heapTrend) observe(r heapReading, now time.Time) {
-	if !t.at.IsZero() && r.cycles == t.cycles {
+func (t *heapTrend) observe(r Reading, now time.Time) {
+	if !t.at.IsZero() && r.Cycles == t.cycles {
 		return
 	}
 	if !t.at.IsZero() && now.After(t.at) {
-		t.rate = max(0, float64(int64(r.live)-t.live)/now.Sub(t.at).Seconds())
+		t.rate = max(0, float64(int64(r.Live)-t.live)/now.Sub(t.at).Seconds())
 	}
-	t.cycles, t.live, t.at = r.cycles, int64(r.live), now
+	t.cycles, t.live, t.at = r.Cycles, int64(r.Live), now
 }
 
 // collected records how long a refresh collection took: the next decision comes that much

@@ -1,4 +1,4 @@
-package engine
+package memguard
 
 import (
 	"context"
@@ -51,7 +51,7 @@ type fakeMeasured struct {
 	finished    chan struct{} // nil: released at once
 }
 
-func (f *fakeMeasured) released() <-chan struct{} {
+func (f *fakeMeasured) Released() <-chan struct{} {
 	if f.finished == nil {
 		return releasedAtOnce
 	}
@@ -60,13 +60,13 @@ func (f *fakeMeasured) released() <-chan struct{} {
 
 var releasedAtOnce = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func (f *fakeMeasured) requestMemory() {
+func (f *fakeMeasured) RequestMemory() {
 	f.requested++
 	f.bytes += f.step
 	f.seq++
 }
 
-func (f *fakeMeasured) memory() (int64, uint64, bool) { return f.bytes, f.seq, false }
+func (f *fakeMeasured) Memory() (int64, uint64, bool) { return f.bytes, f.seq, false }
 
 // TestMemoryGuardChecks drives the guard's checks with a fake heap: nothing is measured below
 // half the limit; above it the versions are measured; above 80 % the growing one is stopped,
@@ -77,13 +77,13 @@ func TestMemoryGuardChecks(t *testing.T) {
 	leak := &fakeMeasured{bytes: 200, step: 50}
 	steady := &fakeMeasured{bytes: 300}
 	heap := int64(400)
-	var stopped []measured
-	g := &memoryGuard{limit: limit, logger: slog.New(slog.DiscardHandler),
-		read:    func() heapReading { return heapReading{live: uint64(heap), inUse: uint64(heap)} },
+	var stopped []Version
+	g := &Guard{limit: limit, logger: slog.New(slog.DiscardHandler),
+		read:    func() Reading { return Reading{Live: uint64(heap), InUse: uint64(heap)} },
 		collect: func() {}, now: time.Now,
-		serving: func() []measured { return []measured{leak, steady} },
-		stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
-		history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
+		serving: func() []Version { return []Version{leak, steady} },
+		stop:    func(_ context.Context, m Version, _ int64) { stopped = append(stopped, m) },
+		history: map[Version][]memSample{}, seqs: map[Version]uint64{}}
 	g.check(t.Context())
 	if leak.requested != 0 {
 		t.Fatalf("measured below half the limit")
@@ -112,7 +112,7 @@ func TestMemoryGuardChecks(t *testing.T) {
 // guardHeap is the runtime's heap for the guard: a live figure from the last collection, the
 // heap in use now, and what a collection would find live. Its clock moves a second a reading.
 type guardHeap struct {
-	r           heapReading
+	r           Reading
 	liveNow     uint64
 	collections int
 	clock       time.Time
@@ -123,12 +123,12 @@ func (h *guardHeap) now() time.Time {
 	return h.clock
 }
 
-func (h *guardHeap) read() heapReading { return h.r }
+func (h *guardHeap) read() Reading { return h.r }
 
 func (h *guardHeap) collect() {
 	h.collections++
-	h.r.cycles++
-	h.r.live, h.r.inUse = h.liveNow, h.liveNow
+	h.r.Cycles++
+	h.r.Live, h.r.InUse = h.liveNow, h.liveNow
 }
 
 // TestMemoryGuardRefreshesAStaleLiveHeap: the live heap is known only after a collection, and
@@ -163,20 +163,20 @@ func TestMemoryGuardRefreshesAStaleLiveHeap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			leak := &fakeMeasured{bytes: 200, step: tt.leakStep}
-			heap := &guardHeap{r: heapReading{live: 550, inUse: 600}}
-			var stopped []measured
-			g := &memoryGuard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
+			heap := &guardHeap{r: Reading{Live: 550, InUse: 600}}
+			var stopped []Version
+			g := &Guard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
 				read: heap.read, collect: heap.collect, now: heap.now,
-				serving: func() []measured { return []measured{leak} },
-				stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
-				history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
+				serving: func() []Version { return []Version{leak} },
+				stop:    func(_ context.Context, m Version, _ int64) { stopped = append(stopped, m) },
+				history: map[Version][]memSample{}, seqs: map[Version]uint64{}}
 			for range growthSamples + 1 { // between half and 80 %: measured, not acted on
 				g.check(t.Context())
 			}
 			if heap.collections != 0 || len(stopped) != 0 {
 				t.Fatalf("under the threshold: %d collections, %d stops; want none", heap.collections, len(stopped))
 			}
-			heap.r.live, heap.r.inUse, heap.liveNow = tt.live, tt.inUse, tt.liveNow
+			heap.r.Live, heap.r.InUse, heap.liveNow = tt.live, tt.inUse, tt.liveNow
 			g.check(t.Context())
 			if heap.collections != tt.wantCollects {
 				t.Errorf("%d collections, want %d", heap.collections, tt.wantCollects)
@@ -197,18 +197,18 @@ func TestMemoryGuardRefreshesAfterAStop(t *testing.T) {
 	const limit = 1000
 	leak := &fakeMeasured{bytes: 200, step: 50, finished: make(chan struct{})}
 	other := &fakeMeasured{bytes: 200, step: 50}
-	heap := &guardHeap{r: heapReading{live: 600, inUse: 600}, liveNow: 300}
-	var stopped []measured
-	g := &memoryGuard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
+	heap := &guardHeap{r: Reading{Live: 600, InUse: 600}, liveNow: 300}
+	var stopped []Version
+	g := &Guard{limit: limit, interval: time.Millisecond, logger: slog.New(slog.DiscardHandler),
 		read: heap.read, collect: heap.collect, now: heap.now,
-		serving: func() []measured { return []measured{leak, other} },
-		stop:    func(_ context.Context, m measured, _ int64) { stopped = append(stopped, m) },
-		history: map[measured][]memSample{}, seqs: map[measured]uint64{}}
+		serving: func() []Version { return []Version{leak, other} },
+		stop:    func(_ context.Context, m Version, _ int64) { stopped = append(stopped, m) },
+		history: map[Version][]memSample{}, seqs: map[Version]uint64{}}
 	leak.step = 60 // the larger of the two growing versions
 	for range growthSamples + 1 {
 		g.check(t.Context())
 	}
-	heap.r.live, heap.r.inUse = 900, 900
+	heap.r.Live, heap.r.InUse = 900, 900
 	g.check(t.Context())
 	if len(stopped) != 1 || stopped[0] != leak {
 		t.Fatalf("stopped %v at 90 %% of the limit, want the larger growing version", stopped)
@@ -236,21 +236,21 @@ func TestHeapTrendThreshold(t *testing.T) {
 	start := time.Unix(1000, 0)
 	tests := []struct {
 		name     string
-		readings []heapReading // one a second
+		readings []Reading // one a second
 		took     time.Duration
 		want     int64
 	}{
-		{name: "no growth seen", readings: []heapReading{{live: 500, cycles: 1}}, want: 800},
-		{name: "slow growth", readings: []heapReading{{live: 500, cycles: 1}, {live: 510, cycles: 2}}, want: 800},
+		{name: "no growth seen", readings: []Reading{{Live: 500, Cycles: 1}}, want: 800},
+		{name: "slow growth", readings: []Reading{{Live: 500, Cycles: 1}, {Live: 510, Cycles: 2}}, want: 800},
 		{name: "fast growth: two seconds' worth below the limit",
-			readings: []heapReading{{live: 500, cycles: 1}, {live: 600, cycles: 2}}, want: 800},
-		{name: "faster", readings: []heapReading{{live: 500, cycles: 1}, {live: 650, cycles: 2}}, want: 700},
+			readings: []Reading{{Live: 500, Cycles: 1}, {Live: 600, Cycles: 2}}, want: 800},
+		{name: "faster", readings: []Reading{{Live: 500, Cycles: 1}, {Live: 650, Cycles: 2}}, want: 700},
 		{name: "a slow refresh collection counts too",
-			readings: []heapReading{{live: 500, cycles: 1}, {live: 600, cycles: 2}}, took: time.Second, want: 700},
+			readings: []Reading{{Live: 500, Cycles: 1}, {Live: 600, Cycles: 2}}, took: time.Second, want: 700},
 		{name: "the same collection read again changes nothing", // else 300/s: 600
-			readings: []heapReading{{live: 500, cycles: 1}, {live: 500, cycles: 1}, {live: 800, cycles: 2}}, want: 700},
-		{name: "never under half the limit", readings: []heapReading{{live: 100, cycles: 1}, {live: 600, cycles: 2}}, want: 500},
-		{name: "shrinking", readings: []heapReading{{live: 600, cycles: 1}, {live: 500, cycles: 2}}, want: 800},
+			readings: []Reading{{Live: 500, Cycles: 1}, {Live: 500, Cycles: 1}, {Live: 800, Cycles: 2}}, want: 700},
+		{name: "never under half the limit", readings: []Reading{{Live: 100, Cycles: 1}, {Live: 600, Cycles: 2}}, want: 500},
+		{name: "shrinking", readings: []Reading{{Live: 600, Cycles: 1}, {Live: 500, Cycles: 2}}, want: 800},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,213 @@
+package status
+
+import "time"
+
+// Status is the engine's state at one moment.
+type Status struct {
+	// Seq grows with every change of a version's state, a load, readiness, leadership or an
+	// informer's health; handler counters move without changing it.
+	Seq   uint64 `json:"seq"`
+	Ready bool   `json:"ready"`
+	// NotReady is why Ready is false: Ready's error.
+	NotReady string       `json:"notReady,omitempty"`
+	Leader   LeaderStatus `json:"leader"`
+	// Shard is this replica's standing in the shard ring; nil without --sharded.
+	Shard     *ShardStatus     `json:"shard,omitempty"`
+	Scripts   []ScriptStatus   `json:"scripts"`
+	Informers []InformerStatus `json:"informers"`
+}
+
+// Script returns the status of the named script, if the engine knows it.
+func (s Status) Script(name string) (ScriptStatus, bool) {
+	for _, sc := range s.Scripts {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return ScriptStatus{}, false
+}
+
+// ScriptState sums up a script.
+type ScriptState string
+
+const (
+	// ScriptServing means a version serves the script (another may be syncing to replace it).
+	ScriptServing ScriptState = "serving"
+	// ScriptSyncing means its first version is syncing; nothing serves it yet.
+	ScriptSyncing ScriptState = "syncing"
+	// ScriptFailed means its content failed to load and no older version serves it.
+	ScriptFailed ScriptState = "failed"
+	// ScriptWaiting means its watch names a resource the server does not serve (yet); retried.
+	ScriptWaiting ScriptState = "waiting"
+	// ScriptStopped means the memory guard stopped it; it stays stopped until its file changes.
+	ScriptStopped ScriptState = "stopped"
+	// ScriptUnloaded means its file is gone; its last versions are still draining.
+	ScriptUnloaded ScriptState = "unloaded"
+)
+
+// ScriptStatus is one script file.
+type ScriptStatus struct {
+	Name string `json:"name"`
+	// Hash is the content last read from the file.
+	Hash  string      `json:"hash"`
+	State ScriptState `json:"state"`
+	// Versions are the live versions, oldest first, then the failed or stopped content and
+	// the last versions done.
+	Versions []VersionStatus `json:"versions"`
+	// Loads are the latest loads, reloads, failures and unloads, oldest first.
+	Loads []LoadStatus `json:"loads"`
+	// Handlers counts calls by handler name (onAdd, onUpdate, onDelete, reconcile, schedule),
+	// over every version of the script since it was first loaded.
+	Handlers map[string]HandlerCounts `json:"handlers"`
+	// Watches are the newest live version's.
+	Watches []WatchStatus `json:"watches"`
+}
+
+// Version returns the status of the script's version of content hash, the newest first.
+func (s ScriptStatus) Version(hash string) (VersionStatus, bool) {
+	for i := len(s.Versions) - 1; i >= 0; i-- {
+		if s.Versions[i].Hash == hash {
+			return s.Versions[i], true
+		}
+	}
+	return VersionStatus{}, false
+}
+
+// Current returns the version serving the script.
+func (s ScriptStatus) Current() (VersionStatus, bool) {
+	for _, v := range s.Versions {
+		if v.State == VersionCurrent {
+			return v, true
+		}
+	}
+	return VersionStatus{}, false
+}
+
+// VersionState is where a version is in its life (package engine, state.go).
+type VersionState string
+
+const (
+	// VersionSyncing and the next three are the versionState of a live or finished version.
+	VersionSyncing VersionState = "syncing"
+	// VersionCurrent serves the script.
+	VersionCurrent VersionState = "current"
+	// VersionDraining is retired and finishing its calls.
+	VersionDraining VersionState = "draining"
+	// VersionDone has joined every goroutine and closed every runtime.
+	VersionDone VersionState = "done"
+	// VersionStopped means stopped by the memory guard (then draining and done like any other).
+	VersionStopped VersionState = "stopped"
+	// VersionFailed means the content did not load; Error says why.
+	VersionFailed VersionState = "failed"
+)
+
+// VersionStatus is one content of a script.
+type VersionStatus struct {
+	Hash  string       `json:"hash"`
+	State VersionState `json:"state"`
+	// Started is when building it began.
+	Started time.Time `json:"started"`
+	// Objects is how many objects its cache holds; Queued how many events wait for its worker.
+	Objects int `json:"objects"`
+	Queued  int `json:"queued"`
+	// Error is why a failed content did not load.
+	Error *ErrorStatus `json:"error,omitempty"`
+	// MemoryBytes is what the memory guard measured when it stopped the version.
+	MemoryBytes int64 `json:"memoryBytes,omitempty"`
+}
+
+// LoadResult is the outcome of a load.
+type LoadResult string
+
+const (
+	// LoadLoaded means the content serves (its first version, or a new one).
+	LoadLoaded LoadResult = "loaded"
+	// LoadReloaded means a new content replaced a serving version.
+	LoadReloaded LoadResult = "reloaded"
+	// LoadFailed means the content did not load.
+	LoadFailed LoadResult = "failed"
+	// LoadWaiting means failed on a resource the server does not serve (yet); retried.
+	LoadWaiting LoadResult = "waiting"
+	// LoadUnloaded means the file was removed.
+	LoadUnloaded LoadResult = "unloaded"
+	// LoadStopped means the memory guard stopped it.
+	LoadStopped LoadResult = "stopped"
+)
+
+// LoadStatus is one load of a script.
+type LoadStatus struct {
+	At     time.Time  `json:"at"`
+	Hash   string     `json:"hash"`
+	Result LoadResult `json:"result"`
+	// TookSeconds is from compiling until the version served (loaded, reloaded).
+	TookSeconds float64 `json:"tookSeconds,omitempty"`
+	// Objects is how many objects the version was shown as initial adds.
+	Objects int          `json:"objects,omitempty"`
+	Error   *ErrorStatus `json:"error,omitempty"`
+}
+
+// ErrorStatus is an error with its position in the script, when it has one.
+type ErrorStatus struct {
+	Message string `json:"message"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+}
+
+// HandlerCounts are one handler's calls. Errors include Timeouts and Stuck.
+type HandlerCounts struct {
+	Calls    uint64 `json:"calls"`
+	Errors   uint64 `json:"errors"`
+	Timeouts uint64 `json:"timeouts"`
+	Stuck    uint64 `json:"stuck"`
+}
+
+// WatchStatus is one watched resource of a version.
+type WatchStatus struct {
+	Resource      string `json:"resource"`
+	Namespace     string `json:"namespace,omitempty"`
+	LabelSelector string `json:"labelSelector,omitempty"`
+	FieldSelector string `json:"fieldSelector,omitempty"`
+}
+
+// InformerStatus is one running shared informer.
+type InformerStatus struct {
+	WatchStatus
+	// Users is how many script versions hold it; Scripts names the scripts.
+	Users   int      `json:"users"`
+	Scripts []string `json:"scripts"`
+	Synced  bool     `json:"synced"`
+	Healthy bool     `json:"healthy"`
+	Objects int      `json:"objects"`
+	// FailingSince is when the current failure began; LastError the latest failure.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	LastError    string     `json:"lastError,omitempty"`
+	Relists      uint64     `json:"relists"`
+	// LastContact is when the informer last heard from the server (a list, a watch opened,
+	// an event or a bookmark).
+	LastContact *time.Time `json:"lastContact,omitempty"`
+}
+
+// LeaderStatus is this runner's standing in leader election.
+type LeaderStatus struct {
+	// Enabled is false without leader election: the runner then always leads.
+	Enabled bool `json:"enabled"`
+	Leading bool `json:"leading"`
+	// Identity is this runner's, Holder the leader's last observed.
+	Identity string `json:"identity,omitempty"`
+	Lease    string `json:"lease,omitempty"`
+	Holder   string `json:"holder,omitempty"`
+}
+
+// ShardStatus is this replica's standing in the shard ring (--sharded).
+type ShardStatus struct {
+	Identity string `json:"identity"`
+	Lease    string `json:"lease"`
+	// Members is the ring this replica acts on; Pending is true while it moves to another.
+	Members    []string `json:"members"`
+	Pending    bool     `json:"pending"`
+	Generation uint64   `json:"generation"`
+	// Valid is false before the replica joined and once it cannot renew its Lease: it then
+	// calls nothing.
+	Valid bool `json:"valid"`
+}
