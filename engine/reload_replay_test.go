@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // TestSaveDuringAReplaySupersedesIt saves a new content while the previous save is still
@@ -41,7 +41,7 @@ func TestSaveDuringAReplaySupersedesIt(t *testing.T) {
 	r.write(t, "a.js", v1)
 	r.log.waitFor(t, "version 1 stalled in its replay", 1, msg("stalled", "version", "1"))
 	r.write(t, "a.js", v2)
-	waitLoad(t, r, "a.js", engine.LoadReloaded, hashOf(v2))
+	waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 	r.create(t, configmapsGVR, configmap(ns, "probe", nil, map[string]any{"color": "x"}))
 	per := objects / 4
 	r.log.waitFor(t, "version 2 indexed every object", 1, msg("probe", "version", "2", "counts", fmt.Sprintf("%d,%d,%d,%d", per, per, per, per)))
