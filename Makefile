@@ -28,8 +28,10 @@ all: build
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
+# Static and trimmed like the image, prebuild and the control plane, so that after `make test`
+# (or the control plane's build) this only links.
 build: ## build bin/runner
-	go build -buildvcs=auto -ldflags '$(GO_LDFLAGS)' -o $(BIN)/runner ./cmd/runner
+	$(STATIC_BUILD) -buildvcs=auto -ldflags '$(GO_LDFLAGS)' -o $(BIN)/runner ./cmd/runner
 
 image: ## container image without a daemon: bin/image (OCI layout), bin/image.tar (docker load); docs/deploy.md
 	GOOS=linux GOARCH=$(IMAGE_ARCH) $(STATIC_BUILD) -buildvcs=auto -ldflags '-s -w $(GO_LDFLAGS)' -o $(BIN)/image-runner ./cmd/runner
@@ -92,11 +94,11 @@ test-extra: ## the tests of $(EXTRA_MODULES)
 bench: controlplane ## benchmarks against a real control plane; see docs/benchmarks.md
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime 1x -timeout 60m ./bench/...
 
-demo: build controlplane ## start a local control plane with sample objects and run the runner on examples/scripts
+demo: controlplane build ## start a local control plane with sample objects and run the runner on examples/scripts
 	@# examples/scripts/11-outdated-images.js imports semver, pinned in examples/scripts/package.json.
 	@if command -v npm >/dev/null 2>&1; then npm install --prefix examples/scripts --no-save --ignore-scripts --no-audit --no-fund --silent; \
 	else echo "demo: npm not found; examples/scripts/11-outdated-images.js will not load (it imports the npm package semver)"; fi
-	go build -o $(BIN)/demo ./internal/cmd/demo
+	$(STATIC_BUILD) -o $(BIN)/demo ./internal/cmd/demo
 	$(BIN)/demo -runner $(BIN)/runner -scripts examples/scripts
 
 screenshots: controlplane ## refresh docs/screenshots/*.png from the web page's browser tests (needs chromium)
