@@ -173,31 +173,36 @@ func (h latencyTap) Handle(_ context.Context, r slog.Record) error {
 	case "ready":
 		h.once.Do(func() { close(h.ready) })
 	case "lat":
-		var name, t string
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "attrs" {
-				for _, g := range a.Value.Group() {
-					switch g.Key {
-					case "name":
-						name = g.Value.String()
-					case "t":
-						t = g.Value.String()
-					}
-				}
-			}
-			return true
-		})
+		name, t := stampOf(r)
 		h.lat.stamp(name, t)
 	}
 	return nil
 }
+
+// stampOf reads the latency script's "lat" line: the object's name and the write's stamp.
+func stampOf(r slog.Record) (name, t string) {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "attrs" {
+			for _, g := range a.Value.Group() {
+				switch g.Key {
+				case "name":
+					name = g.Value.String()
+				case "t":
+					t = g.Value.String()
+				}
+			}
+		}
+		return true
+	})
+	return name, t
+}
+
 func (h latencyTap) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h latencyTap) WithGroup(string) slog.Handler      { return h }
 
 func runnerLatency(b *testing.B, cp *controlplane.ControlPlane, ns string, d time.Duration) []float64 {
 	dir := b.TempDir()
-	script := `export default { watch: { resource: "v1/configmaps", namespace: "` + ns + `" },
-  onUpdate(o, n) { const a = n.metadata.annotations || {}; log.info("lat", { name: n.metadata.name, t: a["bench/t"] || "" }); } };`
+	script := latencyScript(ns)
 	if err := os.WriteFile(filepath.Join(dir, "lat.js"), []byte(script), 0o644); err != nil {
 		b.Fatal(err)
 	}

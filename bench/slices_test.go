@@ -256,20 +256,7 @@ func (h loadTap) Handle(_ context.Context, r slog.Record) error {
 	case "ready":
 		h.once.Do(func() { close(h.ready) })
 	case "lat":
-		var name, t string
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "attrs" {
-				for _, g := range a.Value.Group() {
-					switch g.Key {
-					case "name":
-						name = g.Value.String()
-					case "t":
-						t = g.Value.String()
-					}
-				}
-			}
-			return true
-		})
+		name, t := stampOf(r)
 		if t != "" {
 			h.p.handledBy(name, t)
 		}
