@@ -194,6 +194,67 @@ func TestCPUCountsDescendants(t *testing.T) {
 	}
 }
 
+// TestCPUOfAStoppedPhase: a phase stopped while a tool below its shell is busy still counts
+// that tool's CPU (SIGTERM ends the shell before it reaps the tool, so the shell's rusage
+// alone says 0:00).
+func TestCPUOfAStoppedPhase(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		defer cancel()
+		busy := 500 * time.Millisecond
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) && processCPU(pidFile) < busy {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	busy := `sh -c 'echo $$ > ` + pidFile + `; while :; do :; done'; true`
+	results, out := runPlan(ctx, t, "busy="+busy)
+	if r := results["busy"]; r.state != stopped || r.cpu < 500*time.Millisecond {
+		t.Fatalf("busy: %v, cpu %s; want stopped with at least the 500ms its child ran\n%s", r.state, r.cpu, out)
+	}
+}
+
+// processCPU is the CPU time so far of the process whose pid is in pidFile, 0 until it is.
+func processCPU(pidFile string) time.Duration {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0
+	}
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/stat")
+	if err != nil {
+		return 0
+	}
+	_, ticks, _ := parseStat(stat)
+	return time.Duration(ticks) * time.Second / userHZ
+}
+
+func TestParseStat(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, line string
+		pgid       int
+		ticks      int64
+		ok         bool
+	}{
+		{"plain", "42 (sh) S 1 40 40 0 -1 4194560 100 0 0 0 7 3 11 13 20 0 1 0 5 0 0", 40, 34, true},
+		{"name with spaces and parens", "42 (a (b) c) R 1 41 41 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0 5 0 0", 41, 10, true},
+		{"truncated", "42 (sh) S 1 40", 0, 0, false},
+		{"no name", "garbage", 0, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pgid, ticks, ok := parseStat([]byte(tt.line))
+			if pgid != tt.pgid || ticks != tt.ticks || ok != tt.ok {
+				t.Errorf("parseStat = %d, %d, %v; want %d, %d, %v", pgid, ticks, ok, tt.pgid, tt.ticks, tt.ok)
+			}
+		})
+	}
+}
+
 func TestOutputLines(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer

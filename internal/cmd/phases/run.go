@@ -151,7 +151,11 @@ func execute(ctx context.Context, i int, p phase, out *lineWriter) ended {
 	cmd := exec.CommandContext(ctx, "sh", "-c", p.command)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	var atStop time.Duration // the group's CPU when it was told to stop; see groupCPU
+	cmd.Cancel = func() error {
+		atStop = groupCPU(cmd.Process.Pid)
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
 	cmd.WaitDelay = stopGrace
 	err = cmd.Start()
 	_ = pw.Close() // the command's copies stay open in it
@@ -160,7 +164,8 @@ func execute(ctx context.Context, i int, p phase, out *lineWriter) ended {
 	}
 	err = cmd.Wait()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the group's stragglers; ESRCH when none
-	return ended{i: i, err: err, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return ended{i: i, err: err, cpu: max(cpu, atStop)}
 }
 
 func errSuffix(err error) string {
