@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // Actions of the debug API. Each acts on a script's serving version and is safe for
@@ -20,7 +21,7 @@ func (e *Engine) Retry(script, key string) error {
 	}
 	r := v.reconciler
 	if r == nil {
-		return fmt.Errorf("retry %s: %w: the script has no reconcile", script, ErrInvalid)
+		return fmt.Errorf("retry %s: %w: the script has no reconcile", script, inspection.ErrInvalid)
 	}
 	if !r.insp.book.Has(key) && v.store.Get(r.cache.Resource, key) == nil {
 		var known []string
@@ -29,7 +30,7 @@ func (e *Engine) Retry(script, key string) error {
 		}
 		known = append(known, v.store.Keys(r.cache.Resource)...)
 		slices.Sort(known)
-		return fmt.Errorf("retry %s %s: %w: the key is neither queued nor in the script's cache%s", script, key, ErrNotFound, inspect.Suggest(key, slices.Compact(known)))
+		return fmt.Errorf("retry %s %s: %w: the key is neither queued nor in the script's cache%s", script, key, inspection.ErrNotFound, inspect.Suggest(key, slices.Compact(known)))
 	}
 	r.queue.Forget(key)
 	r.enqueue(key, "retry (debug API)")
@@ -40,7 +41,7 @@ func (e *Engine) Retry(script, key string) error {
 // when the script was paused already.
 func (e *Engine) Pause(script string) (bool, error) {
 	if !slices.Contains(e.scriptNames(), script) {
-		return false, fmt.Errorf("pause %s: %w: no such script is loaded%s", script, ErrNotFound, inspect.Suggest(script, e.scriptNames()))
+		return false, fmt.Errorf("pause %s: %w: no such script is loaded%s", script, inspection.ErrNotFound, inspect.Suggest(script, e.scriptNames()))
 	}
 	ok := e.pauses.Pause(script)
 	if ok {
@@ -53,7 +54,7 @@ func (e *Engine) Pause(script string) (bool, error) {
 func (e *Engine) Resume(script string) (bool, error) {
 	ok := e.pauses.Resume(script)
 	if !ok && !slices.Contains(e.scriptNames(), script) {
-		return false, fmt.Errorf("resume %s: %w: no such script is loaded%s", script, ErrNotFound, inspect.Suggest(script, e.scriptNames()))
+		return false, fmt.Errorf("resume %s: %w: no such script is loaded%s", script, inspection.ErrNotFound, inspect.Suggest(script, e.scriptNames()))
 	}
 	if ok {
 		e.logger.Info("script resumed through the debug API", "script", script)

@@ -1,13 +1,14 @@
 package engine
 
 import (
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // enqueueFor enqueues for reconcile what ev's watch entry says: the object's own key, its
 // controller owner's key, nothing, or the keys the script's function names. Runs on the worker.
 // rec, when recording, gets the keys.
-func (v *version) enqueueFor(ev event, rec *TraceRecord) {
+func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
 	switch ev.sub.target.enqueue {
 	case scripting.EnqueueSelf:
 		v.enqueueBecause(ev.key, rec, "event", ev)
@@ -22,7 +23,7 @@ func (v *version) enqueueFor(ev event, rec *TraceRecord) {
 
 // enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
 // last state is unknown enqueues nothing.
-func (v *version) enqueueMapped(ev event, rec *TraceRecord) {
+func (v *version) enqueueMapped(ev event, rec *inspection.TraceRecord) {
 	if ev.obj == nil || v.standby || !v.lead.Valid() {
 		return
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -10,29 +9,27 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
 
-// DefaultExplainEvents is how many records Explain returns when asked for none in particular.
-const DefaultExplainEvents = 20
-
 // Explain tells what happened to one object (key is namespace/name, or name when
 // cluster-scoped): the object as the server has it now, whether each loaded script is shown it
-// and why not, and its last limit trace records (DefaultExplainEvents when limit <= 0).
+// and why not, and its last limit trace records (inspection.DefaultExplainEvents when limit <= 0).
 // Safe for concurrent use; it reads the object from the server.
-func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (Explanation, error) {
+func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (inspection.Explanation, error) {
 	res, err := e.resolveForInspect(resource)
 	if err != nil {
-		return Explanation{}, err
+		return inspection.Explanation{}, err
 	}
 	if limit <= 0 {
-		limit = DefaultExplainEvents
+		limit = inspection.DefaultExplainEvents
 	}
-	x := Explanation{Resource: res.String(), Object: key, Recording: e.trace != nil}
+	x := inspection.Explanation{Resource: res.String(), Object: key, Recording: e.trace != nil}
 	obj, err := e.fetch(ctx, res, key)
 	if err != nil {
-		return Explanation{}, err
+		return inspection.Explanation{}, err
 	}
 	if obj != nil {
 		x.Exists, x.Current = true, inspect.Redact(res, obj)
@@ -43,20 +40,17 @@ func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (
 	}
 	x.Records, x.Dropped = e.trace.Object(res.String(), key, limit)
 	if x.Records == nil {
-		x.Records = []TraceRecord{}
+		x.Records = []inspection.TraceRecord{}
 	}
 	return x, nil
 }
 
-// ErrTraceOff is returned by Subscribe when the runner records no traces.
-var ErrTraceOff = errors.New("trace recording is off (--trace-records 0)")
-
 // Subscribe starts a live subscription to the trace; f.Resource may be spelled as users do.
 // A subscriber that falls behind misses records (Subscription.Missed) rather than slowing a
 // worker down.
-func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
+func (e *Engine) Subscribe(f inspection.TailFilter) (inspection.Subscription, error) {
 	if e.trace == nil {
-		return nil, ErrTraceOff
+		return nil, inspection.ErrTraceOff
 	}
 	if f.Resource != "" {
 		res, err := e.resolveForInspect(f.Resource)
@@ -66,16 +60,16 @@ func (e *Engine) Subscribe(f TailFilter) (*Subscription, error) {
 		f.Resource = res.String()
 	}
 	if f.Script != "" && !slices.Contains(e.scriptNames(), f.Script) {
-		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, ErrNotFound, inspect.Suggest(f.Script, e.scriptNames()))
+		return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", f.Script, inspection.ErrNotFound, inspect.Suggest(f.Script, e.scriptNames()))
 	}
 	return e.trace.Subscribe(f), nil
 }
 
-// resolveForInspect resolves a resource name, the error wrapping ErrNotFound.
+// resolveForInspect resolves a resource name, the error wrapping inspection.ErrNotFound.
 func (e *Engine) resolveForInspect(resource string) (dynamicinformer.Resource, error) {
 	res, err := e.resolver.Resolve(resource)
 	if err != nil {
-		return res, fmt.Errorf("resource %s: %w: %w", resource, ErrNotFound, err)
+		return res, fmt.Errorf("resource %s: %w: %w", resource, inspection.ErrNotFound, err)
 	}
 	return res, nil
 }
@@ -103,20 +97,20 @@ func (e *Engine) fetch(ctx context.Context, res dynamicinformer.Resource, key st
 
 // deliveries judges, for every live version and every script not serving, whether it is
 // shown the object.
-func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj scripting.Object) []Delivery {
+func (e *Engine) deliveries(res dynamicinformer.Resource, key string, obj scripting.Object) []inspection.Delivery {
 	out := inspect.Deliveries(e.live(), res, key, obj, e.pauses.Paused)
 	return append(out, e.notServing(out)...)
 }
 
 // notServing are the deliveries of scripts with no live version: stopped by the memory guard,
 // failed to load, or waiting for their resource.
-func (e *Engine) notServing(live []Delivery) []Delivery {
-	var out []Delivery
+func (e *Engine) notServing(live []inspection.Delivery) []inspection.Delivery {
+	var out []inspection.Delivery
 	for _, s := range e.Status().Scripts {
-		if slices.ContainsFunc(live, func(d Delivery) bool { return d.Script == s.Name }) {
+		if slices.ContainsFunc(live, func(d inspection.Delivery) bool { return d.Script == s.Name }) {
 			continue
 		}
-		d := Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
+		d := inspection.Delivery{Script: s.Name, Version: s.Hash, State: string(s.State)}
 		switch s.State {
 		case status.ScriptStopped:
 			d.Reason, d.Detail = "stopped", "the memory guard stopped the script; it stays stopped until its file changes"

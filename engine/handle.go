@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -48,7 +49,7 @@ func (v *version) handle(ev event) {
 
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
 // script does escapes as a panic. rec, when recording, gets what the call did.
-func (v *version) call(ev event, rec *TraceRecord) {
+func (v *version) call(ev event, rec *inspection.TraceRecord) {
 	if !v.defines(ev.kind) {
 		return
 	}
@@ -62,7 +63,7 @@ func (v *version) call(ev event, rec *TraceRecord) {
 }
 
 // callHandler calls the handler of kind with ev's objects.
-func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun bool) {
+func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRecord, dryRun bool) {
 	ctx := scripting.Event{
 		Resource:          ev.sub.cache.Resource,
 		IsInInitialList:   ev.initial,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
@@ -14,34 +15,34 @@ import (
 // loader keeps under its own mutex.
 
 // Queue shows the work of every live version, or of script's only. Safe for concurrent use.
-func (e *Engine) Queue(script string) (QueueView, error) {
+func (e *Engine) Queue(script string) (inspection.QueueView, error) {
 	return inspect.Queue(e.live(), e.pauses.Paused, script, time.Now())
 }
 
 // Cache lists the objects of resource the live versions' caches hold (key "" for all), or,
 // with q.Script set, the objects q.Index files under q.Value in that script's cache. Safe for
 // concurrent use.
-func (e *Engine) Cache(resource, key string, q IndexQuery) (CacheView, error) {
+func (e *Engine) Cache(resource, key string, q inspection.IndexQuery) (inspection.CacheView, error) {
 	res, err := e.resolveForInspect(resource)
 	if err != nil {
-		return CacheView{}, err
+		return inspection.CacheView{}, err
 	}
 	return inspect.Cache(e.live(), res, key, q)
 }
 
 // Indexes shows the values each script's index functions computed for one object. Safe for
 // concurrent use.
-func (e *Engine) Indexes(resource, key string) (IndexesView, error) {
+func (e *Engine) Indexes(resource, key string) (inspection.IndexesView, error) {
 	res, err := e.resolveForInspect(resource)
 	if err != nil {
-		return IndexesView{}, err
+		return inspection.IndexesView{}, err
 	}
 	return inspect.Indexes(e.live(), res, key)
 }
 
 // IndexSummaries lists, for every live version with index functions, its indexes; the keys
-// of one value are asked of Cache with an IndexQuery. Safe for concurrent use.
-func (e *Engine) IndexSummaries() []IndexSummary { return inspect.IndexSummaries(e.live()) }
+// of one value are asked of Cache with an inspection.IndexQuery. Safe for concurrent use.
+func (e *Engine) IndexSummaries() []inspection.IndexSummary { return inspect.IndexSummaries(e.live()) }
 
 // live lists the live versions for the views, sorted by script name, the serving one of a
 // script first.
@@ -98,7 +99,7 @@ func (e *Engine) subscriptionOf(v *version, resource string) (*subscription, err
 			return sub, nil
 		}
 	}
-	return nil, inspect.ErrNotFound // unreachable: WatchOf found it among the same subscriptions
+	return nil, inspection.ErrNotFound // unreachable: WatchOf found it among the same subscriptions
 }
 
 // subscriptions are v's subscriptions once subscribed; nil before.
@@ -136,7 +137,7 @@ func (v *version) Backlog() int {
 }
 
 // InFlight is the worker's call running now.
-func (v *version) InFlight() *CallInFlight {
+func (v *version) InFlight() *inspection.CallInFlight {
 	if v.insp == nil {
 		return nil
 	}
@@ -147,7 +148,7 @@ func (v *version) InFlight() *CallInFlight {
 func (v *version) Reconciles() bool { return v.reconciler != nil }
 
 // Keys are v's reconcile keys now.
-func (v *version) Keys(now time.Time) []KeyState {
+func (v *version) Keys(now time.Time) []inspection.KeyState {
 	if v.reconciler == nil {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // Replay: the debug API asks a script's current version to call its handler again with the
@@ -17,7 +17,7 @@ type replayRequest struct {
 }
 
 type replayResult struct {
-	rec TraceRecord
+	rec inspection.TraceRecord
 	err error
 }
 
@@ -35,17 +35,17 @@ func (v *version) replay(ev event) {
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: the script has neither onAdd nor onUpdate", v.name)}
 		return
 	case obj == nil:
-		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, ErrNotFound, ev.sub.cache.Resource, ev.key)}
+		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, inspection.ErrNotFound, ev.sub.cache.Resource, ev.key)}
 		return
 	case v.standby || !v.lead.Valid():
 		req.reply <- replayResult{err: fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)}
 		return
 	case !v.handles(ev.key):
-		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, ErrInvalid, ev.key, v.shard.Owner(ev.key))}
+		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, inspection.ErrInvalid, ev.key, v.shard.Owner(ev.key))}
 		return
 	}
 	ev.obj, ev.old = obj, obj
-	rec := &TraceRecord{Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
+	rec := &inspection.TraceRecord{Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
 		Event: "replay", ResourceVersion: resourceVersionOf(obj)}
 	if v.insp != nil && v.insp.trace != nil {
 		rec = v.traceStart(ev)
@@ -56,40 +56,31 @@ func (v *version) replay(ev event) {
 	req.reply <- replayResult{rec: out}
 }
 
-// ErrNotFound is wrapped by inspection errors about a script, resource, object or key that does
-// not exist; the debug API answers 404.
-var ErrNotFound = inspect.ErrNotFound
-
-// ErrInvalid is wrapped by inspection errors about a request that cannot be served as asked
-// (a replay with --dry-run while recording is off, retry of a script without reconcile); the
-// debug API answers 400.
-var ErrInvalid = inspect.ErrInvalid
-
 // Replay calls script's handler again with its cached resource object key (namespace/name)
 // and returns what the call did; with dryRun its writes go with dryRun=All. It waits for the
 // events queued before it.
-func (e *Engine) Replay(ctx context.Context, script, resource, key string, dryRun bool) (TraceRecord, error) {
+func (e *Engine) Replay(ctx context.Context, script, resource, key string, dryRun bool) (inspection.TraceRecord, error) {
 	if dryRun && e.trace == nil {
-		return TraceRecord{}, fmt.Errorf("replay %s --dry-run: %w: needs trace recording, which is off (--trace-records 0)", script, ErrInvalid)
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s --dry-run: %w: needs trace recording, which is off (--trace-records 0)", script, inspection.ErrInvalid)
 	}
 	v, err := e.servingVersion(script)
 	if err != nil {
-		return TraceRecord{}, err
+		return inspection.TraceRecord{}, err
 	}
 	sub, err := e.subscriptionOf(v, resource)
 	if err != nil {
-		return TraceRecord{}, err
+		return inspection.TraceRecord{}, err
 	}
 	req := &replayRequest{dryRun: dryRun, reply: make(chan replayResult, 1)}
 	if !v.queue.push(event{kind: eventReplay, sub: sub, key: key, replay: req}) {
-		return TraceRecord{}, fmt.Errorf("replay %s: the version is stopping", script)
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: the version is stopping", script)
 	}
 	select {
 	case res := <-req.reply:
 		return res.rec, res.err
 	case <-v.done:
-		return TraceRecord{}, fmt.Errorf("replay %s: the version stopped before the call", script)
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: the version stopped before the call", script)
 	case <-ctx.Done():
-		return TraceRecord{}, fmt.Errorf("replay %s: %w", script, ctx.Err())
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w", script, ctx.Err())
 	}
 }

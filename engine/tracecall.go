@@ -6,6 +6,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -15,13 +16,13 @@ import (
 type versionInspect struct {
 	trace    *trace.Recorder
 	pauses   *inspect.Pauses
-	tap      *trace.Tap                      // the worker's Script's; nil with recording off
-	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
-	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
-	held     atomic.Int32                    // 1 while the worker holds an event for a pause
+	tap      *trace.Tap                              // the worker's Script's; nil with recording off
+	inflight atomic.Pointer[inspection.CallInFlight] // the worker's call, nil between calls
+	subs     atomic.Pointer[[]*subscription]         // v.subs once subscribed, for readers off the loader
+	held     atomic.Int32                            // 1 while the worker holds an event for a pause
 	// scratch is the record the worker builds for the event it handles, reused from event to
 	// event (the recorder copies it): recording allocates only what a call logged or wrote.
-	scratch TraceRecord
+	scratch inspection.TraceRecord
 }
 
 // waitUnpaused holds the worker while the script is paused; false when the version stops.
@@ -38,12 +39,12 @@ func (v *version) waitUnpaused() bool {
 var eventNames = [...]string{eventAdd: "add", eventUpdate: "update", eventDelete: "delete", eventSchedule: "schedule", eventReplay: "replay"}
 
 // traceStart begins the record of ev; nil when recording is off.
-func (v *version) traceStart(ev event) *TraceRecord {
+func (v *version) traceStart(ev event) *inspection.TraceRecord {
 	if v.insp == nil || v.insp.trace == nil {
 		return nil
 	}
 	rec := &v.insp.scratch
-	*rec = TraceRecord{
+	*rec = inspection.TraceRecord{
 		Time: time.Now(), Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
 		Event: eventNames[ev.kind], Initial: ev.initial, FinalStateUnknown: ev.unknown, ResourceVersion: ev.resourceVersion(),
 		Result: "not called",
@@ -53,32 +54,32 @@ func (v *version) traceStart(ev event) *TraceRecord {
 
 // traceDone stores rec; nil-safe. rec is the worker's scratch record: the recorder keeps a
 // copy, and the slices it holds now belong to that copy.
-func (v *version) traceDone(rec *TraceRecord) {
+func (v *version) traceDone(rec *inspection.TraceRecord) {
 	if rec != nil {
 		v.insp.trace.Record(*rec)
-		*rec = TraceRecord{}
+		*rec = inspection.TraceRecord{}
 	}
 }
 
 // callStarted marks the worker busy with handler on ev and opens the tap into rec.
-func (v *version) callStarted(handler string, ev event, rec *TraceRecord, dryRun bool) time.Time {
+func (v *version) callStarted(handler string, ev event, rec *inspection.TraceRecord, dryRun bool) time.Time {
 	now := time.Now()
 	if v.insp == nil {
 		return now
 	}
-	v.insp.inflight.Store(&CallInFlight{Handler: handler, Resource: ev.sub.cache.Resource, Object: ev.key, Started: now})
+	v.insp.inflight.Store(&inspection.CallInFlight{Handler: handler, Resource: ev.sub.cache.Resource, Object: ev.key, Started: now})
 	v.insp.tap.Open(rec, dryRun)
 	return now
 }
 
 // callEnded closes the tap and fills rec with the call's outcome.
-func (v *version) callEnded(handler string, rec *TraceRecord, took time.Duration, err error) {
+func (v *version) callEnded(handler string, rec *inspection.TraceRecord, took time.Duration, err error) {
 	if v.insp == nil {
 		return
 	}
 	v.insp.tap.Close()
 	v.insp.inflight.Store(nil)
-	rec.Finish(handler, took, err)
+	trace.Finish(rec, handler, took, err)
 }
 
 // tapped returns opts whose logger and client feed a new tap, and the tap; with recording

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // reconcileInspect is what a reconciler keeps for inspection: its keys (the queue view), the
@@ -19,27 +20,27 @@ type reconcileInspect struct {
 }
 
 // traceStart begins the record of one reconcile run of key; nil when recording is off.
-func (r *reconciler) traceStart(key string) *TraceRecord {
+func (r *reconciler) traceStart(key string) *inspection.TraceRecord {
 	if r.insp.trace == nil {
 		return nil
 	}
-	return &TraceRecord{
+	return &inspection.TraceRecord{
 		Time: time.Now(), Script: r.name, Version: r.insp.version, Resource: r.cache.Resource, Object: key,
 		Event: "reconcile", Attempt: r.queue.NumRequeues(key) + 1,
 	}
 }
 
-func (r *reconciler) traceDone(rec *TraceRecord, took time.Duration, err error) {
+func (r *reconciler) traceDone(rec *inspection.TraceRecord, took time.Duration, err error) {
 	if rec == nil {
 		return
 	}
-	rec.Finish("reconcile", took, err)
+	trace.Finish(rec, "reconcile", took, err)
 	r.insp.trace.Record(*rec)
 }
 
 // enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
 // and notes it in rec. Runs on the worker.
-func (v *version) enqueueBecause(key string, rec *TraceRecord, how string, ev event) {
+func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how string, ev event) {
 	if v.enqueueOnly != nil && !v.enqueueOnly(key) {
 		return // replaying gained keys: the others were enqueued when they were this replica's
 	}

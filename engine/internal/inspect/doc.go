@@ -3,8 +3,7 @@
 // IndexSummaries), whether each script is shown an object and why not (Deliveries, from
 // Judge's verdict on one watch), what a reconciler's keys are doing (KeyBook, the queue view's
 // keys), which scripts are paused (Pauses), an object as the views show it (Redact: a Secret's
-// values hidden), and the lookups and errors the views share (Serving, SplitKey, Suggest,
-// ErrNotFound, ErrInvalid).
+// values hidden), and the lookups the views share (Serving, SplitKey, Suggest).
 //
 // It plugs into package engine, which hands it the live versions as Live (name, content hash,
 // state, backlog, call in flight, reconcile keys, store and index functions, resolved
@@ -12,9 +11,9 @@
 // event and reconcile key. It knows nothing of versions, queues or the loader beyond Live, and
 // never touches a version's runtime: actions that must (Replay, Retry) stay in the engine.
 //
-// The views' types and KeyState, Delivery and WatchView are JSON of the debug API, shown by
-// package engine under the same names: field names are a contract (docs/debugging.md), added,
-// never renamed.
+// The views' types, KeyState, Delivery and WatchView, and the errors the views wrap
+// (ErrNotFound, ErrInvalid) are package inspection's: the JSON of the debug API, which package
+// engine answers with and package debugapi serves.
 //
 // Every function here is safe from any goroutine as Live's methods are: each view reads a
 // version's store under the store's own locks, one version at a time, and copies what it
