@@ -7,6 +7,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -88,7 +89,7 @@ func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Tap) 
 	if e.trace == nil {
 		return opts, nil
 	}
-	return trace.Tapped(opts, e.cfg.DryRun, withForcedDryRun)
+	return trace.Tapped(opts, e.cfg.DryRun, k8sclient.WithForcedDryRun)
 }
 
 func resourceVersionOf(obj scripting.Object) string {
