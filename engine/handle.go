@@ -16,8 +16,8 @@ func (v *version) handle(ev event) {
 	case eventSynced:
 		close(v.synced)
 		return
-	case eventReplay:
-		v.replay(ev)
+	case eventDo:
+		ev.do()
 		return
 	case eventGained:
 		v.replayGained(ev.gained)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/inspection"
@@ -12,9 +11,10 @@ import (
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
-// Live is what the views read of one live script version (syncing, current, or draining not
-// yet removed); package engine's versions implement it. Every method is safe from any
-// goroutine: the store is read under its own locks, the rest are atomics or fixed at build.
+// Live is what the inspection API reads of one live script version (syncing, current, or
+// draining not yet removed) and asks of it; package engine's versions implement it. Every
+// method is safe from any goroutine (the store is read under its own locks, the rest are
+// atomics or fixed at build), except Replay, which runs on the version's worker only.
 type Live interface {
 	Script() string
 	Hash() string
@@ -25,14 +25,28 @@ type Live interface {
 	Backlog() int
 	// InFlight is the worker's call running now, nil between calls.
 	InFlight() *inspection.CallInFlight
-	// Reconciles reports whether the script exports reconcile; Keys are then its keys now.
-	Reconciles() bool
-	Keys(now time.Time) []inspection.KeyState
+	// Book is the book of its reconcile keys, nil when the script does not reconcile;
+	// Reconciled is the resource those keys name (canonical).
+	Book() *KeyBook
+	Reconciled() string
 	// Store is the version's cache and indexes; Indexers names its index functions.
 	Store() *scriptcache.Store
 	Indexers() []string
 	// Watches are its resolved watches, once subscribed (nil before).
 	Watches() []Watch
+
+	// Requeue forgets key's reconcile backoff and queues it now for reason (the version
+	// reconciles).
+	Requeue(key, reason string)
+	// Do queues fn to run on the version's worker after the events queued before it; false
+	// when the version is stopping (fn will not run). Done is closed once the worker has
+	// returned: a fn not run by then never runs.
+	Do(fn func()) bool
+	Done() <-chan struct{}
+	// Replay calls the handler again with the cached object key of w's resource: onAdd, or
+	// onUpdate(obj, obj) for a script without onAdd; with dryRun its writes go with
+	// dryRun=All. On the worker only (through Do).
+	Replay(w Watch, key string, dryRun bool) (inspection.TraceRecord, error)
 }
 
 // Watch is one resolved watch of a live version.

@@ -22,14 +22,14 @@ func Queue(live []Live, paused func(script string) bool, script string, now time
 			continue
 		}
 		q := inspection.ScriptQueue{Script: v.Script(), Version: v.Hash(), State: v.State(), Paused: paused(v.Script()),
-			Backlog: v.Backlog(), Reconcile: v.Reconciles(), Keys: []inspection.KeyState{}}
+			Backlog: v.Backlog(), Reconcile: v.Book() != nil, Keys: []inspection.KeyState{}}
 		if c := v.InFlight(); c != nil {
 			running := *c
 			running.ElapsedMs = float64(now.Sub(c.Started).Microseconds()) / 1000
 			q.InFlight = &running
 		}
-		if v.Reconciles() {
-			q.Keys = v.Keys(now)
+		if b := v.Book(); b != nil {
+			q.Keys = b.Snapshot(now)
 		}
 		out.Scripts = append(out.Scripts, q)
 	}
