@@ -59,3 +59,34 @@ func controllerKey(obj scripting.Object, namespaced bool) (string, bool) {
 	}
 	return "", false
 }
+
+// enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
+// and notes it in rec. Runs on the worker.
+func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how string, ev event) {
+	if v.enqueueOnly != nil && !v.enqueueOnly(key) {
+		return // replaying gained keys: the others were enqueued when they were this replica's
+	}
+	var reason string
+	switch how {
+	case "event":
+		reason = eventNames[ev.kind] + " of " + ev.sub.cache.Resource + " " + ev.key
+	default:
+		reason = how + " of " + ev.sub.cache.Resource + " " + ev.key
+	}
+	if rec != nil {
+		rec.Enqueued = append(rec.Enqueued, key)
+	}
+	v.reconciler.enqueue(key, reason)
+}
+
+// ctxEnqueue is ctx.enqueue of the version's handlers and schedules: the reason names the
+// call running on the worker.
+func (v *version) ctxEnqueue(key string) {
+	reason := "ctx.enqueue"
+	w := v.recorder()
+	if c := w.InFlight(); c != nil {
+		reason += " in " + c.Handler + " of " + c.Object
+	}
+	w.Tap().AddEnqueued(key)
+	v.reconciler.enqueue(key, reason)
+}

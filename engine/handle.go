@@ -73,7 +73,7 @@ func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRec
 		Metrics:           v.metricSink(),
 	}
 	handler := handlerNames[kind]
-	start := v.callStarted(handler, ev, rec, dryRun)
+	start := v.recorder().Call(handler, ev.sub.cache.Resource, ev.key, rec, dryRun)
 	var err error
 	switch kind {
 	case eventAdd:
@@ -84,7 +84,7 @@ func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRec
 		err = v.script.OnDelete(ev.obj, ctx)
 	}
 	took := time.Since(start)
-	v.callEnded(handler, rec, took, err)
+	v.recorder().Ended(handler, rec, took, err)
 	v.metrics[kind].observe(took, err)
 	if err != nil {
 		v.logFailure(handler, ev.sub.cache.Resource, ev.key, err)

@@ -75,12 +75,7 @@ func (v *version) Backlog() int {
 }
 
 // InFlight is the worker's call running now.
-func (v *version) InFlight() *inspection.CallInFlight {
-	if v.insp == nil {
-		return nil
-	}
-	return v.insp.inflight.Load()
-}
+func (v *version) InFlight() *inspection.CallInFlight { return v.recorder().InFlight() }
 
 // Book is v's reconcile keys' book; nil without reconcile.
 func (v *version) Book() *inspect.KeyBook {

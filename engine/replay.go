@@ -43,8 +43,8 @@ func (v *version) Replay(w inspect.Watch, key string, dryRun bool) (inspection.T
 	ev := event{kind: eventReplay, sub: sub, key: key, obj: obj, old: obj}
 	rec := &inspection.TraceRecord{Script: v.name, Version: v.hash, Resource: sub.cache.Resource, Object: key,
 		Event: "replay", ResourceVersion: resourceVersionOf(obj)}
-	if v.insp != nil && v.insp.trace != nil {
-		rec = v.traceStart(ev)
+	if started := v.traceStart(ev); started != nil {
+		rec = started
 	}
 	v.callHandler(ev, kind, rec, dryRun)
 	out := *rec

@@ -17,6 +17,11 @@
 //     runtime abandoned as stuck that may still log after its call returned. Log lines and
 //     writes pass through unchanged; each record keeps at most inspection.TraceLogsPerCall
 //     and TraceWritesPerCall.
+//   - Worker: the recording side of one goroutine that owns a Script (a version's handler
+//     worker or one of its reconcile workers): its Tap, the call it runs now (the queue view's
+//     call in flight, readable from any goroutine) and the record it builds, reused from event
+//     to event. Its owner calls Start, Call, Ended and Done in that order for each event or
+//     run; the engine decides what the record says.
 //
 // Goroutines: none. Records are values: Record copies what it is given, Object and
 // subscriptions hand out copies, and nothing here holds a cached object.

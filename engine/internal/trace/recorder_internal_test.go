@@ -7,8 +7,8 @@ import (
 	"github.com/jsinformer/jsinformer/inspection"
 )
 
-// The Recorder keeps at most inspection.TracePerObject records per object and its size overall, the
-// oldest going first, and forgets objects whose records are all gone.
+// The Recorder keeps at most inspection.TracePerObject records per object and its size
+// overall, the oldest going first, and forgets objects whose records are all gone.
 func TestRecorderBounds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
