@@ -1,9 +1,10 @@
 package trace_test
 
 import (
+	"bytes"
 	"errors"
-	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,8 @@ func TestWorkerRecordsOneCallAndShowsItInFlight(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var rec *trace.Recorder
-			opts := scripting.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			var out bytes.Buffer // the log the tap passes every line on to
+			opts := scripting.Options{Logger: slog.New(slog.NewTextHandler(&out, nil))}
 			var w *trace.Worker
 			if tt.recording {
 				rec = trace.New(10)
@@ -59,6 +61,9 @@ func TestWorkerRecordsOneCallAndShowsItInFlight(t *testing.T) {
 			}
 			opts.Logger.Info("after the call") // a stuck runtime's late line lands nowhere
 			w.Done(r)
+			if n := strings.Count(out.String(), "\n"); n != 2 {
+				t.Errorf("the log got %d lines, want both: %s", n, out.String())
+			}
 			got, _ := rec.Object("v1/configmaps", "ns/a", 0)
 			if !tt.recording {
 				if len(got) != 0 {
