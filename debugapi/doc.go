@@ -4,21 +4,21 @@
 // (through the Source interface, which *engine.Engine satisfies); the engine knows nothing of
 // it.
 //
-// Endpoints (docs/debugging.md is the reference; shapes are engine's exported types):
+// Endpoints (docs/debugging.md is the reference; shapes are package inspection's types):
 //
 //	GET  /debug/status                                  Options.Status's value
-//	GET  /debug/queue[?script=S]                        engine.QueueView
-//	GET  /debug/cache?resource=R[&object=NS/NAME]       engine.CacheView
+//	GET  /debug/queue[?script=S]                        inspection.QueueView
+//	GET  /debug/cache?resource=R[&object=NS/NAME]       inspection.CacheView
 //	GET  /debug/cache?resource=R&script=S&index=I&value=V
-//	GET  /debug/indexes?resource=R&object=NS/NAME       engine.IndexesView
-//	GET  /debug/explain?resource=R&object=NS/NAME[&events=N]  engine.Explanation
+//	GET  /debug/indexes?resource=R&object=NS/NAME       inspection.IndexesView
+//	GET  /debug/explain?resource=R&object=NS/NAME[&events=N]  inspection.Explanation
 //	GET  /debug/tail[?script=S&resource=R&object=NS/NAME]     server-sent events, one
-//	     "record" event per engine.TraceRecord (data: its JSON), comments as keep-alives
+//	     "record" event per inspection.TraceRecord (data: its JSON), comments as keep-alives
 //	POST /debug/actions/retry      {"script","key"}
 //	POST /debug/actions/pause      {"script"}
 //	POST /debug/actions/resume     {"script"}
 //	POST /debug/actions/log-level  {"level","for"}  for: a Go duration, default 10m
-//	POST /debug/actions/replay     {"script","resource","object","dryRun"} -> engine.TraceRecord
+//	POST /debug/actions/replay     {"script","resource","object","dryRun"} -> inspection.TraceRecord
 //	     /debug/pprof/...          only with Options.Pprof
 //
 // Errors are {"error": "..."} with 400 (bad input), 404 (unknown script, resource, object,

@@ -12,20 +12,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // Source is what the API reads and acts on; *engine.Engine implements it.
 type Source interface {
-	Explain(ctx context.Context, resource, key string, limit int) (engine.Explanation, error)
-	Queue(script string) (engine.QueueView, error)
-	Cache(resource, key string, q engine.IndexQuery) (engine.CacheView, error)
-	Indexes(resource, key string) (engine.IndexesView, error)
-	Subscribe(f engine.TailFilter) (*engine.Subscription, error)
+	Explain(ctx context.Context, resource, key string, limit int) (inspection.Explanation, error)
+	Queue(script string) (inspection.QueueView, error)
+	Cache(resource, key string, q inspection.IndexQuery) (inspection.CacheView, error)
+	Indexes(resource, key string) (inspection.IndexesView, error)
+	Subscribe(f inspection.TailFilter) (inspection.Subscription, error)
 	Retry(script, key string) error
 	Pause(script string) (bool, error)
 	Resume(script string) (bool, error)
-	Replay(ctx context.Context, script, resource, key string, dryRun bool) (engine.TraceRecord, error)
+	Replay(ctx context.Context, script, resource, key string, dryRun bool) (inspection.TraceRecord, error)
 }
 
 // Options configure a Server.
@@ -141,7 +141,7 @@ func (s *Server) cache(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	iq := engine.IndexQuery{Script: q.Get("script"), Index: q.Get("index"), Value: q.Get("value")}
+	iq := inspection.IndexQuery{Script: q.Get("script"), Index: q.Get("index"), Value: q.Get("value")}
 	if iq.Script != "" && iq.Index == "" {
 		writeError(w, http.StatusBadRequest, "an index query needs script, index and value")
 		return
@@ -207,11 +207,11 @@ func reply(w http.ResponseWriter, v any, err error) {
 
 func statusOf(err error) int {
 	switch {
-	case errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, inspection.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, engine.ErrInvalid):
+	case errors.Is(err, inspection.ErrInvalid):
 		return http.StatusBadRequest
-	case errors.Is(err, engine.ErrTraceOff):
+	case errors.Is(err, inspection.ErrTraceOff):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError

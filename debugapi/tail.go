@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // keepAlive is how often an idle tail stream gets a comment line, so proxies (kubectl
@@ -19,7 +19,7 @@ const keepAlive = 15 * time.Second
 // the total so far. The stream ends when the client goes or the server stops.
 func (s *Server) tail(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	sub, err := s.opts.Source.Subscribe(engine.TailFilter{Script: q.Get("script"), Resource: q.Get("resource"), Object: q.Get("object")})
+	sub, err := s.opts.Source.Subscribe(inspection.TailFilter{Script: q.Get("script"), Resource: q.Get("resource"), Object: q.Get("object")})
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
@@ -69,7 +69,7 @@ type tailStream struct {
 
 // writeQueued writes rec and the records already queued behind it (up to flushBatch), so a
 // busy stream costs one flush per batch rather than per record. False: the client is gone.
-func (st *tailStream) writeQueued(sub *engine.Subscription, rec engine.TraceRecord) bool {
+func (st *tailStream) writeQueued(sub inspection.Subscription, rec inspection.TraceRecord) bool {
 	for i := 0; ; i++ {
 		if !st.write(sub, rec) {
 			return false
@@ -85,7 +85,7 @@ func (st *tailStream) writeQueued(sub *engine.Subscription, rec engine.TraceReco
 	}
 }
 
-func (st *tailStream) write(sub *engine.Subscription, rec engine.TraceRecord) bool {
+func (st *tailStream) write(sub inspection.Subscription, rec inspection.TraceRecord) bool {
 	if missed := sub.Missed(); missed > st.reported {
 		st.reported = missed
 		if _, err := fmt.Fprintf(st.w, "event: missed\ndata: {\"missed\":%d}\n\n", missed); err != nil {

@@ -36,7 +36,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
 	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.newClient(logger), Now: e.clock.Now}
-	workerOpts, tap := e.tapped(opts)
+	workerOpts, recorder := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {
 		lift()
@@ -61,7 +61,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
 		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
-		insp: &versionInspect{trace: e.trace, pauses: e.pauses, tap: tap},
+		insp: &versionInspect{worker: recorder, pauses: e.pauses},
 	}
 	// From here v owns every runtime made for it: v.close releases them on any failure.
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
@@ -124,10 +124,10 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 
 func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
 	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
-	taps := make([]*trace.Tap, len(scripts))
+	workers := make([]*trace.Worker, len(scripts))
 	for i := range scripts {
-		tappedOpts, tap := e.tapped(opts)
-		taps[i] = tap
+		tappedOpts, w := e.tapped(opts)
+		workers[i] = w
 		s, err := prog.Instantiate(tappedOpts)
 		if err != nil {
 			for _, made := range scripts[:i] {
@@ -139,7 +139,7 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 	}
 	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
 	r := newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats)
-	r.insp.taps, r.insp.trace, r.insp.pauses, r.insp.halt, r.insp.version = taps, e.trace, e.pauses, v.abort, v.hash
+	r.insp.workers, r.insp.pauses, r.insp.halt, r.insp.version = workers, e.pauses, v.abort, v.hash
 	return r, nil
 }
 

@@ -97,8 +97,8 @@ type Config struct {
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
 	// TraceRecords caps the trace records kept for Explain and Subscribe (the recorder,
-	// engine/internal/trace): zero means DefaultTraceRecords, negative turns recording off.
-	// Each object keeps at most TracePerObject; the oldest record goes first.
+	// engine/internal/trace): zero means inspection.DefaultTraceRecords, negative turns recording off.
+	// Each object keeps at most inspection.TracePerObject; the oldest record goes first.
 	TraceRecords int
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
 	// informer they use has synced and been handled.

@@ -8,8 +8,8 @@
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
 // (build.go, version.go, state.go, event.go, queue.go, coalesce.go, backlog.go, index.go,
 // handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the environment (env.go,
-// drive.go, dryrunforce.go, config.go), informer health and readiness (health.go) and the
-// engine's own series (stats.go). The rest of this folder is the engine's side of what plugs
+// drive.go, config.go), informer health and readiness (health.go) and the engine's own series
+// (stats.go). The rest of this folder is the engine's side of what plugs
 // into it: each file below hands a package its versions or records into it, and nothing
 // more. What plugs in lives in its own package, each with a doc.go stating its contract and
 // its own tests, none importing this one:
@@ -21,19 +21,26 @@
 //     versions, starts the guard, and stops the version it names on the loader.
 //   - internal/leader: leader election and its fence. leader.go reloads the scripts on
 //     becoming leader and fences writes (fencedTransport, shared with sharding).
-//   - internal/inspect: the debug views gathered from the live versions (Queue, Cache,
-//     Indexes, IndexSummaries, Deliveries), the reconcile key book, pauses and Explain's
-//     verdicts. inspectlive.go implements inspect.Live on the versions and hands them over;
-//     explain.go, actions.go and replay.go are the views and actions that need the engine
-//     itself (the server's copy of an object, the trace, a worker's queue).
+//   - package inspection (top level: the inspection API is public): the shapes of the debug
+//     views, actions and trace (QueueView, CacheView, IndexesView, Explanation, TraceRecord,
+//     ...) and the errors they wrap. The engine's methods answer with them; debugapi, the CLI
+//     and package offline import them directly.
+//   - internal/inspect: the inspection API itself (Inspector: Queue, Cache, Indexes,
+//     IndexSummaries, Explain, Subscribe, Retry, Pause, Resume, Replay), the reconcile key
+//     book and the pauses. inspect.go hands it the engine's environment (inspect.Env) and
+//     forwards the engine's methods; inspectlive.go implements inspect.Live on the versions
+//     (what the views read, and Requeue, Do: run a function on the worker, Done); replay.go is
+//     the replayed call, which runs on the worker.
 //   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
-//     Script's logger and client); tracecall.go and tracereconcile.go decide what is recorded.
+//     Script's logger and client, and Worker: the recording side of one worker and its call in
+//     flight); tracecall.go and tracereconcile.go decide what a record says.
 //   - internal/enginemetrics: the scripts' metric families, the informer-health collector and
 //     the shard ring's; metrics.go hands it each version and runs the collects on the
 //     version's worker, shard.go reads the ring for it.
 //
 // Beside them, at top level: package sharding (the ring; shard.go asks it before each call),
-// k8sclient (the scripts' `k8s` client, events, redaction) and offline (an in-memory cluster
+// k8sclient (the scripts' `k8s` client, events, redaction, and the forced dry-run of one
+// replayed call, whose transport New wraps around every client) and offline (an in-memory cluster
 // and virtual clock that drive the engine through drive.go). The garbage-collection pacing
 // (collect.go) is still this folder's.
 //
@@ -146,17 +153,19 @@
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (tracecall.go, tracereconcile.go, explain.go, inspectlive.go, actions.go,
-// replay.go; packages engine/internal/trace and engine/internal/inspect): every event a worker
-// handles, every reconcile run and every replay becomes a TraceRecord in a bounded recorder
-// (TracePerObject per object, Config.TraceRecords overall, oldest first out), with the call's
-// log lines, writes and enqueued keys, collected by a tap wrapped around each Script's logger
-// and k8s client (each Script's calls never overlap, so one open record per tap). The recorder
-// and the taps are package engine/internal/trace; the engine decides what to record and when.
-// Explain, Queue, Cache, Indexes, Status and Subscribe read from any goroutine: they find live
-// versions through needs and read stores under their locks. Actions never touch a version's
-// runtime from outside: Replay travels as an event on the worker's queue, Retry goes through
-// the reconcile workqueue, Pause holds the worker before its next event (inspect.Pauses).
+// Inspection (inspect.go, inspectlive.go, replay.go, tracecall.go, tracereconcile.go; packages
+// inspection, engine/internal/inspect and engine/internal/trace): every event a worker
+// handles, every reconcile run and every replay becomes an inspection.TraceRecord in a bounded
+// recorder (inspection.TracePerObject per object, Config.TraceRecords overall, oldest first
+// out), with the call's log lines, writes and enqueued keys, collected by a tap wrapped around
+// each Script's logger and k8s client (each Script's calls never overlap, so one open record
+// per tap). The recorder, the taps and each worker's recording side are package
+// engine/internal/trace; the engine decides what to record and when. Explain, Queue, Cache,
+// Indexes, Status and Subscribe read from any goroutine: they find live versions through
+// needs and read stores under their locks. Actions never touch a version's runtime from
+// outside: Replay travels as a function on the worker's queue (inspect.Live.Do, an eventDo),
+// Retry goes through the reconcile workqueue, Pause holds the worker before its next event
+// (inspect.Pauses).
 // Package debugapi serves all of it; this package knows nothing of HTTP.
 //
 // Objects come from the informers' caches and are shared: nothing in this package mutates

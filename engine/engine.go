@@ -119,7 +119,7 @@ func New(cfg Config) (*Engine, error) {
 		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.shard.Valid} })
 	}
 	restCfg = rest.CopyConfig(restCfg)
-	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{next: rt} })
+	restCfg.Wrap(k8sclient.ForcedDryRunTransport)
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("create dynamic client: %w", err)

@@ -1,13 +1,14 @@
 package engine
 
 import (
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // enqueueFor enqueues for reconcile what ev's watch entry says: the object's own key, its
 // controller owner's key, nothing, or the keys the script's function names. Runs on the worker.
 // rec, when recording, gets the keys.
-func (v *version) enqueueFor(ev event, rec *TraceRecord) {
+func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
 	switch ev.sub.target.enqueue {
 	case scripting.EnqueueSelf:
 		v.enqueueBecause(ev.key, rec, "event", ev)
@@ -22,7 +23,7 @@ func (v *version) enqueueFor(ev event, rec *TraceRecord) {
 
 // enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
 // last state is unknown enqueues nothing.
-func (v *version) enqueueMapped(ev event, rec *TraceRecord) {
+func (v *version) enqueueMapped(ev event, rec *inspection.TraceRecord) {
 	if ev.obj == nil || v.standby || !v.lead.Valid() {
 		return
 	}
@@ -57,4 +58,35 @@ func controllerKey(obj scripting.Object, namespaced bool) (string, bool) {
 		return name, true
 	}
 	return "", false
+}
+
+// enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
+// and notes it in rec. Runs on the worker.
+func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how string, ev event) {
+	if v.enqueueOnly != nil && !v.enqueueOnly(key) {
+		return // replaying gained keys: the others were enqueued when they were this replica's
+	}
+	var reason string
+	switch how {
+	case "event":
+		reason = eventNames[ev.kind] + " of " + ev.sub.cache.Resource + " " + ev.key
+	default:
+		reason = how + " of " + ev.sub.cache.Resource + " " + ev.key
+	}
+	if rec != nil {
+		rec.Enqueued = append(rec.Enqueued, key)
+	}
+	v.reconciler.enqueue(key, reason)
+}
+
+// ctxEnqueue is ctx.enqueue of the version's handlers and schedules: the reason names the
+// call running on the worker.
+func (v *version) ctxEnqueue(key string) {
+	reason := "ctx.enqueue"
+	w := v.recorder()
+	if c := w.InFlight(); c != nil {
+		reason += " in " + c.Handler + " of " + c.Object
+	}
+	w.Tap().AddEnqueued(key)
+	v.reconciler.enqueue(key, reason)
 }

@@ -17,8 +17,9 @@ const (
 	eventSynced   // marker: every initial-list add before it has been handled
 	eventSchedule // a schedule entry is due
 	eventCollect  // a scrape asks for the metric families with collect
-	eventReplay   // the debug API asks for the handler to be called again (replay.go)
+	eventReplay   // the debug API's call of a handler again, run by an eventDo (replay.go)
 	eventGained   // this replica gained keys of the shard ring: replay them (shard.go)
+	eventDo       // a function to run on the worker: the inspection API's (inspect.Live.Do)
 )
 
 // event is one informer notification queued for a version's worker.
@@ -34,7 +35,7 @@ type event struct {
 	values  [][]string      // index values by position, set by the indexer stage
 	due     int             // eventSchedule: which schedule entry
 	collect *collectRequest // eventCollect: the scrape waiting for it
-	replay  *replayRequest  // eventReplay: the debug API's request
+	do      func()          // eventDo: what to run
 	gained  *gainedKeys     // eventGained: the keys gained
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -15,8 +16,8 @@ func (v *version) handle(ev event) {
 	case eventSynced:
 		close(v.synced)
 		return
-	case eventReplay:
-		v.replay(ev)
+	case eventDo:
+		ev.do()
 		return
 	case eventGained:
 		v.replayGained(ev.gained)
@@ -48,7 +49,7 @@ func (v *version) handle(ev event) {
 
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
 // script does escapes as a panic. rec, when recording, gets what the call did.
-func (v *version) call(ev event, rec *TraceRecord) {
+func (v *version) call(ev event, rec *inspection.TraceRecord) {
 	if !v.defines(ev.kind) {
 		return
 	}
@@ -62,7 +63,7 @@ func (v *version) call(ev event, rec *TraceRecord) {
 }
 
 // callHandler calls the handler of kind with ev's objects.
-func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun bool) {
+func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRecord, dryRun bool) {
 	ctx := scripting.Event{
 		Resource:          ev.sub.cache.Resource,
 		IsInInitialList:   ev.initial,
@@ -72,7 +73,7 @@ func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun
 		Metrics:           v.metricSink(),
 	}
 	handler := handlerNames[kind]
-	start := v.callStarted(handler, ev, rec, dryRun)
+	start := v.recorder().Call(handler, ev.sub.cache.Resource, ev.key, rec, dryRun)
 	var err error
 	switch kind {
 	case eventAdd:
@@ -83,7 +84,7 @@ func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun
 		err = v.script.OnDelete(ev.obj, ctx)
 	}
 	took := time.Since(start)
-	v.callEnded(handler, rec, took, err)
+	v.recorder().Ended(handler, rec, took, err)
 	v.metrics[kind].observe(took, err)
 	if err != nil {
 		v.logFailure(handler, ev.sub.cache.Resource, ev.key, err)

@@ -2,49 +2,17 @@ package engine
 
 import (
 	"sort"
-	"time"
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
-// The inspection views read the live versions through inspect.Live (package
-// engine/internal/inspect gathers the views); this file is the versions' side, and the
-// engine's methods that hand the live versions over. Live versions come from needs, which the
-// loader keeps under its own mutex.
+// The versions' side of the inspection API: a version implements inspect.Live. Live versions
+// come from needs, which the loader keeps under its own mutex.
 
-// Queue shows the work of every live version, or of script's only. Safe for concurrent use.
-func (e *Engine) Queue(script string) (QueueView, error) {
-	return inspect.Queue(e.live(), e.pauses.Paused, script, time.Now())
-}
-
-// Cache lists the objects of resource the live versions' caches hold (key "" for all), or,
-// with q.Script set, the objects q.Index files under q.Value in that script's cache. Safe for
-// concurrent use.
-func (e *Engine) Cache(resource, key string, q IndexQuery) (CacheView, error) {
-	res, err := e.resolveForInspect(resource)
-	if err != nil {
-		return CacheView{}, err
-	}
-	return inspect.Cache(e.live(), res, key, q)
-}
-
-// Indexes shows the values each script's index functions computed for one object. Safe for
-// concurrent use.
-func (e *Engine) Indexes(resource, key string) (IndexesView, error) {
-	res, err := e.resolveForInspect(resource)
-	if err != nil {
-		return IndexesView{}, err
-	}
-	return inspect.Indexes(e.live(), res, key)
-}
-
-// IndexSummaries lists, for every live version with index functions, its indexes; the keys
-// of one value are asked of Cache with an IndexQuery. Safe for concurrent use.
-func (e *Engine) IndexSummaries() []IndexSummary { return inspect.IndexSummaries(e.live()) }
-
-// live lists the live versions for the views, sorted by script name, the serving one of a
-// script first.
+// live lists the live versions for the inspection API, sorted by script name, the serving one
+// of a script first.
 func (e *Engine) live() []inspect.Live {
 	vs := e.needs.versions()
 	out := make([]inspect.Live, len(vs))
@@ -72,35 +40,6 @@ func (n *needs) versions() []*version {
 	return out
 }
 
-// scriptNames are the scripts with a live version, sorted.
-func (e *Engine) scriptNames() []string { return inspect.ScriptNames(e.live()) }
-
-// servingVersion is the version serving script, or an error saying why there is none.
-func (e *Engine) servingVersion(script string) (*version, error) {
-	v, err := inspect.Serving(e.live(), script)
-	if err != nil {
-		return nil, err
-	}
-	return v.(*version), nil
-}
-
-// subscriptionOf is v's subscription to resource (as users name it).
-func (e *Engine) subscriptionOf(v *version, resource string) (*subscription, error) {
-	res, err := e.resolveForInspect(resource)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := inspect.WatchOf(v, res); err != nil {
-		return nil, err
-	}
-	for _, sub := range v.subscriptions() {
-		if sub.cache.Resource == res.String() {
-			return sub, nil
-		}
-	}
-	return nil, inspect.ErrNotFound // unreachable: WatchOf found it among the same subscriptions
-}
-
 // subscriptions are v's subscriptions once subscribed; nil before.
 func (v *version) subscriptions() []*subscription {
 	if v.insp == nil {
@@ -112,7 +51,7 @@ func (v *version) subscriptions() []*subscription {
 	return nil
 }
 
-// inspect.Live, for the views.
+var _ inspect.Live = (*version)(nil)
 
 // Script is v's script name.
 func (v *version) Script() string { return v.name }
@@ -136,23 +75,37 @@ func (v *version) Backlog() int {
 }
 
 // InFlight is the worker's call running now.
-func (v *version) InFlight() *CallInFlight {
-	if v.insp == nil {
-		return nil
-	}
-	return v.insp.inflight.Load()
-}
+func (v *version) InFlight() *inspection.CallInFlight { return v.recorder().InFlight() }
 
-// Reconciles reports whether v has reconcile workers.
-func (v *version) Reconciles() bool { return v.reconciler != nil }
-
-// Keys are v's reconcile keys now.
-func (v *version) Keys(now time.Time) []KeyState {
+// Book is v's reconcile keys' book; nil without reconcile.
+func (v *version) Book() *inspect.KeyBook {
 	if v.reconciler == nil {
 		return nil
 	}
-	return v.reconciler.insp.book.Snapshot(now)
+	return v.reconciler.insp.book
 }
+
+// Reconciled is the resource of v's reconcile keys; "" without reconcile.
+func (v *version) Reconciled() string {
+	if v.reconciler == nil {
+		return ""
+	}
+	return v.reconciler.cache.Resource
+}
+
+// Requeue forgets key's backoff and queues it for reconcile now.
+func (v *version) Requeue(key, reason string) {
+	if v.reconciler != nil {
+		v.reconciler.queue.Forget(key)
+		v.reconciler.enqueue(key, reason)
+	}
+}
+
+// Do queues fn for v's worker, after the events already queued.
+func (v *version) Do(fn func()) bool { return v.queue.push(event{kind: eventDo, do: fn}) }
+
+// Done is closed once v's worker (and index stage) have returned.
+func (v *version) Done() <-chan struct{} { return v.done }
 
 // Store is v's cache and indexes.
 func (v *version) Store() *scriptcache.Store { return v.store }

@@ -50,7 +50,7 @@ func newReconciler(name string, q workqueue.TypedRateLimitingInterface[string], 
 	return &reconciler{name: name, queue: q, scripts: scripts, maxRetries: maxRetries,
 		cache: cache, logger: logger, metrics: stats.handler(name, "reconcile"),
 		begin: func(string) (func(), bool) { return func() {}, true }, handles: func(string) bool { return true },
-		insp: reconcileInspect{book: inspect.NewKeyBook(), taps: make([]*trace.Tap, len(scripts))}}
+		insp: reconcileInspect{book: inspect.NewKeyBook(), workers: make([]*trace.Worker, len(scripts))}}
 }
 
 // start runs the workers, unless the reconciler was shut down first: a version retired before
@@ -62,7 +62,7 @@ func (r *reconciler) start() {
 		return
 	}
 	for i, s := range r.scripts {
-		r.wg.Go(func() { r.work(s, r.insp.taps[i]) })
+		r.wg.Go(func() { r.work(s, r.insp.workers[i]) })
 	}
 }
 
@@ -75,7 +75,7 @@ func (r *reconciler) enqueue(key, reason string) {
 	r.queue.Add(key)
 }
 
-func (r *reconciler) work(s *scripting.Script, tap *trace.Tap) {
+func (r *reconciler) work(s *scripting.Script, w *trace.Worker) {
 	defer s.Close()
 	for {
 		key, quit := r.queue.Get()
@@ -83,13 +83,13 @@ func (r *reconciler) work(s *scripting.Script, tap *trace.Tap) {
 			return
 		}
 		if !r.dropping.Load() {
-			r.process(s, tap, key)
+			r.process(s, w, key)
 		}
 		r.queue.Done(key)
 	}
 }
 
-func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
+func (r *reconciler) process(s *scripting.Script, w *trace.Worker, key string) {
 	end, ok := r.begin(key)
 	if !ok {
 		return // a new leader or the key's new owner replays it
@@ -99,17 +99,17 @@ func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
 		return
 	}
 	enqueue := func(k string) {
-		tap.AddEnqueued(k)
+		w.Tap().AddEnqueued(k)
 		r.enqueue(k, "ctx.enqueue in reconcile of "+key)
 	}
 	ev := scripting.Event{Resource: r.cache.Resource, Cache: r.cache, Enqueue: enqueue, Metrics: r.sink}
-	rec := r.traceStart(key)
+	rec := r.traceStart(w, key)
 	r.insp.book.Started(key)
-	tap.Open(rec, false)
+	w.Tap().Open(rec, false)
 	start := time.Now()
 	res, err := s.Reconcile(key, ev)
 	took := time.Since(start)
-	tap.Close()
+	w.Tap().Close()
 	r.metrics.observe(took, err)
 	attempt, gaveUp := 0, false
 	if err != nil {
@@ -121,7 +121,7 @@ func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
 		}
 	}
 	r.insp.book.Finished(key, err, attempt, gaveUp, res.RequeueAfter)
-	r.traceDone(rec, took, err)
+	r.traceDone(w, rec, took, err)
 }
 
 // retry requeues key with backoff, or gives up after maxRetries; it returns the attempt that

@@ -1,95 +1,53 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// Replay: the debug API asks a script's current version to call its handler again with the
-// object its cache holds. The request travels as an event on the worker's queue, so it runs on
-// the worker, after the events already queued, like any call.
+// Replay: the debug API asks a script's serving version to call its handler again with the
+// object its cache holds. Package engine/internal/inspect queues the call on the worker
+// (Live.Do), so it runs after the events already queued, like any call.
 
-type replayRequest struct {
-	dryRun bool
-	reply  chan replayResult // capacity 1: the worker never waits for the asker
-}
-
-type replayResult struct {
-	rec TraceRecord
-	err error
-}
-
-// replay runs on the worker: onAdd with the cached object, or onUpdate(obj, obj) for a script
-// that has no onAdd.
-func (v *version) replay(ev event) {
-	req := ev.replay
+// Replay runs on the worker: onAdd with the cached object, or onUpdate(obj, obj) for a script
+// that has no onAdd (inspect.Live).
+func (v *version) Replay(w inspect.Watch, key string, dryRun bool) (inspection.TraceRecord, error) {
+	var sub *subscription
+	for _, s := range v.subscriptions() {
+		if s.cache.Resource == w.Resource.String() {
+			sub = s
+			break
+		}
+	}
 	kind := eventAdd
 	if !v.def.OnAdd {
 		kind = eventUpdate
 	}
-	obj := v.store.Get(ev.sub.cache.Resource, ev.key)
+	var obj scripting.Object // nil: not cached (or w is not v's: the asker checked it is)
+	if sub != nil {
+		obj = v.store.Get(sub.cache.Resource, key)
+	}
 	switch {
 	case !v.def.OnAdd && !v.def.OnUpdate:
-		req.reply <- replayResult{err: fmt.Errorf("replay %s: the script has neither onAdd nor onUpdate", v.name)}
-		return
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: the script has neither onAdd nor onUpdate", v.name)
 	case obj == nil:
-		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, ErrNotFound, ev.sub.cache.Resource, ev.key)}
-		return
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, inspection.ErrNotFound, w.Resource, key)
 	case v.standby || !v.lead.Valid():
-		req.reply <- replayResult{err: fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)}
-		return
-	case !v.handles(ev.key):
-		req.reply <- replayResult{err: fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, ErrInvalid, ev.key, v.shard.Owner(ev.key))}
-		return
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)
+	case !v.handles(key):
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, inspection.ErrInvalid, key, v.shard.Owner(key))
 	}
-	ev.obj, ev.old = obj, obj
-	rec := &TraceRecord{Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
+	ev := event{kind: eventReplay, sub: sub, key: key, obj: obj, old: obj}
+	rec := &inspection.TraceRecord{Script: v.name, Version: v.hash, Resource: sub.cache.Resource, Object: key,
 		Event: "replay", ResourceVersion: resourceVersionOf(obj)}
-	if v.insp != nil && v.insp.trace != nil {
-		rec = v.traceStart(ev)
+	if started := v.traceStart(ev); started != nil {
+		rec = started
 	}
-	v.callHandler(ev, kind, rec, req.dryRun)
+	v.callHandler(ev, kind, rec, dryRun)
 	out := *rec
 	v.traceDone(rec)
-	req.reply <- replayResult{rec: out}
-}
-
-// ErrNotFound is wrapped by inspection errors about a script, resource, object or key that does
-// not exist; the debug API answers 404.
-var ErrNotFound = inspect.ErrNotFound
-
-// ErrInvalid is wrapped by inspection errors about a request that cannot be served as asked
-// (a replay with --dry-run while recording is off, retry of a script without reconcile); the
-// debug API answers 400.
-var ErrInvalid = inspect.ErrInvalid
-
-// Replay calls script's handler again with its cached resource object key (namespace/name)
-// and returns what the call did; with dryRun its writes go with dryRun=All. It waits for the
-// events queued before it.
-func (e *Engine) Replay(ctx context.Context, script, resource, key string, dryRun bool) (TraceRecord, error) {
-	if dryRun && e.trace == nil {
-		return TraceRecord{}, fmt.Errorf("replay %s --dry-run: %w: needs trace recording, which is off (--trace-records 0)", script, ErrInvalid)
-	}
-	v, err := e.servingVersion(script)
-	if err != nil {
-		return TraceRecord{}, err
-	}
-	sub, err := e.subscriptionOf(v, resource)
-	if err != nil {
-		return TraceRecord{}, err
-	}
-	req := &replayRequest{dryRun: dryRun, reply: make(chan replayResult, 1)}
-	if !v.queue.push(event{kind: eventReplay, sub: sub, key: key, replay: req}) {
-		return TraceRecord{}, fmt.Errorf("replay %s: the version is stopping", script)
-	}
-	select {
-	case res := <-req.reply:
-		return res.rec, res.err
-	case <-v.done:
-		return TraceRecord{}, fmt.Errorf("replay %s: the version stopped before the call", script)
-	case <-ctx.Done():
-		return TraceRecord{}, fmt.Errorf("replay %s: %w", script, ctx.Err())
-	}
+	return out, nil
 }

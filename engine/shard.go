@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -147,7 +148,7 @@ func (v *version) replayGained(g *gainedKeys) {
 			if !gained && v.reconciler == nil {
 				continue
 			}
-			var rec *TraceRecord
+			var rec *inspection.TraceRecord
 			if gained {
 				rec = v.traceStart(ev)
 				v.call(ev, rec)
@@ -161,7 +162,7 @@ func (v *version) replayGained(g *gainedKeys) {
 }
 
 // notOwned notes in rec, when recording, which replica owns key when it is another's.
-func (v *version) notOwned(key string, rec *TraceRecord) {
+func (v *version) notOwned(key string, rec *inspection.TraceRecord) {
 	if rec != nil && v.shard != nil {
 		if owner := v.shard.Owner(key); owner != v.shard.Identity() {
 			rec.Owner = owner

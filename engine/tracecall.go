@@ -6,22 +6,28 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
+	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// What a version keeps for inspection: the engine's recorder and pauses, the tap of its
-// handler runtime, and the call its worker is running. The recorder and taps are package
-// trace's; this file decides what a version records and when.
+// What a version keeps for inspection: the recording side of its worker (package trace's
+// Worker: the tap of its handler runtime, the call running, the record being built), the
+// engine's pauses, and its subscriptions for readers off the loader. This file decides what a
+// version's worker records and when.
 type versionInspect struct {
-	trace    *trace.Recorder
-	pauses   *inspect.Pauses
-	tap      *trace.Tap                      // the worker's Script's; nil with recording off
-	inflight atomic.Pointer[CallInFlight]    // the worker's call, nil between calls
-	subs     atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
-	held     atomic.Int32                    // 1 while the worker holds an event for a pause
-	// scratch is the record the worker builds for the event it handles, reused from event to
-	// event (the recorder copies it): recording allocates only what a call logged or wrote.
-	scratch TraceRecord
+	worker *trace.Worker
+	pauses *inspect.Pauses
+	subs   atomic.Pointer[[]*subscription] // v.subs once subscribed, for readers off the loader
+	held   atomic.Int32                    // 1 while the worker holds an event for a pause
+}
+
+// recorder is the recording side of v's worker; nil (recording nothing) in unit tests.
+func (v *version) recorder() *trace.Worker {
+	if v.insp == nil {
+		return nil
+	}
+	return v.insp.worker
 }
 
 // waitUnpaused holds the worker while the script is paused; false when the version stops.
@@ -38,56 +44,29 @@ func (v *version) waitUnpaused() bool {
 var eventNames = [...]string{eventAdd: "add", eventUpdate: "update", eventDelete: "delete", eventSchedule: "schedule", eventReplay: "replay"}
 
 // traceStart begins the record of ev; nil when recording is off.
-func (v *version) traceStart(ev event) *TraceRecord {
-	if v.insp == nil || v.insp.trace == nil {
+func (v *version) traceStart(ev event) *inspection.TraceRecord {
+	w := v.recorder()
+	if !w.Recording() {
 		return nil
 	}
-	rec := &v.insp.scratch
-	*rec = TraceRecord{
+	return w.Start(inspection.TraceRecord{
 		Time: time.Now(), Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
 		Event: eventNames[ev.kind], Initial: ev.initial, FinalStateUnknown: ev.unknown, ResourceVersion: ev.resourceVersion(),
-		Result: "not called",
-	}
-	return rec
+	})
 }
 
-// traceDone stores rec; nil-safe. rec is the worker's scratch record: the recorder keeps a
-// copy, and the slices it holds now belong to that copy.
-func (v *version) traceDone(rec *TraceRecord) {
-	if rec != nil {
-		v.insp.trace.Record(*rec)
-		*rec = TraceRecord{}
-	}
-}
+// traceDone stores rec; nil-safe.
+func (v *version) traceDone(rec *inspection.TraceRecord) { v.recorder().Done(rec) }
 
-// callStarted marks the worker busy with handler on ev and opens the tap into rec.
-func (v *version) callStarted(handler string, ev event, rec *TraceRecord, dryRun bool) time.Time {
-	now := time.Now()
-	if v.insp == nil {
-		return now
-	}
-	v.insp.inflight.Store(&CallInFlight{Handler: handler, Resource: ev.sub.cache.Resource, Object: ev.key, Started: now})
-	v.insp.tap.Open(rec, dryRun)
-	return now
-}
-
-// callEnded closes the tap and fills rec with the call's outcome.
-func (v *version) callEnded(handler string, rec *TraceRecord, took time.Duration, err error) {
-	if v.insp == nil {
-		return
-	}
-	v.insp.tap.Close()
-	v.insp.inflight.Store(nil)
-	rec.Finish(handler, took, err)
-}
-
-// tapped returns opts whose logger and client feed a new tap, and the tap; with recording
-// off it returns opts unchanged and a nil tap.
-func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Tap) {
+// tapped returns opts whose logger and client feed a new tap, and the recording side of the
+// Script made with them; with recording off, opts unchanged and a Worker that records
+// nothing (it still shows the call in flight).
+func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Worker) {
 	if e.trace == nil {
-		return opts, nil
+		return opts, trace.NewWorker(nil, nil)
 	}
-	return trace.Tapped(opts, e.cfg.DryRun, withForcedDryRun)
+	opts, tap := trace.Tapped(opts, e.cfg.DryRun, k8sclient.WithForcedDryRun)
+	return opts, trace.NewWorker(e.trace, tap)
 }
 
 func resourceVersionOf(obj scripting.Object) string {

@@ -23,6 +23,7 @@ import (
 	"github.com/jsinformer/jsinformer/debugapi"
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 const example = `  # Log every Deployment change with the example scripts
@@ -131,7 +132,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.debugTLSCert, "debug-tls-cert-file", "", "certificate for a non-loopback --debug-addr (default: a self-signed one made at start)")
 	f.StringVar(&o.debugTLSKey, "debug-tls-key-file", "", "private key of --debug-tls-cert-file")
 	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
-	f.IntVar(&o.traceRecords, "trace-records", engine.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", engine.TracePerObject))
+	f.IntVar(&o.traceRecords, "trace-records", inspection.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", inspection.TracePerObject))
 	o.leader.add(f)
 	o.kube.AddFlags(f)
 }

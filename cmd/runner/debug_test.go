@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
@@ -155,24 +155,24 @@ func eventually(t *testing.T, what string, check func() string) {
 	}
 }
 
-func (d *debugEnv) explain(t *testing.T, name string) engine.Explanation {
+func (d *debugEnv) explain(t *testing.T, name string) inspection.Explanation {
 	t.Helper()
-	var x engine.Explanation
+	var x inspection.Explanation
 	d.jsonOf(t, &x, "explain", "cm", d.ns+"/"+name)
 	return x
 }
 
-func delivery(x engine.Explanation, script string) engine.Delivery {
+func delivery(x inspection.Explanation, script string) inspection.Delivery {
 	for _, d := range x.Deliveries {
 		if d.Script == script {
 			return d
 		}
 	}
-	return engine.Delivery{}
+	return inspection.Delivery{}
 }
 
-func records(x engine.Explanation, script, event string) []engine.TraceRecord {
-	var out []engine.TraceRecord
+func records(x inspection.Explanation, script, event string) []inspection.TraceRecord {
+	var out []inspection.TraceRecord
 	for _, r := range x.Records {
 		if r.Script == script && r.Event == event {
 			out = append(out, r)
@@ -181,9 +181,9 @@ func records(x engine.Explanation, script, event string) []engine.TraceRecord {
 	return out
 }
 
-func (d *debugEnv) keyState(t *testing.T, script, key string) (engine.KeyState, bool) {
+func (d *debugEnv) keyState(t *testing.T, script, key string) (inspection.KeyState, bool) {
 	t.Helper()
-	var q engine.QueueView
+	var q inspection.QueueView
 	d.jsonOf(t, &q, "queue", script)
 	for _, s := range q.Scripts {
 		for _, k := range s.Keys {
@@ -192,7 +192,7 @@ func (d *debugEnv) keyState(t *testing.T, script, key string) (engine.KeyState, 
 			}
 		}
 	}
-	return engine.KeyState{}, false
+	return inspection.KeyState{}, false
 }
 
 // rawRequest sends a request to the debug API as a browser page or another client might.

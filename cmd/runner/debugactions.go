@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jsinformer/jsinformer/debugapi"
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/debugtext"
 )
 
@@ -37,7 +37,7 @@ when several resources share names) narrow it. -o json prints one JSON record pe
 					_, err := fmt.Fprintln(out, data)
 					return err
 				}
-				var rec engine.TraceRecord
+				var rec inspection.TraceRecord
 				if err := json.Unmarshal([]byte(data), &rec); err != nil {
 					return fmt.Errorf("decode a tail record: %w", err)
 				}
@@ -119,7 +119,7 @@ writes go with dryRun=All: the server validates them, nothing is stored.`,
 		"  runner replay label.js deploy web/api --dry-run", cobra.ExactArgs(3), true,
 		func(cmd *cobra.Command, client *debugClient, f *debugFlags, a []string) error {
 			var raw []byte
-			var rec engine.TraceRecord
+			var rec inspection.TraceRecord
 			req := debugapi.ReplayRequest{Script: a[0], Resource: a[1], Object: a[2], DryRun: dryRun}
 			if err := client.post(cmd.Context(), "/debug/actions/replay", req, &rec, &raw); err != nil {
 				return err

@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // Every action, by its effect on the running runner.
@@ -48,7 +48,7 @@ func TestDebugActions(t *testing.T) {
 		before := len(records(d.explain(t, "target"), "throws.js", "update"))
 		d.patchCM(t, "target", `{"data":{"paused":"1"}}`)
 		eventually(t, "the update waits in throws.js's backlog", func() string {
-			var q engine.QueueView
+			var q inspection.QueueView
 			d.jsonOf(t, &q, "queue", "throws.js")
 			if len(q.Scripts) != 1 || !q.Scripts[0].Paused || q.Scripts[0].Backlog < 1 {
 				return fmt.Sprintf("queue %+v", q.Scripts)
@@ -71,7 +71,7 @@ func TestDebugActions(t *testing.T) {
 	})
 
 	t.Run("replay with dry-run writes nothing", func(t *testing.T) {
-		var rec engine.TraceRecord
+		var rec inspection.TraceRecord
 		d.jsonOf(t, &rec, "replay", "writer.js", "cm", target, "--dry-run")
 		if rec.Event != "replay" || rec.Handler != "onAdd" || rec.Result != "ok" || len(rec.Writes) != 1 {
 			t.Fatalf("replay record = %+v, want onAdd ok with one write", rec)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/debugtext"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -72,7 +72,7 @@ attempts, next retry and last error.`,
 				q.Set("script", args[0])
 			}
 			var raw []byte
-			var v engine.QueueView
+			var v inspection.QueueView
 			if err := client.get(cmd.Context(), "/debug/queue", q, &v, &raw); err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ function INDEX files under VALUE (ctx.cache.byIndex). Secret data is redacted.`,
 				q.Set("value", value)
 			}
 			var raw []byte
-			var v engine.CacheView
+			var v inspection.CacheView
 			if err := client.get(cmd.Context(), "/debug/cache", q, &v, &raw); err != nil {
 				return err
 			}
@@ -128,7 +128,7 @@ returned for one object: the reverse of ctx.cache.byIndex.`,
 		"  runner indexes deploy web/api",
 		cobra.ExactArgs(2), true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 			var raw []byte
-			var v engine.IndexesView
+			var v inspection.IndexesView
 			if err := client.get(cmd.Context(), "/debug/indexes", url.Values{"resource": {args[0]}, "object": {args[1]}}, &v, &raw); err != nil {
 				return err
 			}
@@ -156,7 +156,7 @@ reconcile runs of its key with attempts. Recording is bounded: see docs/debuggin
 			}
 			q := url.Values{"resource": {args[0]}, "object": {args[1]}, "events": {strconv.Itoa(events)}}
 			var raw []byte
-			var v engine.Explanation
+			var v inspection.Explanation
 			if err := client.get(cmd.Context(), "/debug/explain", q, &v, &raw); err != nil {
 				return err
 			}
@@ -166,6 +166,6 @@ reconcile runs of its key with attempts. Recording is bounded: see docs/debuggin
 			debugtext.Explanation(cmd.OutOrStdout(), v)
 			return nil
 		})
-	cmd.Flags().IntVar(&events, "events", engine.DefaultExplainEvents, "how many of the object's last events to show")
+	cmd.Flags().IntVar(&events, "events", inspection.DefaultExplainEvents, "how many of the object's last events to show")
 	return cmd
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // The walk-through of docs/debugging.md, on a real control plane: explain says why a script
@@ -68,7 +68,7 @@ func TestDebugViews(t *testing.T) {
 		}
 	})
 	t.Run("cache", func(t *testing.T) {
-		var c engine.CacheView
+		var c inspection.CacheView
 		d.jsonOf(t, &c, "cache", "configmaps", api)
 		scripts := map[string]bool{}
 		for _, o := range c.Objects {
@@ -89,7 +89,7 @@ func TestDebugViews(t *testing.T) {
 		}
 	})
 	t.Run("indexes", func(t *testing.T) {
-		var v engine.IndexesView
+		var v inspection.IndexesView
 		d.jsonOf(t, &v, "indexes", "cm", api)
 		if len(v.Scripts) != 1 || v.Scripts[0].Script != "stuck.js" || strings.Join(v.Scripts[0].Values["byTeam"], ",") != "blue" {
 			t.Errorf("indexes = %+v, want stuck.js byTeam=[blue]", v.Scripts)
@@ -126,7 +126,7 @@ func TestDebugTail(t *testing.T) {
 		d.patchCM(t, "target", fmt.Sprintf(`{"data":{"n":"%d"}}`, time.Now().UnixNano()))
 		d.patchCM(t, "api", fmt.Sprintf(`{"data":{"n":"%d"}}`, time.Now().UnixNano()))
 		for line := range strings.Lines(out.String()) {
-			var rec engine.TraceRecord
+			var rec inspection.TraceRecord
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Event == "update" && rec.Result == "error" {
 				return ""
 			}
@@ -134,7 +134,7 @@ func TestDebugTail(t *testing.T) {
 		return "no update record yet:\n" + out.String()
 	})
 	for line := range strings.Lines(out.String()) {
-		var rec engine.TraceRecord
+		var rec inspection.TraceRecord
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("tail -o json printed a line that is not a record: %q", line)
 		}

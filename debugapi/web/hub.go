@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // hub holds the latest snapshot and wakes the /ui/events streams when it changes.
@@ -104,8 +104,8 @@ func (p *Page) wake() {
 // page is connected, until ctx is done.
 func (p *Page) Run(ctx context.Context) error {
 	defer close(p.hub.done)
-	var records <-chan engine.TraceRecord // nil (never ready) with recording off
-	if sub, err := p.opts.Source.Subscribe(engine.TailFilter{}); err != nil {
+	var records <-chan inspection.TraceRecord // nil (never ready) with recording off
+	if sub, err := p.opts.Source.Subscribe(inspection.TailFilter{}); err != nil {
 		p.opts.Logger.Info("web page: no call rates", "error", err.Error())
 	} else {
 		defer sub.Close()

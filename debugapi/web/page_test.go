@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jsinformer/jsinformer/debugapi/web"
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/browsertest"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -24,13 +24,13 @@ import (
 // keys, an index of 20,000 values and a script whose last save failed.
 type bigSource struct{ objects int }
 
-func (s bigSource) Queue(string) (engine.QueueView, error) {
-	keys := make([]engine.KeyState, s.objects)
+func (s bigSource) Queue(string) (inspection.QueueView, error) {
+	keys := make([]inspection.KeyState, s.objects)
 	for i := range keys {
-		keys[i] = engine.KeyState{Key: "ns/obj-" + strconv.Itoa(i), Reason: "add of v1/configmaps ns/obj-" + strconv.Itoa(i), FirstQueued: time.Unix(1, 0)}
+		keys[i] = inspection.KeyState{Key: "ns/obj-" + strconv.Itoa(i), Reason: "add of v1/configmaps ns/obj-" + strconv.Itoa(i), FirstQueued: time.Unix(1, 0)}
 	}
 	keys[s.objects-1].LastError, keys[s.objects-1].Attempts = "Error: not ready", 3
-	return engine.QueueView{Scripts: []engine.ScriptQueue{
+	return inspection.QueueView{Scripts: []inspection.ScriptQueue{
 		{Script: "big.js", Version: "aaaaaaaaaaaa", State: "current", Reconcile: true, Keys: keys, Backlog: 7},
 	}}, nil
 }
@@ -61,17 +61,17 @@ func (bigSource) StatusChanged() <-chan struct{} { return nil }
 
 func (bigSource) ScriptMemory() map[string]int64 { return map[string]int64{"big.js": 12 << 20} }
 
-func (s bigSource) IndexSummaries() []engine.IndexSummary {
-	vals := make([]engine.ValueCount, 0, engine.IndexSummaryValues)
-	for i := range engine.IndexSummaryValues {
-		vals = append(vals, engine.ValueCount{Value: "v" + strconv.Itoa(i), Count: 1})
+func (s bigSource) IndexSummaries() []inspection.IndexSummary {
+	vals := make([]inspection.ValueCount, 0, inspection.IndexSummaryValues)
+	for i := range inspection.IndexSummaryValues {
+		vals = append(vals, inspection.ValueCount{Value: "v" + strconv.Itoa(i), Count: 1})
 	}
-	return []engine.IndexSummary{{Script: "big.js", Version: "aaaaaaaaaaaa", Resources: []string{"v1/configmaps"},
-		Indexes: []engine.IndexDigest{{Name: "byValue", Distinct: s.objects, Values: vals, Truncated: true}}}}
+	return []inspection.IndexSummary{{Script: "big.js", Version: "aaaaaaaaaaaa", Resources: []string{"v1/configmaps"},
+		Indexes: []inspection.IndexDigest{{Name: "byValue", Distinct: s.objects, Values: vals, Truncated: true}}}}
 }
 
-func (bigSource) Subscribe(engine.TailFilter) (*engine.Subscription, error) {
-	return nil, engine.ErrTraceOff
+func (bigSource) Subscribe(inspection.TailFilter) (inspection.Subscription, error) {
+	return nil, inspection.ErrTraceOff
 }
 
 // tailFeed serves /debug/tail as debugapi does (event: record), at rate records per second
@@ -96,9 +96,9 @@ func tailFeed(rate int, d time.Duration, sent chan<- int) http.HandlerFunc {
 			due := min(int(time.Since(start).Seconds()*float64(rate)), total)
 			for n < due {
 				n++
-				rec := engine.TraceRecord{Seq: uint64(n), Time: time.Now(), Script: "big.js", Version: "aaaaaaaaaaaa", Resource: "v1/configmaps",
+				rec := inspection.TraceRecord{Seq: uint64(n), Time: time.Now(), Script: "big.js", Version: "aaaaaaaaaaaa", Resource: "v1/configmaps",
 					Object: "ns/obj-" + strconv.Itoa(n%20000), Event: "update", Handler: "onUpdate", DurationMs: 0.3, Result: "ok",
-					Logs: []engine.LogLine{{Time: time.Now(), Level: "INFO", Message: "saw obj-" + strconv.Itoa(n)}}}
+					Logs: []inspection.LogLine{{Time: time.Now(), Level: "INFO", Message: "saw obj-" + strconv.Itoa(n)}}}
 				data, _ := json.Marshal(rec)
 				_, _ = fmt.Fprintf(w, "event: record\nid: %d\ndata: %s\n\n", n, data)
 			}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 const (
@@ -53,7 +53,7 @@ func newRates() *rates { return &rates{byScript: map[string]*scriptRates{}} }
 
 // add counts one record; records of no handler call (an event the script has no handler
 // for, a paused or standby version) are not calls.
-func (r *rates) add(rec engine.TraceRecord) {
+func (r *rates) add(rec inspection.TraceRecord) {
 	if rec.Handler == "" || rec.Result == "not called" || rec.Result == "paused" {
 		return
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -17,13 +17,13 @@ const KeysPerScript = 100
 // Snapshot is the /ui/events "snapshot" event's data: the engine's state API (package status, Engine.Status)
 // with each script's queues, code frame, memory and call rates beside it.
 type Snapshot struct {
-	Time      time.Time             `json:"time"`
-	Ready     bool                  `json:"ready"`
-	NotReady  string                `json:"notReady,omitempty"`
-	Leader    status.LeaderStatus   `json:"leader"`
-	Scripts   []ScriptView          `json:"scripts"`
-	Informers []InformerView        `json:"informers"`
-	Indexes   []engine.IndexSummary `json:"indexes"`
+	Time      time.Time                 `json:"time"`
+	Ready     bool                      `json:"ready"`
+	NotReady  string                    `json:"notReady,omitempty"`
+	Leader    status.LeaderStatus       `json:"leader"`
+	Scripts   []ScriptView              `json:"scripts"`
+	Informers []InformerView            `json:"informers"`
+	Indexes   []inspection.IndexSummary `json:"indexes"`
 	// Rates is false when the runner records no traces (no calls per second, no p95).
 	Rates bool `json:"rates"`
 }
@@ -32,8 +32,8 @@ type Snapshot struct {
 type ScriptView struct {
 	status.ScriptStatus
 	// Queues are its live versions' work, the serving version first.
-	Queues   []engine.ScriptQueue `json:"queues"`
-	KeyCount int                  `json:"keyCount"`
+	Queues   []inspection.ScriptQueue `json:"queues"`
+	KeyCount int                      `json:"keyCount"`
 	// Frame is the latest load's error with the source lines around it, when that load failed.
 	Frame       *Frame `json:"frame,omitempty"`
 	MemoryBytes int64  `json:"memoryBytes,omitempty"`
@@ -66,7 +66,7 @@ func (p *Page) snapshot(now time.Time) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("read queues: %w", err)
 	}
-	queues := map[string][]engine.ScriptQueue{}
+	queues := map[string][]inspection.ScriptQueue{}
 	for _, sq := range q.Scripts {
 		queues[sq.Script] = append(queues[sq.Script], sq)
 	}
@@ -76,7 +76,7 @@ func (p *Page) snapshot(now time.Time) (Snapshot, error) {
 		Scripts: make([]ScriptView, 0, len(st.Scripts)), Informers: make([]InformerView, 0, len(st.Informers)),
 		Indexes: src.IndexSummaries(), Rates: p.recording.Load()}
 	for _, sc := range st.Scripts {
-		v := ScriptView{ScriptStatus: sc, Queues: []engine.ScriptQueue{}, Frame: p.frames.of(sc), MemoryBytes: memory[sc.Name], Rates: rates[sc.Name]}
+		v := ScriptView{ScriptStatus: sc, Queues: []inspection.ScriptQueue{}, Frame: p.frames.of(sc), MemoryBytes: memory[sc.Name], Rates: rates[sc.Name]}
 		for _, sq := range queues[sc.Name] {
 			v.KeyCount += len(sq.Keys)
 			sq.Keys = topKeys(sq.Keys)
@@ -97,11 +97,11 @@ func (p *Page) snapshot(now time.Time) (Snapshot, error) {
 
 // topKeys keeps the KeysPerScript keys that matter most: running, then failing (most
 // attempts first), then the rest in the queue's order.
-func topKeys(keys []engine.KeyState) []engine.KeyState {
+func topKeys(keys []inspection.KeyState) []inspection.KeyState {
 	if len(keys) <= KeysPerScript {
 		return keys
 	}
-	rank := func(k engine.KeyState) int {
+	rank := func(k inspection.KeyState) int {
 		switch {
 		case k.Running:
 			return 2
@@ -110,7 +110,7 @@ func topKeys(keys []engine.KeyState) []engine.KeyState {
 		}
 		return 0
 	}
-	sorted := append([]engine.KeyState(nil), keys...)
+	sorted := append([]inspection.KeyState(nil), keys...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if ri, rj := rank(sorted[i]), rank(sorted[j]); ri != rj {
 			return ri > rj

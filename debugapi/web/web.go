@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -19,10 +19,10 @@ var assets embed.FS
 type Source interface {
 	Status() status.Status
 	StatusChanged() <-chan struct{}
-	Queue(script string) (engine.QueueView, error)
+	Queue(script string) (inspection.QueueView, error)
 	ScriptMemory() map[string]int64
-	IndexSummaries() []engine.IndexSummary
-	Subscribe(f engine.TailFilter) (*engine.Subscription, error)
+	IndexSummaries() []inspection.IndexSummary
+	Subscribe(f inspection.TailFilter) (inspection.Subscription, error)
 }
 
 // Options configure the page.

@@ -6,23 +6,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/status"
 )
 
 func TestRates(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_000_000, 0)
-	rec := func(ago time.Duration, ms float64, result, handler string) engine.TraceRecord {
-		return engine.TraceRecord{Script: "a.js", Time: now.Add(-ago), DurationMs: ms, Result: result, Handler: handler}
+	rec := func(ago time.Duration, ms float64, result, handler string) inspection.TraceRecord {
+		return inspection.TraceRecord{Script: "a.js", Time: now.Add(-ago), DurationMs: ms, Result: result, Handler: handler}
 	}
 	tests := []struct {
 		name string
-		recs []engine.TraceRecord
+		recs []inspection.TraceRecord
 		want Rates
 	}{
-		{"one hundred calls, durations 1..100 ms, five errors", func() []engine.TraceRecord {
-			var out []engine.TraceRecord
+		{"one hundred calls, durations 1..100 ms, five errors", func() []inspection.TraceRecord {
+			var out []inspection.TraceRecord
 			for i := 1; i <= 100; i++ {
 				result := "ok"
 				if i%20 == 0 {
@@ -32,9 +32,9 @@ func TestRates(t *testing.T) {
 			}
 			return out
 		}(), Rates{CallsPerSec: 10, Calls: 100, ErrorRate: 0.05, P95Ms: 95}},
-		{"records of no call are not calls", []engine.TraceRecord{rec(0, 1, "not called", ""), rec(0, 1, "paused", "onAdd")}, Rates{}},
-		{"calls older than the window are gone", []engine.TraceRecord{rec(2*time.Minute, 1, "ok", "onAdd")}, Rates{}},
-		{"calls per second cover the last 10 s only", []engine.TraceRecord{rec(30*time.Second, 4, "timeout", "reconcile"), rec(0, 2, "ok", "reconcile")},
+		{"records of no call are not calls", []inspection.TraceRecord{rec(0, 1, "not called", ""), rec(0, 1, "paused", "onAdd")}, Rates{}},
+		{"calls older than the window are gone", []inspection.TraceRecord{rec(2*time.Minute, 1, "ok", "onAdd")}, Rates{}},
+		{"calls per second cover the last 10 s only", []inspection.TraceRecord{rec(30*time.Second, 4, "timeout", "reconcile"), rec(0, 2, "ok", "reconcile")},
 			Rates{CallsPerSec: 0.1, Calls: 2, ErrorRate: 0.5, P95Ms: 4}},
 	}
 	for _, tt := range tests {
@@ -102,7 +102,7 @@ func TestFrames(t *testing.T) {
 
 func TestTopKeysKeepsRunningAndFailingFirst(t *testing.T) {
 	t.Parallel()
-	keys := make([]engine.KeyState, 3*KeysPerScript)
+	keys := make([]inspection.KeyState, 3*KeysPerScript)
 	for i := range keys {
 		keys[i].Key = string(rune('a' + i%26))
 	}

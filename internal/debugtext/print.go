@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // Tables in kubectl's style: upper-case headers, columns three spaces apart, "<none>" for
@@ -55,7 +55,7 @@ func clock(t time.Time) string {
 }
 
 // Queue prints `runner queue`: reconcile keys, calls in flight and backlogs.
-func Queue(w io.Writer, v engine.QueueView) {
+func Queue(w io.Writer, v inspection.QueueView) {
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "STATE", "PAUSED", "BACKLOG", "IN FLIGHT", "KEYS")
 	for _, s := range v.Scripts {
@@ -96,7 +96,7 @@ func Queue(w io.Writer, v engine.QueueView) {
 }
 
 // Cache prints `runner cache`: the cached objects a script sees, or one object.
-func Cache(w io.Writer, v engine.CacheView, one bool) error {
+func Cache(w io.Writer, v inspection.CacheView, one bool) error {
 	if one {
 		for _, o := range v.Objects {
 			_, _ = fmt.Fprintf(w, "# %s (version %s): %s %s\n", o.Script, o.Version, v.Resource, o.Key)
@@ -120,7 +120,7 @@ func Cache(w io.Writer, v engine.CacheView, one bool) error {
 }
 
 // Indexes prints `runner indexes`: the values each script's indexers compute for one object.
-func Indexes(w io.Writer, v engine.IndexesView) {
+func Indexes(w io.Writer, v inspection.IndexesView) {
 	t := newTable(w)
 	row(t, "SCRIPT", "VERSION", "INDEX", "VALUES")
 	for _, s := range v.Scripts {
@@ -141,7 +141,7 @@ func Indexes(w io.Writer, v engine.IndexesView) {
 }
 
 // Explanation prints `runner explain`: delivery per script and the object's last events.
-func Explanation(w io.Writer, x engine.Explanation) {
+func Explanation(w io.Writer, x inspection.Explanation) {
 	state := "not on the server"
 	if x.Exists {
 		state = "exists, resourceVersion " + resourceVersion(x.Current)
@@ -185,7 +185,7 @@ func Explanation(w io.Writer, x engine.Explanation) {
 }
 
 // Record prints one trace record: a line, then its logs, writes, keys and error indented.
-func Record(w io.Writer, r engine.TraceRecord, withObject bool) {
+func Record(w io.Writer, r inspection.TraceRecord, withObject bool) {
 	handler := r.Handler
 	if handler == "" {
 		handler = "-"

@@ -10,43 +10,18 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // What Explain tells of one object, script by script: whether a watch shows it, and the object
 // as the debug views show it. Pure functions of the watch and the object.
 
-// Delivery says whether one script version is shown an object, and if not, why.
-type Delivery struct {
-	Script  string `json:"script"`
-	Version string `json:"version,omitempty"`
-	State   string `json:"state"` // the version's state: syncing, current, draining; or stopped, failed, not loaded
-	// Delivered: the object passes one of the script's watches on this resource.
-	Delivered bool `json:"delivered"`
-	// Reason, when not delivered: not watched, namespace, selector, field selector, syncing,
-	// stopped (by the memory guard), not loaded (failed or waiting); with Detail saying which.
-	Reason string `json:"reason,omitempty"`
-	Detail string `json:"detail,omitempty"`
-	// Watch is the watch that delivers it, or the closest that does not.
-	Watch *WatchView `json:"watch,omitempty"`
-	// Cached: the script's own cache (ctx.cache) holds the object.
-	Cached bool `json:"cached"`
-}
-
-// WatchView is one resolved watch of a script version.
-type WatchView struct {
-	Resource      string `json:"resource"`
-	Namespace     string `json:"namespace,omitempty"` // empty: all namespaces, or cluster-scoped
-	LabelSelector string `json:"labelSelector,omitempty"`
-	FieldSelector string `json:"fieldSelector,omitempty"`
-	Enqueue       string `json:"enqueue,omitempty"` // reconcile scripts: self, owner, function, none
-}
-
 // Judge is whether watch, one watch of a script on res, shows the object key (obj: as the
 // server has it now, nil when it does not exist), and if not the first reason why.
-func Judge(res dynamicinformer.Resource, watch dynamicinformer.Key, key string, obj scripting.Object) Delivery {
-	w := &WatchView{Resource: res.String(), Namespace: watch.Namespace, LabelSelector: watch.LabelSelector, FieldSelector: watch.FieldSelector}
-	d := Delivery{Watch: w}
+func Judge(res dynamicinformer.Resource, watch dynamicinformer.Key, key string, obj scripting.Object) inspection.Delivery {
+	w := &inspection.WatchView{Resource: res.String(), Namespace: watch.Namespace, LabelSelector: watch.LabelSelector, FieldSelector: watch.FieldSelector}
+	d := inspection.Delivery{Watch: w}
 	ns, _, _ := strings.Cut(key, "/")
 	if watch.Namespace != "" && res.Namespaced && ns != watch.Namespace {
 		d.Reason, d.Detail = "namespace", fmt.Sprintf("the watch covers namespace %s only", watch.Namespace)
@@ -140,13 +115,13 @@ func objectLabels(obj scripting.Object) map[string]string {
 
 // Deliveries judges, for every live version, whether it is shown the object (obj nil: it is
 // not on the server); paused tells which scripts are paused.
-func Deliveries(live []Live, res dynamicinformer.Resource, key string, obj scripting.Object, paused func(script string) bool) []Delivery {
-	out := []Delivery{}
+func Deliveries(live []Live, res dynamicinformer.Resource, key string, obj scripting.Object, paused func(script string) bool) []inspection.Delivery {
+	out := []inspection.Delivery{}
 	for _, v := range live {
-		d := Delivery{Script: v.Script(), Version: v.Hash(), State: v.State()}
+		d := inspection.Delivery{Script: v.Script(), Version: v.Hash(), State: v.State()}
 		d.Cached = v.Store().Get(res.String(), key) != nil
 		var watched []string
-		var closest *Delivery
+		var closest *inspection.Delivery
 		for _, w := range v.Watches() {
 			if w.Resource.String() != res.String() {
 				watched = append(watched, w.Resource.String())

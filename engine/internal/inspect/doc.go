@@ -1,24 +1,28 @@
-// Package inspect gathers package engine's debug views and keeps what they use beside the
-// versions themselves: the views of the live versions' work and caches (Queue, Cache, Indexes,
-// IndexSummaries), whether each script is shown an object and why not (Deliveries, from
-// Judge's verdict on one watch), what a reconciler's keys are doing (KeyBook, the queue view's
-// keys), which scripts are paused (Pauses), an object as the views show it (Redact: a Secret's
-// values hidden), and the lookups and errors the views share (Serving, SplitKey, Suggest,
-// ErrNotFound, ErrInvalid).
+// Package inspect answers package engine's inspection API (package inspection's shapes):
+// Inspector's views of the live versions' work and caches (Queue, Cache, Indexes,
+// IndexSummaries), Explain (the server's copy of an object, whether each script is shown it
+// and why not, its trace records), the live tail (Subscribe), and the debug API's actions
+// (Retry, Pause, Resume, Replay). Beside the versions it keeps what a reconciler's keys are
+// doing (KeyBook, the queue view's keys) and which scripts are paused (Pauses), and shares
+// the lookups the views use (Serving, SplitKey, Suggest, Judge, Redact: a Secret's values
+// hidden).
 //
-// It plugs into package engine, which hands it the live versions as Live (name, content hash,
-// state, backlog, call in flight, reconcile keys, store and index functions, resolved
-// watches), records into a KeyBook from its reconcile workers and consults Pauses before each
-// event and reconcile key. It knows nothing of versions, queues or the loader beyond Live, and
-// never touches a version's runtime: actions that must (Replay, Retry) stay in the engine.
+// It plugs into package engine, which implements Live on its versions (name, content hash,
+// state, backlog, call in flight, reconcile key book, store and index functions, resolved
+// watches; and for the actions Requeue, Do, Done and Replay) and hands Inspector an Env (the
+// live versions, the resolver, a read of the server's copy, the state API, the shard ring's
+// owner, the recorder, the pauses). It records into a KeyBook from its reconcile workers and
+// consults Pauses before each event and reconcile key. It knows nothing of versions, queues
+// or the loader beyond Live.
 //
-// The views' types and KeyState, Delivery and WatchView are JSON of the debug API, shown by
-// package engine under the same names: field names are a contract (docs/debugging.md), added,
-// never renamed.
-//
-// Every function here is safe from any goroutine as Live's methods are: each view reads a
-// version's store under the store's own locks, one version at a time, and copies what it
-// returns. KeyBook and Pauses are safe for concurrent use: writers are the engine's workers,
+// Goroutines and mutation: every method here is safe from any goroutine as Live's methods
+// are (Live.Replay excepted: it is only ever run on the version's worker, inside Live.Do).
+// Each view reads a version's store under the store's own locks, one version at a time, and
+// copies what it returns. No action touches a version's runtime from outside: Retry goes
+// through the reconcile workqueue (Live.Requeue), Pause holds the worker before its next event
+// and the reconcile workers before their next key, Replay queues its call behind the events
+// already queued (Live.Do) and waits for its answer, the version's end (Live.Done) or its
+// context. KeyBook and Pauses are safe for concurrent use: writers are the engine's workers,
 // readers the debug views on any goroutine. Judge, Deliveries and Redact never mutate the
 // object they are given (it is the informers' shared copy). Nothing here starts a goroutine;
 // Pauses.Wait blocks its caller (a worker) until the script is resumed or its version stops.

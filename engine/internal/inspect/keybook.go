@@ -5,38 +5,26 @@ import (
 	"sort"
 	"sync"
 	"time"
-)
 
-// KeyState is one reconcile key as the queue view shows it.
-type KeyState struct {
-	Key string `json:"key"`
-	// Reason is why it was last queued: "add of apps/v1/deployments ns/x" (the object's own
-	// event), "owner of ...", "watch.enqueue of ...", "ctx.enqueue in onUpdate of ...",
-	// "ctx.enqueue in schedule", "requeueAfter 30s", "retry after error", "retry (debug API)".
-	Reason      string    `json:"reason"`
-	FirstQueued time.Time `json:"firstQueued"`
-	// Attempts is how many runs of the key failed in a row (0 before the first failure).
-	Attempts int `json:"attempts"`
-	// NextRetry is when a failed or requeued key runs again. For a failure it is the default
-	// controller backoff (5ms·2^attempts, at most 1000s): an estimate, the queue's token bucket
-	// can delay it further under a burst.
-	NextRetry    *time.Time `json:"nextRetry,omitempty"`
-	LastError    string     `json:"lastError,omitempty"`
-	Running      bool       `json:"running"`
-	RunningForMs float64    `json:"runningForMs,omitempty"`
-	started      time.Time
-}
+	"github.com/jsinformer/jsinformer/inspection"
+)
 
 // KeyBook is what the queue view knows of a reconciler's keys, beside the workqueue (which
 // tells nothing of its content): a key enters when queued and leaves when a run succeeds
 // without requeueAfter, or the reconciler gives up on it. Safe for concurrent use.
 type KeyBook struct {
 	mu   sync.Mutex
-	keys map[string]*KeyState
+	keys map[string]*keyEntry
+}
+
+// keyEntry is one key of the book: its state, and when its running run started.
+type keyEntry struct {
+	inspection.KeyState
+	started time.Time
 }
 
 // NewKeyBook returns an empty book.
-func NewKeyBook() *KeyBook { return &KeyBook{keys: map[string]*KeyState{}} }
+func NewKeyBook() *KeyBook { return &KeyBook{keys: map[string]*keyEntry{}} }
 
 // Queued notes key queued because of reason.
 func (b *KeyBook) Queued(key, reason string) {
@@ -44,7 +32,7 @@ func (b *KeyBook) Queued(key, reason string) {
 	defer b.mu.Unlock()
 	k := b.keys[key]
 	if k == nil {
-		k = &KeyState{Key: key, FirstQueued: time.Now()}
+		k = &keyEntry{KeyState: inspection.KeyState{Key: key, FirstQueued: time.Now()}}
 		b.keys[key] = k
 	}
 	k.Reason = reason
@@ -56,7 +44,7 @@ func (b *KeyBook) Started(key string) {
 	defer b.mu.Unlock()
 	k := b.keys[key]
 	if k == nil { // queued before the book knew it (a retry's AddAfter)
-		k = &KeyState{Key: key, FirstQueued: time.Now(), Reason: "queued"}
+		k = &keyEntry{KeyState: inspection.KeyState{Key: key, FirstQueued: time.Now(), Reason: "queued"}}
 		b.keys[key] = k
 	}
 	k.Running, k.started, k.NextRetry = true, time.Now(), nil
@@ -85,14 +73,14 @@ func (b *KeyBook) Finished(key string, err error, attempt int, gaveUp bool, requ
 }
 
 // Snapshot lists the keys, sorted, with running times as of now.
-func (b *KeyBook) Snapshot(now time.Time) []KeyState {
+func (b *KeyBook) Snapshot(now time.Time) []inspection.KeyState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]KeyState, 0, len(b.keys))
+	out := make([]inspection.KeyState, 0, len(b.keys))
 	for _, k := range b.keys {
-		c := *k
+		c := k.KeyState
 		if c.Running {
-			c.RunningForMs = float64(now.Sub(c.started).Microseconds()) / 1000
+			c.RunningForMs = float64(now.Sub(k.started).Microseconds()) / 1000
 		}
 		out = append(out, c)
 	}

@@ -1,20 +1,20 @@
 package inspect
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/editdistance"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
-// Live is what the views read of one live script version (syncing, current, or draining not
-// yet removed); package engine's versions implement it. Every method is safe from any
-// goroutine: the store is read under its own locks, the rest are atomics or fixed at build.
+// Live is what the inspection API reads of one live script version (syncing, current, or
+// draining not yet removed) and asks of it; package engine's versions implement it. Every
+// method is safe from any goroutine (the store is read under its own locks, the rest are
+// atomics or fixed at build), except Replay, which runs on the version's worker only.
 type Live interface {
 	Script() string
 	Hash() string
@@ -24,41 +24,35 @@ type Live interface {
 	// for a pause included).
 	Backlog() int
 	// InFlight is the worker's call running now, nil between calls.
-	InFlight() *CallInFlight
-	// Reconciles reports whether the script exports reconcile; Keys are then its keys now.
-	Reconciles() bool
-	Keys(now time.Time) []KeyState
+	InFlight() *inspection.CallInFlight
+	// Book is the book of its reconcile keys, nil when the script does not reconcile;
+	// Reconciled is the resource those keys name (canonical).
+	Book() *KeyBook
+	Reconciled() string
 	// Store is the version's cache and indexes; Indexers names its index functions.
 	Store() *scriptcache.Store
 	Indexers() []string
 	// Watches are its resolved watches, once subscribed (nil before).
 	Watches() []Watch
+
+	// Requeue forgets key's reconcile backoff and queues it now for reason (the version
+	// reconciles).
+	Requeue(key, reason string)
+	// Do queues fn to run on the version's worker after the events queued before it; false
+	// when the version is stopping (fn will not run). Done is closed once the worker has
+	// returned: a fn not run by then never runs.
+	Do(fn func()) bool
+	Done() <-chan struct{}
+	// Replay calls the handler again with the cached object key of w's resource: onAdd, or
+	// onUpdate(obj, obj) for a script without onAdd; with dryRun its writes go with
+	// dryRun=All. On the worker only (through Do).
+	Replay(w Watch, key string, dryRun bool) (inspection.TraceRecord, error)
 }
 
 // Watch is one resolved watch of a live version.
 type Watch struct {
 	Resource dynamicinformer.Resource
 	Key      dynamicinformer.Key
-}
-
-// ErrNotFound is wrapped by inspection errors about a script, resource, object, key or index
-// that does not exist (the message suggests close names); the debug API answers 404. Package
-// engine shows it as engine.ErrNotFound.
-var ErrNotFound = errors.New("not found")
-
-// ErrInvalid is wrapped by inspection errors about a request that cannot be served as asked
-// (an object key that does not fit the resource's scope, a replay with --dry-run while
-// recording is off, retry of a script without reconcile); the debug API answers 400. Package
-// engine shows it as engine.ErrInvalid.
-var ErrInvalid = errors.New("invalid request")
-
-// CallInFlight is a handler call running now.
-type CallInFlight struct {
-	Handler   string    `json:"handler"`
-	Resource  string    `json:"resource,omitempty"`
-	Object    string    `json:"object"`
-	Started   time.Time `json:"started"`
-	ElapsedMs float64   `json:"elapsedMs"`
 }
 
 // ScriptNames are the scripts with a live version, sorted as live is.
@@ -85,9 +79,9 @@ func Serving(live []Live, script string) (Live, error) {
 		syncing = true
 	}
 	if syncing {
-		return nil, fmt.Errorf("script %s: %w: its first version is still syncing", script, ErrNotFound)
+		return nil, fmt.Errorf("script %s: %w: its first version is still syncing", script, inspection.ErrNotFound)
 	}
-	return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", script, ErrNotFound, Suggest(script, ScriptNames(live)))
+	return nil, fmt.Errorf("script %s: %w: no such script is loaded%s", script, inspection.ErrNotFound, Suggest(script, ScriptNames(live)))
 }
 
 // WatchOf is v's watch of res (canonical spelling), or an error naming what v watches.
@@ -99,7 +93,7 @@ func WatchOf(v Live, res dynamicinformer.Resource) (Watch, error) {
 		}
 		watched = append(watched, w.Resource.String())
 	}
-	return Watch{}, fmt.Errorf("script %s: %w: it does not watch %s (it watches %s)", v.Script(), ErrNotFound, res, strings.Join(watched, ", "))
+	return Watch{}, fmt.Errorf("script %s: %w: it does not watch %s (it watches %s)", v.Script(), inspection.ErrNotFound, res, strings.Join(watched, ", "))
 }
 
 // watches reports whether v watches resource (canonical spelling).
@@ -112,9 +106,9 @@ func SplitKey(res dynamicinformer.Resource, key string) (ns, name string, err er
 	ns, name, found := strings.Cut(key, "/")
 	switch {
 	case res.Namespaced && (!found || ns == "" || name == ""):
-		return "", "", fmt.Errorf("object %q: %w: %s is namespaced: name it NAMESPACE/NAME", key, ErrInvalid, res)
+		return "", "", fmt.Errorf("object %q: %w: %s is namespaced: name it NAMESPACE/NAME", key, inspection.ErrInvalid, res)
 	case !res.Namespaced && found:
-		return "", "", fmt.Errorf("object %q: %w: %s is cluster-scoped: name it NAME, without a namespace", key, ErrInvalid, res)
+		return "", "", fmt.Errorf("object %q: %w: %s is cluster-scoped: name it NAME, without a namespace", key, inspection.ErrInvalid, res)
 	case !res.Namespaced:
 		return "", key, nil
 	}

@@ -4,33 +4,24 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 )
 
-// Bounds: at most PerObject records per object and the Recorder's size overall; when
-// either is full the oldest record goes first. Records live in one ring of size slots
-// (slot = seq mod size); each object keeps the sequence numbers of its last records. A record
-// overwritten in the ring is gone for its object too, and an object whose newest record was
-// overwritten is forgotten, so the per-object map never holds more objects than the ring
-// holds records. Recording takes one mutex per handler call and copies no object.
+// Bounds: at most inspection.TracePerObject records per object and the Recorder's size
+// overall; when either is full the oldest record goes first. Records live in one ring of size
+// slots (slot = seq mod size); each object keeps the sequence numbers of its last records. A
+// record overwritten in the ring is gone for its object too, and an object whose newest
+// record was overwritten is forgotten, so the per-object map never holds more objects than
+// the ring holds records. Recording takes one mutex per handler call and copies no object.
 
-const (
-	// DefaultRecords is the overall cap on records kept in memory.
-	DefaultRecords = 10000
-	// PerObject is the most records kept per object (Explain's default shows them all).
-	PerObject = 20
-	// LogsPerCall bounds the log lines one record keeps of a call's output.
-	LogsPerCall = 20
-	// WritesPerCall bounds the API writes one record keeps of a call.
-	WritesPerCall = 20
-	// messageChars bounds one log line's message in a record.
-	messageChars = 2000
-)
+// messageChars bounds one log line's message in a record.
+const messageChars = 2000
 
 // Recorder keeps the trace. Safe for concurrent use; a nil Recorder records nothing.
 type Recorder struct {
 	mu      sync.Mutex
-	ring    []Record
+	ring    []inspection.TraceRecord
 	next    uint64 // the seq of the next record; seqs start at 1
 	objects map[scriptcache.Key]*objectTrace
 	subs    map[*tailSub]struct{}
@@ -47,20 +38,20 @@ type objectTrace struct {
 	dropped bool
 }
 
-// New returns a Recorder of size records (DefaultRecords when zero), or nil when size is
+// New returns a Recorder of size records (inspection.DefaultTraceRecords when zero), or nil when size is
 // negative (recording off).
 func New(size int) *Recorder {
 	if size < 0 {
 		return nil
 	}
 	if size == 0 {
-		size = DefaultRecords
+		size = inspection.DefaultTraceRecords
 	}
-	return &Recorder{ring: make([]Record, size), next: 1, objects: map[scriptcache.Key]*objectTrace{}, subs: map[*tailSub]struct{}{}}
+	return &Recorder{ring: make([]inspection.TraceRecord, size), next: 1, objects: map[scriptcache.Key]*objectTrace{}, subs: map[*tailSub]struct{}{}}
 }
 
 // Record stores rec (its Seq is set here) and hands it to the subscribers that want it.
-func (r *Recorder) Record(rec Record) {
+func (r *Recorder) Record(rec inspection.TraceRecord) {
 	if r == nil {
 		return
 	}
@@ -80,7 +71,7 @@ func (r *Recorder) Record(rec Record) {
 		}
 		r.objects[k] = ot
 	}
-	if len(ot.seqs) == PerObject {
+	if len(ot.seqs) == inspection.TracePerObject {
 		ot.seqs = append(ot.seqs[:0], ot.seqs[1:]...)
 		ot.dropped = true
 	}
@@ -92,7 +83,7 @@ func (r *Recorder) Record(rec Record) {
 }
 
 // forget drops old, about to be overwritten, from its object; called with mu held.
-func (r *Recorder) forget(old Record) {
+func (r *Recorder) forget(old inspection.TraceRecord) {
 	k := scriptcache.Key{Resource: old.Resource, Object: old.Object}
 	ot := r.objects[k]
 	if ot == nil {
@@ -112,7 +103,7 @@ func (r *Recorder) forget(old Record) {
 
 // Object returns the last limit records of one object (all it keeps when limit <= 0), oldest
 // first, and whether older ones were dropped.
-func (r *Recorder) Object(resource, key string, limit int) ([]Record, bool) {
+func (r *Recorder) Object(resource, key string, limit int) ([]inspection.TraceRecord, bool) {
 	if r == nil {
 		return nil, false
 	}
@@ -127,7 +118,7 @@ func (r *Recorder) Object(resource, key string, limit int) ([]Record, bool) {
 	if limit > 0 && len(seqs) > limit {
 		seqs, dropped = seqs[len(seqs)-limit:], true
 	}
-	out := make([]Record, 0, len(seqs))
+	out := make([]inspection.TraceRecord, 0, len(seqs))
 	for _, s := range seqs {
 		out = append(out, r.ring[s%uint64(len(r.ring))])
 	}

@@ -3,10 +3,12 @@ package trace
 import (
 	"fmt"
 	"testing"
+
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
-// The Recorder keeps at most PerObject records per object and its size overall, the
-// oldest going first, and forgets objects whose records are all gone.
+// The Recorder keeps at most inspection.TracePerObject records per object and its size
+// overall, the oldest going first, and forgets objects whose records are all gone.
 func TestRecorderBounds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -18,7 +20,7 @@ func TestRecorderBounds(t *testing.T) {
 		wantObjectsMax int
 	}{
 		{"under both caps", 100, 3, 5, 5, false, 3},
-		{"per-object cap", 1000, 2, PerObject + 7, PerObject, true, 2},
+		{"per-object cap", 1000, 2, inspection.TracePerObject + 7, inspection.TracePerObject, true, 2},
 		{"overall cap", 50, 20, 5, 3, true, 20},
 		{"overall cap forgets old objects", 10, 100, 1, 1, false, 10},
 	}
@@ -28,7 +30,7 @@ func TestRecorderBounds(t *testing.T) {
 			r := New(tt.size)
 			for i := range tt.perObject {
 				for o := range tt.objects {
-					r.Record(Record{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: fmt.Sprint(i)})
+					r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: fmt.Sprint(i)})
 				}
 			}
 			last := fmt.Sprintf("ns/o%d", tt.objects-1)
@@ -58,20 +60,20 @@ func TestRecorderReusesForgottenObjects(t *testing.T) {
 	t.Parallel()
 	const size = 50
 	r := New(size)
-	for i := range PerObject + 5 { // o-old loses records to the per-object cap: dropped
-		r.Record(Record{Resource: "v1/configmaps", Object: "ns/o-old", Event: fmt.Sprint(i)})
+	for i := range inspection.TracePerObject + 5 { // o-old loses records to the per-object cap: dropped
+		r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/o-old", Event: fmt.Sprint(i)})
 	}
 	if _, dropped := r.Object("v1/configmaps", "ns/o-old", 0); !dropped {
 		t.Fatal("setup: o-old has no record dropped")
 	}
 	for o := range size { // pushes every record of o-old out of the ring
-		r.Record(Record{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: "add"})
+		r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/o%d", o), Event: "add"})
 	}
 	if got, _ := r.Object("v1/configmaps", "ns/o-old", 0); len(got) != 0 {
 		t.Fatalf("o-old still has %d records", len(got))
 	}
 	// o49's record pushed o-old's last one out, and took its bookkeeping; o-new pushes o0 out.
-	r.Record(Record{Resource: "v1/configmaps", Object: "ns/o-new", Event: "add"})
+	r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/o-new", Event: "add"})
 	for o := 1; o <= size; o++ {
 		key := fmt.Sprintf("ns/o%d", o)
 		if o == size {
@@ -87,17 +89,17 @@ func TestRecorderReusesForgottenObjects(t *testing.T) {
 func TestRecorderLimitAndOff(t *testing.T) {
 	t.Parallel()
 	r := New(0)
-	if len(r.ring) != DefaultRecords {
-		t.Fatalf("default size %d, want %d", len(r.ring), DefaultRecords)
+	if len(r.ring) != inspection.DefaultTraceRecords {
+		t.Fatalf("default size %d, want %d", len(r.ring), inspection.DefaultTraceRecords)
 	}
 	for range 5 {
-		r.Record(Record{Resource: "v1/configmaps", Object: "ns/a"})
+		r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/a"})
 	}
 	if got, dropped := r.Object("v1/configmaps", "ns/a", 2); len(got) != 2 || !dropped {
 		t.Errorf("limit 2 gave %d records (dropped %v)", len(got), dropped)
 	}
 	off := New(-1)
-	off.Record(Record{Resource: "v1/configmaps", Object: "ns/a"}) // must not panic
+	off.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/a"}) // must not panic
 	if got, _ := off.Object("v1/configmaps", "ns/a", 0); got != nil {
 		t.Errorf("recording off kept %v", got)
 	}
@@ -107,11 +109,11 @@ func TestRecorderLimitAndOff(t *testing.T) {
 func TestTailSubscriberNeverBlocks(t *testing.T) {
 	t.Parallel()
 	r := New(10)
-	s := &tailSub{filter: Filter{Object: "ns/a"}, ch: make(chan Record, 2)}
+	s := &tailSub{filter: inspection.TailFilter{Object: "ns/a"}, ch: make(chan inspection.TraceRecord, 2)}
 	r.subs[s] = struct{}{}
 	for range 5 {
-		r.Record(Record{Resource: "v1/configmaps", Object: "ns/a"})
-		r.Record(Record{Resource: "v1/configmaps", Object: "ns/b"})
+		r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/a"})
+		r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/b"})
 	}
 	if len(s.ch) != 2 || s.missed.Load() != 3 {
 		t.Fatalf("subscriber got %d, missed %d; want 2 and 3 (ns/b filtered out)", len(s.ch), s.missed.Load())

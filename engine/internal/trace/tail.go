@@ -2,35 +2,24 @@ package trace
 
 import (
 	"sync/atomic"
+
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // tailBuffer is how many records a slow subscriber may fall behind before it misses some.
 const tailBuffer = 1024
 
-// Filter selects the records a subscriber gets; empty fields match everything.
-type Filter struct {
-	Script   string
-	Resource string // canonical spelling (the engine resolves what its caller gave)
-	Object   string // namespace/name
-}
-
-func (f Filter) matches(r Record) bool {
-	return (f.Script == "" || f.Script == r.Script) &&
-		(f.Resource == "" || f.Resource == r.Resource) &&
-		(f.Object == "" || f.Object == r.Object)
-}
-
 // tailSub is one live subscriber. Records are offered without blocking the recording
 // goroutine (a handler's worker): a subscriber that falls tailBuffer records behind misses the
 // next ones, and is told how many.
 type tailSub struct {
-	filter Filter
-	ch     chan Record
+	filter inspection.TailFilter
+	ch     chan inspection.TraceRecord
 	missed atomic.Int64
 }
 
-func (s *tailSub) offer(r Record) {
-	if !s.filter.matches(r) {
+func (s *tailSub) offer(r inspection.TraceRecord) {
+	if !s.filter.Matches(r) {
 		return
 	}
 	select {
@@ -40,16 +29,19 @@ func (s *tailSub) offer(r Record) {
 	}
 }
 
-// Subscription receives the records recorded after Subscribe that its filter selects, in
-// recording order. The owner reads Records and calls Close when done; it starts no goroutine.
+// Subscription is the inspection.Subscription the Recorder hands out: it receives the records
+// recorded after Subscribe that its filter selects, in recording order, and starts no
+// goroutine.
 type Subscription struct {
 	sub *tailSub
 	rec *Recorder
 }
 
-// Subscribe starts a live subscription; r must not be nil.
-func (r *Recorder) Subscribe(f Filter) *Subscription {
-	s := &tailSub{filter: f, ch: make(chan Record, tailBuffer)}
+var _ inspection.Subscription = (*Subscription)(nil)
+
+// Subscribe starts a live subscription (f.Resource in canonical spelling); r must not be nil.
+func (r *Recorder) Subscribe(f inspection.TailFilter) *Subscription {
+	s := &tailSub{filter: f, ch: make(chan inspection.TraceRecord, tailBuffer)}
 	r.mu.Lock()
 	r.subs[s] = struct{}{}
 	r.mu.Unlock()
@@ -57,7 +49,7 @@ func (r *Recorder) Subscribe(f Filter) *Subscription {
 }
 
 // Records delivers the records; it is never closed.
-func (s *Subscription) Records() <-chan Record { return s.sub.ch }
+func (s *Subscription) Records() <-chan inspection.TraceRecord { return s.sub.ch }
 
 // Missed is how many records were skipped so far because Records was not read fast enough
 // (more than tailBuffer behind).

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -19,13 +20,13 @@ import (
 // has returned.
 type Tap struct {
 	mu     sync.Mutex
-	cur    *Record
+	cur    *inspection.TraceRecord
 	dryRun bool // the open call's writes go with dryRun=All (replay --dry-run)
 }
 
 // Open starts collecting into rec; dryRun: the call's writes must go with dryRun=All.
 // Nil-safe.
-func (t *Tap) Open(rec *Record, dryRun bool) {
+func (t *Tap) Open(rec *inspection.TraceRecord, dryRun bool) {
 	if t == nil {
 		return
 	}
@@ -44,26 +45,26 @@ func (t *Tap) Close() {
 	t.mu.Unlock()
 }
 
-func (t *Tap) addLog(line LogLine) {
+func (t *Tap) addLog(line inspection.LogLine) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cur == nil {
 		return
 	}
-	if len(t.cur.Logs) >= LogsPerCall {
+	if len(t.cur.Logs) >= inspection.TraceLogsPerCall {
 		t.cur.Truncated++
 		return
 	}
 	t.cur.Logs = append(t.cur.Logs, line)
 }
 
-func (t *Tap) addWrite(w APIWrite) {
+func (t *Tap) addWrite(w inspection.APIWrite) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cur == nil {
 		return
 	}
-	if len(t.cur.Writes) >= WritesPerCall {
+	if len(t.cur.Writes) >= inspection.TraceWritesPerCall {
 		t.cur.Truncated++
 		return
 	}
@@ -77,7 +78,7 @@ func (t *Tap) AddEnqueued(key string) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.cur != nil && len(t.cur.Enqueued) < WritesPerCall {
+	if t.cur != nil && len(t.cur.Enqueued) < inspection.TraceWritesPerCall {
 		t.cur.Enqueued = append(t.cur.Enqueued, key)
 	}
 }
@@ -116,7 +117,7 @@ func (h *tapHandler) Handle(ctx context.Context, r slog.Record) error {
 	if len(msg) > messageChars {
 		msg = msg[:messageChars] + "…"
 	}
-	line := LogLine{Time: r.Time, Level: r.Level.String(), Message: msg}
+	line := inspection.LogLine{Time: r.Time, Level: r.Level.String(), Message: msg}
 	r.Attrs(func(a slog.Attr) bool {
 		if line.Attrs == nil {
 			line.Attrs = map[string]any{}
@@ -235,7 +236,7 @@ func (c *tapClient) ctx(ctx context.Context) (context.Context, bool) {
 }
 
 func (c *tapClient) note(verb, resource, namespace, name string, dry bool, okCode int, err error) {
-	w := APIWrite{Verb: verb, Resource: resource, Namespace: namespace, Name: name, DryRun: dry, Code: okCode}
+	w := inspection.APIWrite{Verb: verb, Resource: resource, Namespace: namespace, Name: name, DryRun: dry, Code: okCode}
 	if err != nil {
 		w.Code, w.Error = 0, err.Error()
 		var st apierrors.APIStatus

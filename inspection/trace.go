@@ -1,0 +1,96 @@
+package inspection
+
+import "time"
+
+const (
+	// DefaultTraceRecords is the overall cap on trace records kept in memory.
+	DefaultTraceRecords = 10000
+	// TracePerObject is the most records kept per object (Explain's default shows them all).
+	TracePerObject = 20
+	// TraceLogsPerCall bounds the log lines one record keeps of a call's output.
+	TraceLogsPerCall = 20
+	// TraceWritesPerCall bounds the API writes (and the enqueued keys) one record keeps of a
+	// call.
+	TraceWritesPerCall = 20
+)
+
+// TraceRecord is one thing that happened to one object in one script version: an event
+// delivered to its worker (with the handler it called, if any), a reconcile run of its key,
+// or a replay asked for through the debug API.
+type TraceRecord struct {
+	Seq      uint64    `json:"seq"` // increasing over the runner's life; tail resumes after it
+	Time     time.Time `json:"time"`
+	Script   string    `json:"script"`
+	Version  string    `json:"version"`
+	Resource string    `json:"resource"` // canonical: apps/v1/deployments
+	Object   string    `json:"object"`   // namespace/name, or name when cluster-scoped
+	// Event is add, update, delete, reconcile or replay.
+	Event             string `json:"event"`
+	Initial           bool   `json:"initial,omitempty"`
+	FinalStateUnknown bool   `json:"finalStateUnknown,omitempty"`
+	ResourceVersion   string `json:"resourceVersion,omitempty"`
+	// Handler is the function called: onAdd, onUpdate, onDelete, reconcile; empty when the
+	// script defines none for this event (the event still updated its cache).
+	Handler    string  `json:"handler,omitempty"`
+	DurationMs float64 `json:"durationMs"`
+	// Result is ok, error, timeout, not called (no handler, standby, not leading, another
+	// replica's key) or paused.
+	Result string `json:"result"`
+	// Owner is the replica that owns the key when this sharded runner did not call the handler
+	// because the key is another's (--sharded).
+	Owner    string     `json:"owner,omitempty"`
+	Error    string     `json:"error,omitempty"`
+	Attempt  int        `json:"attempt,omitempty"` // reconcile: 1 for the first run of a key
+	Logs     []LogLine  `json:"logs,omitempty"`
+	Writes   []APIWrite `json:"writes,omitempty"`
+	Enqueued []string   `json:"enqueued,omitempty"` // reconcile keys this call enqueued
+	// Truncated counts log lines and writes not kept (TraceLogsPerCall, TraceWritesPerCall).
+	Truncated int `json:"truncated,omitempty"`
+}
+
+// LogLine is one console.* or log.* output of a handler call, as the log shows it.
+type LogLine struct {
+	Time    time.Time      `json:"time"`
+	Level   string         `json:"level"`
+	Message string         `json:"message"`
+	Attrs   map[string]any `json:"attrs,omitempty"`
+}
+
+// APIWrite is one write a handler sent to the API server. Code is the HTTP status (0 when no
+// answer came: a transport error or a request refused before it was sent).
+type APIWrite struct {
+	Verb      string `json:"verb"`
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	DryRun    bool   `json:"dryRun,omitempty"`
+	Code      int    `json:"code"`
+	Error     string `json:"error,omitempty"`
+}
+
+// TailFilter selects the records a subscriber gets; empty fields match everything. Resource
+// may be spelled as users do when asked of the engine (it resolves it).
+type TailFilter struct {
+	Script   string
+	Resource string
+	Object   string // namespace/name
+}
+
+// Matches reports whether r passes f (f.Resource in canonical spelling).
+func (f TailFilter) Matches(r TraceRecord) bool {
+	return (f.Script == "" || f.Script == r.Script) &&
+		(f.Resource == "" || f.Resource == r.Resource) &&
+		(f.Object == "" || f.Object == r.Object)
+}
+
+// Subscription receives the records recorded after it started that its filter selects, in
+// recording order. Its owner reads Records from one goroutine and calls Close when done.
+type Subscription interface {
+	// Records delivers the records; it is never closed.
+	Records() <-chan TraceRecord
+	// Missed is how many records were skipped so far because Records was not read fast
+	// enough.
+	Missed() int64
+	// Close ends the subscription; idempotent.
+	Close()
+}
