@@ -101,6 +101,9 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		if v.indexer, err = prog.Instantiate(opts); err != nil {
 			return fmt.Errorf("instantiate index runtime: %w", err)
 		}
+		if v.indexer2, err = prog.Instantiate(opts); err != nil {
+			return fmt.Errorf("instantiate index runtime: %w", err)
+		}
 		v.intake = newEventQueue()
 	}
 	if e.cfg.MaxBacklog > 0 {

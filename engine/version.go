@@ -47,6 +47,7 @@ type version struct {
 	afterDrain func()
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
+	indexer2   *scripting.Script // its second runtime, for the other half of a large batch (index.go)
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *scriptcache.Store
@@ -258,6 +259,9 @@ func (v *version) stop() {
 	if v.indexer != nil {
 		v.indexer.Interrupt()
 	}
+	if v.indexer2 != nil {
+		v.indexer2.Interrupt()
+	}
 	if v.reconciler != nil {
 		v.reconciler.interrupt()
 	}
@@ -279,6 +283,9 @@ func (v *version) close() {
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
 		if v.indexer != nil {
 			v.indexer.Close()
+		}
+		if v.indexer2 != nil {
+			v.indexer2.Close()
 		}
 		if v.gcLift != nil {
 			v.gcLift()
