@@ -72,7 +72,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	// delivering them: on a large cache that overlap is most of a reload's latency.
 	v.start()
 	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
-	if err := v.subscribe(e.factory, targets, e.resolveName); err != nil {
+	if err := v.subscribe(e.factory, &e.fanouts, targets, e.resolveName); err != nil {
 		e.needs.remove(v)
 		e.retiring.Go(v.close) // the worker may be in a call: not on the loader
 		return nil, err
@@ -99,6 +99,9 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 	if len(v.def.Indexers) > 0 {
 		var err error
 		if v.indexer, err = prog.Instantiate(opts); err != nil {
+			return fmt.Errorf("instantiate index runtime: %w", err)
+		}
+		if v.indexer2, err = prog.Instantiate(opts); err != nil {
 			return fmt.Errorf("instantiate index runtime: %w", err)
 		}
 		v.intake = newEventQueue()

@@ -49,15 +49,18 @@
 //     from the plugins watcher and version syncs one at a time, and decides which version of a
 //     script is current.
 //   - Each version (one content of one file) has one worker goroutine that owns its goja
-//     runtime and is the only writer of its store and JS indexes. client-go listener goroutines
-//     only append to the version's queue, which never blocks them, so a slow or stuck script
+//     runtime and is the only writer of its store and JS indexes. The engine registers one
+//     client-go handler per informer (fanout.go) whatever the number of versions watching it;
+//     on client-go's listener goroutine it only appends to each version's queue, which never blocks them, so a slow or stuck script
 //     never delays another script or the informers. Past Config.MaxBacklog queued events,
 //     updates of an object whose last queued event is an update are folded into it
 //     (coalesce.go): the overload policy that bounds a slow script's backlog.
 //   - A version whose script has index functions also has an index goroutine with a runtime
 //     of its own, between the listeners and the worker: it computes each event's index values
-//     and passes the events on in the order it got them. Index functions are pure by
-//     contract, so computing them on another runtime is invisible to the script.
+//     and passes the events on in the order it got them. A large batch (a reload's replay) is
+//     split in two, the second half computed on a second index runtime by a goroutine the
+//     stage starts and joins per batch. Index functions are pure by contract, so computing
+//     them on other runtimes is invisible to the script.
 //   - A script exporting reconcile gets its own workers (Concurrency of them, each with its own
 //     runtime) fed by a client-go rate-limited workqueue; they only read the store.
 //
@@ -74,10 +77,13 @@
 // still runs, joins every goroutine and closes every runtime. scripting.LiveRuntimes (and the
 // jsinformer_script_runtimes metric) counts the runtimes alive, for tests and operators.
 //
-// Reload: a new version registers its own handlers, receives every cached object as an add
-// with isInInitialList, and builds its own store and indexes. When every registration has
-// synced and the worker has handled those adds, the loader makes it current and retires the
-// old version: its handlers are removed (waiting until client-go delivers nothing more), the
+// Reload: a new version subscribes to the fanouts of its informers, receives every cached
+// object as an add with isInInitialList (from the fanout's record of what it delivered, in
+// one burst, or through client-go's replay to a fanout registered for it), and builds its own
+// store and indexes. When every subscription has been given its initial list and the worker
+// has handled those adds, the loader makes it current and retires the old version: it is
+// taken off the fanouts (once that returns nothing more is queued for it; the last
+// subscriber's leaving removes the registration, waiting until client-go delivers nothing more), the
 // events already queued are still handled (bounded by drainLimit), and its informers are
 // released. Every change therefore reaches at least one version, and the new one ends with
 // the server's state. A load that fails at any step leaves the old version running (the

@@ -34,6 +34,7 @@ type Engine struct {
 	discovery discovery.DiscoveryInterface // Run's connection check; nil in a driven engine
 	resolver  Resolver
 	factory   Informers
+	fanouts   fanouts // one client-go registration per informer, shared by the versions (fanout.go)
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats

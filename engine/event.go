@@ -2,9 +2,7 @@ package engine
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/cache"
 
-	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -37,42 +35,6 @@ type event struct {
 	collect *collectRequest // eventCollect: the scrape waiting for it
 	do      func()          // eventDo: what to run
 	gained  *gainedKeys     // eventGained: the keys gained
-}
-
-// handlerFor returns the client-go handler of one subscription: it only converts and
-// enqueues, so client-go's listener goroutine never waits on JavaScript.
-func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, initial bool) {
-			if u, key, rv, ok := unwrapMeta(obj); ok {
-				q.push(event{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv, initial: initial})
-			}
-		},
-		UpdateFunc: func(oldObj, newObj any) {
-			o, _, _ := unwrap(oldObj)
-			u, key, rv, ok := unwrapMeta(newObj)
-			switch {
-			case !ok:
-			case recreated(o, u):
-				q.pushAll([]event{
-					{kind: eventDelete, sub: sub, key: key, obj: o, unknown: true},
-					{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv},
-				})
-			default:
-				q.push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u, rv: rv})
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				u, _, _ := unwrap(tomb.Obj)
-				q.push(event{kind: eventDelete, sub: sub, key: tomb.Key, obj: u, unknown: true})
-				return
-			}
-			if u, key, ok := unwrap(obj); ok {
-				q.push(event{kind: eventDelete, sub: sub, key: key, obj: u, unknown: dynamicinformer.FinalStateUnknown(obj)})
-			}
-		},
-	}
 }
 
 // recreated reports whether an update joins two objects: the same key with another

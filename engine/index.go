@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync"
+
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -12,17 +14,28 @@ import (
 // on a second core while the worker calls the handlers. Events move in batches of whatever is
 // waiting, so a burst costs one lock and one wake-up per batch instead of per event.
 //
-// A split of each batch across one runtime per core was tried: on two cores it bought nothing
-// (a reload is CPU-bound across both already) and cost a runtime per core to build.
+// A reload's replay reaches the stage as one burst (the fanout queues the whole cache at once),
+// so the stage, not client-go, is what a reload waits on. A batch of at least splitMin index
+// calls is split in two halves, the second computed on a second runtime of the same program
+// (indexer2) on a goroutine of the batch's own while the stage computes the first: the two
+// cores work on it together, the batch goes on to the worker whole and in order. A steady
+// stream of events makes batches of one or a few, which the stage's own runtime computes.
 
 // indexBatch is the most events taken from intake at once.
 const indexBatch = 256
+
+// splitMin is the fewest index calls a batch splits across the two index runtimes: below it
+// the hand-over to a second goroutine costs more than it saves.
+const splitMin = 64
 
 // index runs the index stage until intake is closed and drained, or abort; it then closes the
 // worker's queue.
 func (v *version) index() {
 	defer v.queue.close()
 	defer v.indexer.Close()
+	if v.indexer2 != nil {
+		defer v.indexer2.Close()
+	}
 	batch := make([]event, 0, indexBatch)
 	for {
 		batch = v.intake.popBatch(v.abort, batch[:0], indexBatch)
@@ -49,7 +62,7 @@ func (v *version) indexBatch(batch []event) {
 	}
 	v.indexObjs = objs // keeps what append grew
 	results := v.indexResults[:len(objs)]
-	v.indexer.IndexAll(objs, results)
+	v.indexAll(objs, results)
 	next := 0
 	for i := range batch {
 		switch ev := &batch[i]; ev.kind {
@@ -63,6 +76,21 @@ func (v *version) indexBatch(batch []event) {
 	}
 	clear(objs)
 	clear(results)
+}
+
+// indexAll fills results with the index values of objs, splitting a large batch across the two
+// index runtimes. Index functions are pure by contract, so which runtime computes an object's
+// values cannot matter to the script.
+func (v *version) indexAll(objs []scripting.Object, results []scripting.IndexResult) {
+	if v.indexer2 == nil || len(objs)*len(v.def.Indexers) < splitMin {
+		v.indexer.IndexAll(objs, results)
+		return
+	}
+	half := len(objs) / 2
+	var second sync.WaitGroup
+	second.Go(func() { v.indexer2.IndexAll(objs[half:], results[half:]) })
+	v.indexer.IndexAll(objs[:half], results[:half])
+	second.Wait()
 }
 
 // noteIndexFailures logs an object's index failures the first time, and again only after its

@@ -20,8 +20,9 @@ func lifecycleScript(tag string, reconcileMillis int) string {
   reconcile() { const until = Date.now() + %d; while (Date.now() < until) {} }`, reconcileMillis))
 }
 
-// runtimesPerVersion is what lifecycleScript instantiates: worker, indexer, 4 reconcilers.
-const runtimesPerVersion = 6
+// runtimesPerVersion is what lifecycleScript instantiates: worker, two index runtimes, 4
+// reconcilers.
+const runtimesPerVersion = 7
 
 // lifecycleStep drives one way a version ends, once; rep numbers the repetitions so each
 // save has a new content.

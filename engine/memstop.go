@@ -138,6 +138,9 @@ func (v *version) runtimes() []*scripting.Script {
 	if v.indexer != nil {
 		out = append(out, v.indexer)
 	}
+	if v.indexer2 != nil {
+		out = append(out, v.indexer2)
+	}
 	if v.reconciler != nil {
 		out = append(out, v.reconciler.scripts...)
 	}

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/tools/cache"
-
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
@@ -22,8 +20,10 @@ type subscription struct {
 	key      dynamicinformer.Key
 	target   target
 	informer InformerHandle
-	reg      cache.ResourceEventHandlerRegistration
 	cache    *scriptcache.View
+	intake   *queue[event]   // the version's: its fanout queues its events here
+	fan      *fanout         // the fanout it is subscribed to; nil before and after
+	synced   <-chan struct{} // closed once it has been given the informer's initial list
 }
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
@@ -47,10 +47,12 @@ type version struct {
 	afterDrain func()
 	script     *scripting.Script
 	indexer    *scripting.Script // the index stage's runtime; nil without index functions
+	indexer2   *scripting.Script // its second runtime, for the other half of a large batch (index.go)
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *scriptcache.Store
 	subs       []*subscription // the loader's: the worker reads scheduleCache instead
+	fans       *fanouts        // the engine's, which subs are subscribed through
 	// scheduleCache is the first watched resource's cache, ctx.cache of schedules; written by
 	// subscribe before the loader starts the schedules, never cleared.
 	scheduleCache *scriptcache.View
@@ -87,21 +89,22 @@ type version struct {
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
 // error everything acquired so far is given back.
-func (v *version) subscribe(factory Informers, targets []target, resolve func(string) (string, error)) error {
+func (v *version) subscribe(factory Informers, fans *fanouts, targets []target, resolve func(string) (string, error)) error {
+	v.fans = fans
 	for _, t := range targets {
 		inf, err := factory.Acquire(t.key)
 		if err != nil {
 			v.unsubscribe()
 			return fmt.Errorf("watch %s: %w", t.key, err)
 		}
-		sub := &subscription{key: t.key, target: t, informer: inf}
+		sub := &subscription{key: t.key, target: t, informer: inf, intake: v.intake}
 		sub.cache = &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: resolve}
 		v.store.Reserve(sub.cache.Resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if v.scheduleCache == nil {
 			v.scheduleCache = sub.cache
 		}
-		if sub.reg, err = inf.Informer().AddEventHandler(handlerFor(sub, v.intake)); err != nil {
+		if err := fans.subscribe(sub); err != nil {
 			v.unsubscribe()
 			return fmt.Errorf("register handler on %s: %w", t.key, err)
 		}
@@ -109,14 +112,13 @@ func (v *version) subscribe(factory Informers, targets []target, resolve func(st
 	return nil
 }
 
-// unsubscribe removes the registrations, waiting until client-go delivers nothing more, and
-// releases the informers. Afterwards the queue holds every event the version will ever get.
+// unsubscribe takes the subscriptions off their fanouts (the last one off an informer removes
+// its registration, waiting until client-go delivers nothing more) and releases the
+// informers. Afterwards the queue holds every event the version will ever get.
 func (v *version) unsubscribe() {
 	for _, sub := range v.subs {
-		if sub.reg != nil {
-			if err := cache.ShutDownEventHandler(sub.informer.Informer(), sub.reg); err != nil {
-				v.logger.Warn("remove event handler", "error", err)
-			}
+		if err := v.fans.unsubscribe(sub); err != nil {
+			v.logger.Warn("remove event handler", "error", err)
 		}
 		sub.informer.Release()
 	}
@@ -132,7 +134,7 @@ func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool
 	for _, sub := range subs {
 		for done := false; !done; {
 			select {
-			case <-sub.reg.HasSyncedChecker().Done():
+			case <-sub.synced:
 				done = true
 			case <-warn.C:
 				v.logger.Warn("still waiting for the informer to sync", "informer", sub.key.String())
@@ -257,6 +259,9 @@ func (v *version) stop() {
 	if v.indexer != nil {
 		v.indexer.Interrupt()
 	}
+	if v.indexer2 != nil {
+		v.indexer2.Interrupt()
+	}
 	if v.reconciler != nil {
 		v.reconciler.interrupt()
 	}
@@ -278,6 +283,9 @@ func (v *version) close() {
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
 		if v.indexer != nil {
 			v.indexer.Close()
+		}
+		if v.indexer2 != nil {
+			v.indexer2.Close()
 		}
 		if v.gcLift != nil {
 			v.gcLift()
