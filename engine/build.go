@@ -25,8 +25,8 @@ type target struct {
 // newVersion compiles, instantiates, validates and subscribes one script content.
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	started := time.Now()
-	allocs := e.gc.mark()
-	lift := e.gc.lift() // ended by v.close, or once synced (onSynced)
+	allocs := e.gc.Mark()
+	lift := e.gc.Lift() // ended by v.close, or once synced (onSynced)
 	prog, err := scripting.CompileIn(e.cfg.ScriptsDir, src.Name, src.Content)
 	if err != nil {
 		lift()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
@@ -61,7 +62,7 @@ type Engine struct {
 	needs     *needs      // written by the loader, read by probes, metrics and health reports
 
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
-	gc       *collector
+	gc       *gcpace.Pacer
 	lead     *leadership // nil without leader election
 	shard    shardOwner  // nil without sharding (shard.go)
 
@@ -151,9 +152,8 @@ func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
-	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
+	e.synced, e.gc, e.needs = make(chan *version), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
-	e.gc.enabled = e.cfg.PaceGC
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads

@@ -152,7 +152,7 @@ func (e *Engine) onSynced(v *version) {
 	result := "loaded"
 	if old != nil {
 		result = "reloaded"
-		e.gc.loaded(v.allocMark)
+		e.gc.Loaded(v.allocMark)
 		old.afterDrain = v.gcLift
 		e.retire(old, true)
 	} else if v.gcLift != nil {
@@ -255,9 +255,9 @@ func (e *Engine) ending(v *version, drain, dropped bool) {
 		e.stats.backlog.remove(v)
 		if drain {
 			if v.afterDrain != nil {
-				v.afterDrain() // the GC percent back (collect.go), before settle reads the goal
+				v.afterDrain() // the GC percent back (package engine/internal/gcpace), before settle reads the goal
 			}
-			e.gc.settle() // the old version's garbage is now collectable
+			e.gc.Settle() // the old version's garbage is now collectable
 		}
 		if v.after != nil {
 			<-v.after // the chain: v counts as finished only after its predecessors
@@ -288,7 +288,7 @@ func (e *Engine) checkReady() {
 	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
 	e.book.Bump()
-	e.retiring.Go(e.gc.initialSynced)
+	e.retiring.Go(e.gc.InitialSynced)
 	if e.cfg.OnReady != nil {
 		e.cfg.OnReady()
 	}

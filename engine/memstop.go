@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -58,10 +59,10 @@ func (e *Engine) newMemoryGuard() *memguard.Guard {
 	})
 }
 
-// readGuardHeap is the runtime's heap figures the guard reads (collect.go reads them).
+// readGuardHeap is the runtime's heap figures the guard reads (package gcpace reads them).
 func readGuardHeap() memguard.Reading {
-	r := readHeap()
-	return memguard.Reading{Live: r.live, InUse: r.inUse, Cycles: r.cycles}
+	r := gcpace.ReadHeap()
+	return memguard.Reading{Live: r.Live, InUse: r.InUse, Cycles: r.Cycles}
 }
 
 // onMemoryStop stops a version the guard found growing, if it still serves; its script stays
