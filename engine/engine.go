@@ -19,6 +19,7 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
+	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
@@ -60,6 +61,7 @@ type Engine struct {
 
 	readyOnce atomic.Bool // ready, for readers on other goroutines
 	needs     *needs      // written by the loader, read by probes, metrics and health reports
+	health    *health.Health
 
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
 	gc       *gcpace.Pacer
@@ -155,6 +157,7 @@ func (e *Engine) init(env Env) {
 	e.synced, e.gc, e.needs = make(chan *version), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
+	e.health = e.newHealth()
 	if e.lead == nil {
 		e.stats.leader.Set(1) // without leader election, every runner leads
 	}
