@@ -32,9 +32,9 @@ type world struct {
 func (w world) health(limit time.Duration, logger *slog.Logger, changed func()) *health.Health {
 	return health.New(health.Config{
 		UnhealthyAfter: limit, Logger: logger,
-		Loaded:         func() bool { return w.loaded },
-		Informers:      func() []dynamicinformer.Health { return w.informers },
-		Scripts:        func(k dynamicinformer.Key) []string { return w.users[k] },
+		Loaded:    func() bool { return w.loaded },
+		Informers: func() []dynamicinformer.Health { return w.informers },
+		Scripts:   func(k dynamicinformer.Key) []string { return w.users[k] },
 		InUse: func() map[dynamicinformer.Key]bool {
 			out := map[dynamicinformer.Key]bool{}
 			for k := range w.users {
