@@ -21,6 +21,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
 	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/engine/internal/leader"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -111,7 +112,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.Valid} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.lead.Valid) })
 	}
 	if cfg.Sharding != nil {
 		var err error
@@ -119,7 +120,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.shard.Valid} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.shard.Valid) })
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return dryRunTransport{next: rt} })
