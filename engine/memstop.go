@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"time"
 
-	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -19,32 +16,14 @@ type memoryStop struct {
 	bytes int64
 }
 
-// startMemoryGuard starts the guard when a limit is set; the returned func stops and joins it.
+// startMemoryGuard starts the guard (package engine/internal/memguard) when a limit is set;
+// the returned func stops and joins it.
 func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 	if e.cfg.MemoryLimit <= 0 {
 		return func() {}
 	}
-	g := e.newMemoryGuard()
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { g.Run(ctx) })
-	e.logger.Info("memory guard on", "limit_bytes", e.cfg.MemoryLimit,
-		"check_every", e.cfg.MemoryCheckInterval.String())
-	return func() {
-		cancel()
-		wg.Wait()
-	}
-}
-
-func (e *Engine) newMemoryGuard() *memguard.Guard {
-	read, collect := readGuardHeap, runtime.GC
-	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
-		read = func() memguard.Reading { h := uint64(heap()); return memguard.Reading{Live: h, InUse: h} }
-		collect = func() {}
-	}
-	return memguard.New(memguard.Config{
-		Limit: e.cfg.MemoryLimit, Interval: e.cfg.MemoryCheckInterval, Logger: e.logger,
-		Read: read, Collect: collect, Now: time.Now,
+	cfg := memguard.Config{
+		Limit: e.cfg.MemoryLimit, Interval: e.cfg.MemoryCheckInterval, Logger: e.logger, Now: time.Now,
 		Serving: e.needs.serving,
 		Stop: func(ctx context.Context, m memguard.Version, bytes int64) {
 			select {
@@ -56,13 +35,13 @@ func (e *Engine) newMemoryGuard() *memguard.Guard {
 			e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes))
 			e.memory.Store(m.(*version).name, bytes)
 		},
-	})
-}
-
-// readGuardHeap is the runtime's heap figures the guard reads (package gcpace reads them).
-func readGuardHeap() memguard.Reading {
-	r := gcpace.ReadHeap()
-	return memguard.Reading{Live: r.Live, InUse: r.InUse, Cycles: r.Cycles}
+	}
+	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
+		cfg.Read = func() memguard.Reading { h := uint64(heap()); return memguard.Reading{Live: h, InUse: h} }
+		cfg.Collect = func() {}
+	}
+	e.logger.Info("memory guard on", "limit_bytes", e.cfg.MemoryLimit, "check_every", e.cfg.MemoryCheckInterval.String())
+	return memguard.New(cfg).Start(ctx)
 }
 
 // onMemoryStop stops a version the guard found growing, if it still serves; its script stays

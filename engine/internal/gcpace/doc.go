@@ -16,6 +16,5 @@
 //     block their caller for the collection they start; at most one collection started here
 //     runs at a time, a second call meanwhile starts none.
 //
-// Everything here is safe for concurrent use. Nothing here starts a goroutine. ReadHeap is
-// the heap figures the memory guard reads, from the same runtime/metrics samples.
+// Everything here is safe for concurrent use. Nothing here starts a goroutine.
 package gcpace

@@ -30,16 +30,3 @@ func readHeap() reading {
 		cycles: s[5].Value.Uint64(),
 	}
 }
-
-// Heap is the process's heap figures the memory guard reads (memguard.Reading), in bytes.
-type Heap struct {
-	Live   uint64 // what the last collection left live
-	InUse  uint64 // live and not yet swept objects
-	Cycles uint64 // collections completed: Live changes only when this does
-}
-
-// ReadHeap reads the heap figures from runtime/metrics, as the pacer does.
-func ReadHeap() Heap {
-	r := readHeap()
-	return Heap{Live: r.live, InUse: r.inUse, Cycles: r.cycles}
-}
