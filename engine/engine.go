@@ -166,7 +166,7 @@ func (e *Engine) init(env Env) {
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shardMembers, Owned: e.shardOwned}))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned}))
 		}
 	}
 }
@@ -204,7 +204,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	var shardLost <-chan error
 	if e.shard != nil {
 		var stopShard func()
-		stopShard, shardLost = e.runShard()
+		stopShard, shardLost = e.shard.Start()
 		defer stopShard() // after the scripts have stopped: then the Lease is released
 	}
 	defer e.shutdown()
