@@ -81,8 +81,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	v.insp.subs.Store(&subs)
 	e.needs.subscribed(v, v.subs)
 	e.book.Added(v.name, v.hash, v, watchesOf(targetKeys(targets)))
-	e.stats.versions.Inc()
-	e.stats.backlog.add(v)
+	e.stats.VersionAdded(v)
 	return v, nil
 }
 
@@ -104,7 +103,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		v.intake = newEventQueue()
 	}
 	if e.cfg.MaxBacklog > 0 {
-		coalesced := e.stats.coalesced.WithLabelValues(v.name)
+		coalesced := e.stats.Coalesced(v.name)
 		v.queue.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
 		if v.intake != v.queue {
 			v.intake.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)

@@ -160,7 +160,7 @@ func (e *Engine) init(env Env) {
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
 	e.health = e.newHealth()
 	if e.lead == nil {
-		e.stats.leader.Set(1) // without leader election, every runner leads
+		e.stats.Leading(true) // without leader election, every runner leads
 	}
 	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {

@@ -84,7 +84,7 @@ func (v *version) callHandler(ev event, kind eventKind, rec *TraceRecord, dryRun
 	}
 	took := time.Since(start)
 	v.callEnded(handler, rec, took, err)
-	v.metrics[kind].observe(took, err)
+	v.metrics[kind].Observe(took, err)
 	if err != nil {
 		v.logFailure(handler, ev.sub.cache.Resource, ev.key, err)
 	}

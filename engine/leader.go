@@ -77,11 +77,11 @@ func (e *Engine) runElection(ctx context.Context) (wait func()) {
 func (e *Engine) onLeading(leading bool) error {
 	e.book.Bump()
 	if !leading {
-		e.stats.leader.Set(0)
+		e.stats.Leading(false)
 		e.logger.Error("stopped leading: handler calls and writes stopped; exiting so that a new leader takes over", "identity", e.lead.Config().Identity)
 		return ErrLeadershipLost
 	}
-	e.stats.leader.Set(1)
+	e.stats.Leading(true)
 	e.logger.Info("became leader", "identity", e.lead.Config().Identity, "scripts", len(e.plugins))
 	for _, p := range e.plugins {
 		if v := p.latest(); v != nil {

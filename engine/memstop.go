@@ -32,7 +32,7 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 			}
 		},
 		Usage: func(m memguard.Version, bytes int64) {
-			e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes))
+			e.stats.MemoryMeasured(m.(*version).name, bytes)
 			e.memory.Store(m.(*version).name, bytes)
 		},
 	}
@@ -66,11 +66,7 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
 	e.book.Stopped(v.name, v.hash, s.bytes)
 	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadStopped})
-	e.stats.memoryStops.WithLabelValues(v.name).Inc()
-	e.stats.memoryDropped.WithLabelValues(v.name).Add(float64(events + keys))
-	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
-	e.stats.stopped.WithLabelValues(v.name).Set(1)
-	e.stats.memory.DeleteLabelValues(v.name)
+	e.stats.MemoryStopped(v.name, events+keys)
 }
 
 // stoppedForMemory reports whether src is the content the guard stopped, which stays stopped;
@@ -89,7 +85,7 @@ func (e *Engine) liftStop(name string) {
 	if _, ok := e.stopped[name]; ok {
 		delete(e.stopped, name)
 		e.book.Stopped(name, "", 0)
-		e.stats.stopped.DeleteLabelValues(name)
+		e.stats.StopLifted(name)
 	}
 }
 

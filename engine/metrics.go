@@ -39,7 +39,7 @@ func (v *version) collectMetrics(req *collectRequest) {
 		}
 		start := time.Now()
 		samples, err := v.script.Collect(family, ev, limit)
-		v.metrics[eventCollect].observe(time.Since(start), err)
+		v.metrics[eventCollect].Observe(time.Since(start), err)
 		return samples, false, err
 	})
 }

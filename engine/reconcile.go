@@ -110,7 +110,7 @@ func (r *reconciler) process(s *scripting.Script, tap *trace.Tap, key string) {
 	res, err := s.Reconcile(key, ev)
 	took := time.Since(start)
 	tap.Close()
-	r.metrics.observe(took, err)
+	r.metrics.Observe(took, err)
 	attempt, gaveUp := 0, false
 	if err != nil {
 		attempt, gaveUp = r.retry(key, err)
