@@ -64,12 +64,7 @@ func (e *Engine) onNewLeader(self, holder string) {
 func (e *Engine) runElection(ctx context.Context) (wait func()) {
 	cfg := e.lead.Config()
 	e.logger.Info("waiting to lead", "lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.lead.Run(ctx)
-	}()
-	return func() { <-done }
+	return e.lead.Start(ctx)
 }
 
 // onLeading is the loader's side of a leadership change. Starting to lead reloads every

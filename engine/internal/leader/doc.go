@@ -10,9 +10,9 @@
 // goroutine (a standby reloads every script when it starts leading; losing the Lease ends
 // Run, with ErrLost), checks Fenced periodically, and shows Holder in the state API. It knows nothing of scripts or versions.
 //
-// Goroutines: Run blocks its caller (the engine starts it on a goroutine of its own and joins
-// it after every version has stopped, so the Lease is released only when nothing of this
-// runner can still write); client-go's callbacks run on that goroutine and send on Changes,
+// Goroutines: Run blocks its caller; Start runs it on a goroutine of its own that its wait
+// func joins (the engine starts it and joins it after every version has stopped, so the Lease
+// is released only when nothing of this runner can still write); client-go's callbacks run on that goroutine and send on Changes,
 // which is buffered for one start and one stop. Valid, Leading, Fenced and Holder are safe
 // from any goroutine; Fence's transport calls valid on each request's goroutine.
 package leader
