@@ -25,8 +25,8 @@ type target struct {
 // newVersion compiles, instantiates, validates and subscribes one script content.
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	started := time.Now()
-	allocs := e.gc.mark()
-	lift := e.gc.lift() // ended by v.close, or once synced (onSynced)
+	allocs := e.gc.Mark()
+	lift := e.gc.Lift() // ended by v.close, or once synced (onSynced)
 	prog, err := scripting.CompileIn(e.cfg.ScriptsDir, src.Name, src.Content)
 	if err != nil {
 		lift()
@@ -81,8 +81,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	v.insp.subs.Store(&subs)
 	e.needs.subscribed(v, v.subs)
 	e.book.Added(v.name, v.hash, v, watchesOf(targetKeys(targets)))
-	e.stats.versions.Inc()
-	e.stats.backlog.add(v)
+	e.stats.VersionAdded(v)
 	return v, nil
 }
 
@@ -107,7 +106,7 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		v.intake = newEventQueue()
 	}
 	if e.cfg.MaxBacklog > 0 {
-		coalesced := e.stats.coalesced.WithLabelValues(v.name)
+		coalesced := e.stats.Coalesced(v.name)
 		v.queue.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
 		if v.intake != v.queue {
 			v.intake.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)

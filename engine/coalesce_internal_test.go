@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -148,7 +147,7 @@ func TestSlowHandlerUnderAnUpdateStorm(t *testing.T) {
 	if len(broken) > 0 {
 		t.Errorf("%d calls were not given the previous call's state as old, e.g. %s", len(broken), broken[0])
 	}
-	coalesced := testutil.ToFloat64(e.stats.coalesced.WithLabelValues("a.js"))
+	coalesced := series(t, e, "jsinformer_events_coalesced_total", "script", "a.js")
 	t.Logf("%d handler calls, %.0f updates coalesced, %d WARN lines", calls, coalesced, warns)
 	if int(coalesced)+calls != sent {
 		t.Errorf("%d calls + %.0f coalesced = %d, want the %d updates sent", calls, coalesced, calls+int(coalesced), sent)

@@ -67,7 +67,7 @@ type Config struct {
 	// paged LISTs (dynamicinformer.Options.StreamingLists).
 	StreamingLists bool
 	// PaceGC lets the engine start garbage collections itself, between reloads, so that a
-	// cycle over a large cache does not start in the middle of one (collect.go). Collections
+	// cycle over a large cache does not start in the middle of one (package engine/internal/gcpace). Collections
 	// are process-wide: an embedder sharing the process with other work may leave it off. The
 	// runner turns it on.
 	PaceGC bool

@@ -6,21 +6,30 @@
 // scripts' client) comes in through Env.
 //
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
-// (build.go, version.go, state.go, event.go, queue.go, coalesce.go, backlog.go, index.go,
-// handle.go, enqueue.go, schedule.go), reconcile (reconcile.go), the environment (env.go,
-// drive.go, config.go), informer health and readiness (health.go) and the engine's own series
-// (stats.go). The rest of this folder is the engine's side of what plugs
-// into it: each file below hands a package its versions or records into it, and nothing
-// more. What plugs in lives in its own package, each with a doc.go stating its contract and
-// its own tests, none importing this one:
+// (build.go, version.go, state.go, event.go, queue.go, coalesce.go, index.go, handle.go,
+// enqueue.go, schedule.go), the one client-go registration per informer shared by the
+// versions (fanout.go), the record of which informers the live versions need (needs.go),
+// reconcile (reconcile.go) and the environment (env.go, drive.go, config.go). The rest of
+// this folder is the engine's side of what plugs into it: each file below hands a package its
+// versions or records into it, and nothing more. What plugs in lives in its own package, each
+// with a doc.go stating its contract and its own tests, none importing this one:
 //   - package status (top level: the state API is public): Status and its types, the Book
 //     the loader records each transition into, and the handler counters. status.go builds a
 //     Status from the book, the informers and leadership.
+//   - internal/health: readiness (Ready, /readyz) and the informers' failure and recovery
+//     reports, computed from what needs.go records of the live versions.
 //   - internal/memguard: the memory guard's decisions (when to measure, whom to stop,
-//     when to collect to know the live heap). memstop.go implements memguard.Version on the
-//     versions, starts the guard, and stops the version it names on the loader.
-//   - internal/leader: leader election and its fence. leader.go reloads the scripts on
-//     becoming leader and fences writes (fencedTransport, shared with sharding).
+//     when to collect to know the live heap) and its goroutine. memstop.go implements
+//     memguard.Version on the versions, starts the guard, and stops the version it names on
+//     the loader.
+//   - internal/leader: leader election, the Lease defaults and the write fence (Fence,
+//     shared with sharding). leader.go reloads the scripts on becoming leader and ends Run
+//     on losing the Lease.
+//   - internal/shardgate: this replica's member of the ring (package sharding), its
+//     goroutine and status, and the questions asked before each call (Begin, Handles);
+//     shard.go combines them with leadership and replays gained keys on the workers.
+//   - internal/gcpace: garbage-collection pacing around reloads; the loader marks and lifts
+//     each load (build.go) and settles after a drain (loader.go).
 //   - package inspection (top level: the inspection API is public): the shapes of the debug
 //     views, actions and trace (QueueView, CacheView, IndexesView, Explanation, TraceRecord,
 //     ...) and the errors they wrap. The engine's methods answer with them; debugapi, the CLI
@@ -34,15 +43,15 @@
 //   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
 //     Script's logger and client, and Worker: the recording side of one worker and its call in
 //     flight); tracecall.go and tracereconcile.go decide what a record says.
-//   - internal/enginemetrics: the scripts' metric families, the informer-health collector and
-//     the shard ring's; metrics.go hands it each version and runs the collects on the
-//     version's worker, shard.go reads the ring for it.
+//   - internal/enginemetrics: the engine's own series (stats.go adds the state API's handler
+//     counters to them), the scripts' metric families, the informer-health collector and the
+//     shard ring's; metrics.go hands it each version and runs the collects on the version's
+//     worker, shard.go counts the keys each script owns for it.
 //
-// Beside them, at top level: package sharding (the ring; shard.go asks it before each call),
+// Beside them, at top level: package sharding (the ring, behind internal/shardgate),
 // k8sclient (the scripts' `k8s` client, events, redaction, and the forced dry-run of one
-// replayed call, whose transport New wraps around every client) and offline (an in-memory cluster
-// and virtual clock that drive the engine through drive.go). The garbage-collection pacing
-// (collect.go) is still this folder's.
+// replayed call, whose transport New wraps around every client) and offline (an in-memory
+// cluster and virtual clock that drive the engine through drive.go).
 //
 // Goroutines and ownership:
 //   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
@@ -51,8 +60,8 @@
 //   - Each version (one content of one file) has one worker goroutine that owns its goja
 //     runtime and is the only writer of its store and JS indexes. The engine registers one
 //     client-go handler per informer (fanout.go) whatever the number of versions watching it;
-//     on client-go's listener goroutine it only appends to each version's queue, which never blocks them, so a slow or stuck script
-//     never delays another script or the informers. Past Config.MaxBacklog queued events,
+//     on client-go's listener goroutine it only appends to each version's queue, which never
+//     blocks them, so a slow or stuck script never delays another script or the informers. Past Config.MaxBacklog queued events,
 //     updates of an object whose last queued event is an update are folded into it
 //     (coalesce.go): the overload policy that bounds a slow script's backlog.
 //   - A version whose script has index functions also has an index goroutine with a runtime
@@ -93,10 +102,11 @@
 // Config.RetryUnknownResources, so a CRD installed later is picked up.
 //
 // Health: informers report failures and recoveries (dynamicinformer.Options.OnHealth); the
-// engine logs them with the scripts concerned. The loader records which informers each live
-// version needs (needs, under its own mutex) so that Ready, the metrics and those logs can
-// read it from other goroutines. An update whose metadata.uid changed is split into a delete
-// (final state unknown) and an add before it is queued.
+// engine logs them with the scripts concerned (package engine/internal/health). The loader
+// records which informers each live version needs (needs.go, under its own mutex) so that
+// Ready, the metrics and those logs can read it from other goroutines. An update whose
+// metadata.uid changed is split into a delete (final state unknown) and an add before it is
+// queued.
 //
 // Leader election (leader.go; the elector is package engine/internal/leader): the elector
 // goroutine is started by Run and joined after every version has stopped, so the Lease is
@@ -106,24 +116,24 @@
 // the calls in flight get the handler timeout (plus a second) to finish before they are
 // interrupted.
 //
-// Sharding (shard.go, Config.Sharding): a member of package sharding runs on a goroutine Run
-// starts and stops after every version has stopped (then it deletes its Lease). Informers,
-// stores and indexes stay complete on every replica; each handler call, reconcile run and
-// schedule run first asks the member to begin a call on its key (version.begin), which refuses
-// keys another replica owns and counts the calls in flight so that a key moves only once they
-// ended. Watch enqueue mappings run on every replica and each queues only the keys it owns.
-// The loader learns of gained keys (Gains) and queues an eventGained on the serving and syncing
-// versions, whose workers replay the gained objects as initial adds and enqueue the gained
-// reconcile keys. A member that cannot renew makes Run return its error; the fenced transport
-// refuses writes from then on.
+// Sharding (shard.go, Config.Sharding; package engine/internal/shardgate): a member of package
+// sharding runs on a goroutine Run starts (shardgate.Gate.Start) and stops after every version
+// has stopped (then it deletes its Lease). Informers, stores and indexes stay complete on every
+// replica; each handler call, reconcile run and schedule run first asks the member to begin a
+// call on its key (version.begin), which refuses keys another replica owns and counts the calls
+// in flight so that a key moves only once they ended. Watch enqueue mappings run on every
+// replica and each queues only the keys it owns. The loader learns of gained keys (Gains) and
+// queues an eventGained on the serving and syncing versions, whose workers replay the gained
+// objects as initial adds and enqueue the gained reconcile keys. A member that cannot renew
+// makes Run return its error; the fenced transport refuses writes from then on.
 //
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection
-// when the next reload would otherwise start one midway (collect.go); that goroutine is one
-// of the retiring ones Run waits for. While a load replays, the collector lifts the GC percent
-// so that a load's allocation fits below the goal; the lift is the version's (ended when it
-// closes, or once its predecessor has drained), and the user's percent is back when no lift
-// is left.
+// when the next reload would otherwise start one midway (package engine/internal/gcpace); that
+// goroutine is one of the retiring ones Run waits for. While a load replays, the pacer
+// lifts the GC percent so that a load's allocation fits below the goal; the lift is the
+// version's (ended when it closes, or once its predecessor has drained), and the user's percent
+// is back when no lift is left.
 //
 // Memory guard (package engine/internal/memguard; memstop.go): with Config.MemoryLimit, a
 // goroutine started by Run and joined before the versions stop reads the heap every

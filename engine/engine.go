@@ -18,7 +18,10 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
+	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
+	"github.com/jsinformer/jsinformer/engine/internal/leader"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -60,9 +63,10 @@ type Engine struct {
 
 	readyOnce atomic.Bool // ready, for readers on other goroutines
 	needs     *needs      // written by the loader, read by probes, metrics and health reports
+	health    *health.Health
 
 	retiring sync.WaitGroup // versions draining after retirement, and the collections after them
-	gc       *collector
+	gc       *gcpace.Pacer
 	lead     *leadership // nil without leader election
 	shard    shardOwner  // nil without sharding (shard.go)
 
@@ -109,7 +113,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.lead.Valid} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.lead.Valid) })
 	}
 	if cfg.Sharding != nil {
 		var err error
@@ -117,7 +121,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 		restCfg = rest.CopyConfig(restCfg)
-		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fencedTransport{next: rt, valid: e.shard.Valid} })
+		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.shard.Valid) })
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(k8sclient.ForcedDryRunTransport)
@@ -152,18 +156,18 @@ func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
-	e.synced, e.gc, e.needs = make(chan *version), newCollector(e.cfg.Logger), newNeeds()
+	e.synced, e.gc, e.needs = make(chan *version), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
-	e.gc.enabled = e.cfg.PaceGC
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
+	e.health = e.newHealth()
 	if e.lead == nil {
-		e.stats.leader.Set(1) // without leader election, every runner leads
+		e.stats.Leading(true) // without leader election, every runner leads
 	}
 	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shardMembers, Owned: e.shardOwned}))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned}))
 		}
 	}
 }
@@ -201,7 +205,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	var shardLost <-chan error
 	if e.shard != nil {
 		var stopShard func()
-		stopShard, shardLost = e.runShard()
+		stopShard, shardLost = e.shard.Start()
 		defer stopShard() // after the scripts have stopped: then the Lease is released
 	}
 	defer e.shutdown()

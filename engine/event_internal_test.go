@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 )
 
 func TestHandlerUnwrapsTombstones(t *testing.T) {
@@ -208,14 +211,16 @@ func TestBacklogReportsQueuedEventsPerVersion(t *testing.T) {
 	v.intake.push(event{kind: eventAdd})
 	v.queue.push(event{kind: eventAdd})
 	v.queue.push(event{kind: eventUpdate})
-	b := newBacklog()
-	b.add(v)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(b)
-	if got := testutil.ToFloat64(b); got != 3 {
-		t.Fatalf("queue depth = %v, want 3", got)
+	m := enginemetrics.NewEngine(reg)
+	m.VersionAdded(v)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`# HELP jsinformer_queue_depth Events queued for a script version and not yet handled.
+# TYPE jsinformer_queue_depth gauge
+jsinformer_queue_depth{script="a.js",version="abc"} 3
+`), "jsinformer_queue_depth"); err != nil {
+		t.Fatalf("queue depth: %v", err)
 	}
-	b.remove(v)
+	m.VersionEnded(v)
 	if n, err := testutil.GatherAndCount(reg, "jsinformer_queue_depth"); err != nil || n != 0 {
 		t.Fatalf("series after remove = %d (%v), want 0", n, err)
 	}

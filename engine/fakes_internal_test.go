@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -188,7 +189,8 @@ func (lw *fakeListWatch) IsWatchListSemanticsUnSupported() bool { return true }
 // the loader, applying plugin events and version syncs one at a time, as Run's loop does.
 func loaderEngine(t *testing.T, source *fakeSource) *Engine {
 	t.Helper()
-	cfg := Config{RESTConfig: &rest.Config{}, ScriptsDir: t.TempDir(), HandlerTimeout: 2 * time.Second, Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{RESTConfig: &rest.Config{}, ScriptsDir: t.TempDir(), HandlerTimeout: 2 * time.Second, Logger: slog.New(slog.DiscardHandler),
+		Registerer: prometheus.NewRegistry()}
 	if err := cfg.setDefaults(); err != nil {
 		t.Fatal(err)
 	}
@@ -236,4 +238,38 @@ func waitState(t *testing.T, v *version, want versionState) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// series is the value of the series of family whose labels include labels (name, value
+// pairs), as a scrape of the engine's registry serves it; 0 when it has none.
+func series(t *testing.T, e *Engine, family string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := e.cfg.Registerer.(prometheus.Gatherer).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != family {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if got[labels[i]] != labels[i+1] {
+					continue metrics
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
 }

@@ -85,7 +85,7 @@ func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRec
 	}
 	took := time.Since(start)
 	v.recorder().Ended(handler, rec, took, err)
-	v.metrics[kind].observe(took, err)
+	v.metrics[kind].Observe(took, err)
 	if err != nil {
 		v.logFailure(handler, ev.sub.cache.Resource, ev.key, err)
 	}

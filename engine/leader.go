@@ -2,15 +2,13 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine/internal/leader"
 )
 
-// Leader election (the elector is package engine/internal/leader): with Config.LeaderElection, the runner is a hot standby until it holds a
+// Leader election (the elector, its fence and defaults are package engine/internal/leader):
+// with Config.LeaderElection, the runner is a hot standby until it holds a
 // coordination.k8s.io/v1 Lease. A standby loads and validates its scripts and keeps their
 // informers synced, but its versions call no handler, start no reconcile and its client sends
 // no write. On becoming leader every script is loaded again, so every version sees the cached
@@ -32,27 +30,17 @@ type LeaderElection struct {
 }
 
 // ErrLeadershipLost is returned by Run when the runner stopped leading without being asked to.
-var ErrLeadershipLost = errors.New("leadership lost")
+var ErrLeadershipLost = leader.ErrLost
 
+// ErrNotLeader is wrapped by the error of a write refused because this runner does not lead
+// (leader.Fence refuses it at the transport).
+var ErrNotLeader = leader.ErrNotLeader
+
+// setDefaults fills and checks l (leader.Config.WithDefaults).
 func (l *LeaderElection) setDefaults() error {
-	if l.Name == "" || l.Namespace == "" || l.Identity == "" {
-		return errors.New("configure leader election: name, namespace and identity are required")
-	}
-	l.LeaseDuration = orDefault(l.LeaseDuration, 15*time.Second)
-	l.RenewDeadline = orDefault(l.RenewDeadline, 10*time.Second)
-	l.RetryPeriod = orDefault(l.RetryPeriod, 2*time.Second)
-	if l.RenewDeadline >= l.LeaseDuration || l.RetryPeriod >= l.RenewDeadline {
-		return fmt.Errorf("configure leader election: want retry period (%s) < renew deadline (%s) < lease duration (%s)",
-			l.RetryPeriod, l.RenewDeadline, l.LeaseDuration)
-	}
-	return nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
+	c, err := leader.Config(*l).WithDefaults()
+	*l = LeaderElection(c)
+	return err
 }
 
 // leadership is this runner's standing (package engine/internal/leader); a nil *leadership
@@ -61,9 +49,7 @@ type leadership = leader.Elector
 
 // newLeadership builds the elector; it contacts nothing.
 func (e *Engine) newLeadership(cfg LeaderElection) (*leadership, error) {
-	return leader.New(e.cfg.RESTConfig, leader.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
-		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod},
-		func(holder string) { e.onNewLeader(cfg.Identity, holder) })
+	return leader.New(e.cfg.RESTConfig, leader.Config(cfg), func(holder string) { e.onNewLeader(cfg.Identity, holder) })
 }
 
 func (e *Engine) onNewLeader(self, holder string) {
@@ -78,12 +64,7 @@ func (e *Engine) onNewLeader(self, holder string) {
 func (e *Engine) runElection(ctx context.Context) (wait func()) {
 	cfg := e.lead.Config()
 	e.logger.Info("waiting to lead", "lease", cfg.Namespace+"/"+cfg.Name, "identity", cfg.Identity)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.lead.Run(ctx)
-	}()
-	return func() { <-done }
+	return e.lead.Start(ctx)
 }
 
 // onLeading is the loader's side of a leadership change. Starting to lead reloads every
@@ -91,11 +72,11 @@ func (e *Engine) runElection(ctx context.Context) (wait func()) {
 func (e *Engine) onLeading(leading bool) error {
 	e.book.Bump()
 	if !leading {
-		e.stats.leader.Set(0)
+		e.stats.Leading(false)
 		e.logger.Error("stopped leading: handler calls and writes stopped; exiting so that a new leader takes over", "identity", e.lead.Config().Identity)
 		return ErrLeadershipLost
 	}
-	e.stats.leader.Set(1)
+	e.stats.Leading(true)
 	e.logger.Info("became leader", "identity", e.lead.Config().Identity, "scripts", len(e.plugins))
 	for _, p := range e.plugins {
 		if v := p.latest(); v != nil {
@@ -112,20 +93,3 @@ func (e *Engine) checkFence() error {
 	}
 	return nil
 }
-
-// fencedTransport refuses every request but reads while the runner does not lead: the last
-// line of defence, should a script call survive a lost Lease.
-type fencedTransport struct {
-	next  http.RoundTripper
-	valid func() bool // the leadership's, or the shard member's
-}
-
-func (t fencedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet && !t.valid() {
-		return nil, fmt.Errorf("refuse %s %s: %w: this runner does not hold its Lease", req.Method, req.URL.Path, ErrNotLeader)
-	}
-	return t.next.RoundTrip(req)
-}
-
-// ErrNotLeader is wrapped by the error of a write refused because this runner does not lead.
-var ErrNotLeader = errors.New("not the leader")

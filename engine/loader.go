@@ -34,7 +34,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		e.failures.forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
-		e.stats.forget(ev.Source.Name)
+		e.stats.Forget(ev.Source.Name)
 	case plugins.Synced:
 		e.watcherSynced = true
 		e.checkReady()
@@ -103,10 +103,10 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 		logger.Debug("script still not loaded", attrs...)
 	case waiting:
 		logger.Warn("script waiting for its resource to be served", append(attrs, "retry_every", e.cfg.RetryUnknownResources.String())...)
-		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
+		e.stats.LoadFailed(src.Name)
 	default:
 		logger.Error("script not loaded", attrs...)
-		e.stats.loads.WithLabelValues(src.Name, "failed").Inc()
+		e.stats.LoadFailed(src.Name)
 	}
 	e.failures.didReport(src)
 	if err.Error() != lastErr {
@@ -152,7 +152,7 @@ func (e *Engine) onSynced(v *version) {
 	result := "loaded"
 	if old != nil {
 		result = "reloaded"
-		e.gc.loaded(v.allocMark)
+		e.gc.Loaded(v.allocMark)
 		old.afterDrain = v.gcLift
 		e.retire(old, true)
 	} else if v.gcLift != nil {
@@ -169,8 +169,7 @@ func (e *Engine) onSynced(v *version) {
 	took := time.Since(v.started)
 	v.logger.Info("script "+result, "objects", v.store.Size(), "took", took.Round(time.Millisecond).String())
 	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
-	e.stats.loads.WithLabelValues(v.name, result).Inc()
-	e.stats.loadTime.WithLabelValues(v.name, result).Observe(took.Seconds())
+	e.stats.Loaded(v.name, result, took)
 	e.initialDone(v.name)
 }
 
@@ -251,13 +250,12 @@ func (e *Engine) ending(v *version, drain, dropped bool) {
 			v.logger.Warn("retired version still busy; interrupted it")
 		}
 		v.close()
-		e.stats.versions.Dec()
-		e.stats.backlog.remove(v)
+		e.stats.VersionEnded(v)
 		if drain {
 			if v.afterDrain != nil {
-				v.afterDrain() // the GC percent back (collect.go), before settle reads the goal
+				v.afterDrain() // the GC percent back (package engine/internal/gcpace), before settle reads the goal
 			}
-			e.gc.settle() // the old version's garbage is now collectable
+			e.gc.Settle() // the old version's garbage is now collectable
 		}
 		if v.after != nil {
 			<-v.after // the chain: v counts as finished only after its predecessors
@@ -288,7 +286,7 @@ func (e *Engine) checkReady() {
 	e.readyOnce.Store(true)
 	e.logger.Info("ready", "scripts", len(e.plugins))
 	e.book.Bump()
-	e.retiring.Go(e.gc.initialSynced)
+	e.retiring.Go(e.gc.InitialSynced)
 	if e.cfg.OnReady != nil {
 		e.cfg.OnReady()
 	}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
@@ -18,32 +16,14 @@ type memoryStop struct {
 	bytes int64
 }
 
-// startMemoryGuard starts the guard when a limit is set; the returned func stops and joins it.
+// startMemoryGuard starts the guard (package engine/internal/memguard) when a limit is set;
+// the returned func stops and joins it.
 func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 	if e.cfg.MemoryLimit <= 0 {
 		return func() {}
 	}
-	g := e.newMemoryGuard()
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { g.Run(ctx) })
-	e.logger.Info("memory guard on", "limit_bytes", e.cfg.MemoryLimit,
-		"check_every", e.cfg.MemoryCheckInterval.String())
-	return func() {
-		cancel()
-		wg.Wait()
-	}
-}
-
-func (e *Engine) newMemoryGuard() *memguard.Guard {
-	read, collect := readGuardHeap, runtime.GC
-	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
-		read = func() memguard.Reading { h := uint64(heap()); return memguard.Reading{Live: h, InUse: h} }
-		collect = func() {}
-	}
-	return memguard.New(memguard.Config{
-		Limit: e.cfg.MemoryLimit, Interval: e.cfg.MemoryCheckInterval, Logger: e.logger,
-		Read: read, Collect: collect, Now: time.Now,
+	cfg := memguard.Config{
+		Limit: e.cfg.MemoryLimit, Interval: e.cfg.MemoryCheckInterval, Logger: e.logger, Now: time.Now,
 		Serving: e.needs.serving,
 		Stop: func(ctx context.Context, m memguard.Version, bytes int64) {
 			select {
@@ -52,16 +32,16 @@ func (e *Engine) newMemoryGuard() *memguard.Guard {
 			}
 		},
 		Usage: func(m memguard.Version, bytes int64) {
-			e.stats.memory.WithLabelValues(m.(*version).name).Set(float64(bytes))
+			e.stats.MemoryMeasured(m.(*version).name, bytes)
 			e.memory.Store(m.(*version).name, bytes)
 		},
-	})
-}
-
-// readGuardHeap is the runtime's heap figures the guard reads (collect.go reads them).
-func readGuardHeap() memguard.Reading {
-	r := readHeap()
-	return memguard.Reading{Live: r.live, InUse: r.inUse, Cycles: r.cycles}
+	}
+	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
+		cfg.Read = func() memguard.Reading { h := uint64(heap()); return memguard.Reading{Live: h, InUse: h} }
+		cfg.Collect = func() {}
+	}
+	e.logger.Info("memory guard on", "limit_bytes", e.cfg.MemoryLimit, "check_every", e.cfg.MemoryCheckInterval.String())
+	return memguard.New(cfg).Start(ctx)
 }
 
 // onMemoryStop stops a version the guard found growing, if it still serves; its script stays
@@ -86,11 +66,7 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
 	e.book.Stopped(v.name, v.hash, s.bytes)
 	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadStopped})
-	e.stats.memoryStops.WithLabelValues(v.name).Inc()
-	e.stats.memoryDropped.WithLabelValues(v.name).Add(float64(events + keys))
-	e.stats.loads.WithLabelValues(v.name, "stopped").Inc()
-	e.stats.stopped.WithLabelValues(v.name).Set(1)
-	e.stats.memory.DeleteLabelValues(v.name)
+	e.stats.MemoryStopped(v.name, events+keys)
 }
 
 // stoppedForMemory reports whether src is the content the guard stopped, which stays stopped;
@@ -109,7 +85,7 @@ func (e *Engine) liftStop(name string) {
 	if _, ok := e.stopped[name]; ok {
 		delete(e.stopped, name)
 		e.book.Stopped(name, "", 0)
-		e.stats.stopped.DeleteLabelValues(name)
+		e.stats.StopLifted(name)
 	}
 }
 

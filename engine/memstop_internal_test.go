@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // A memory-guard stop is immediate: the call running is interrupted, the events queued behind
@@ -27,8 +25,9 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 	for n := range queued {
 		listener.OnUpdate(stormObject(0, n), stormObject(0, n+1))
 	}
-	ok := e.stats.calls.WithLabelValues("a.js", "onUpdate", "ok")
-	failed := e.stats.calls.WithLabelValues("a.js", "onUpdate", "error")
+	calls := func(result string) float64 {
+		return series(t, e, "jsinformer_handler_calls_total", "script", "a.js", "handler", "onUpdate", "result", result)
+	}
 	eventually(t, func() error { // the first call is running, the others queued
 		if v.queue.len() >= queued {
 			return fmt.Errorf("no call started: %d queued", v.queue.len())
@@ -39,7 +38,7 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 	e.onMemoryStop(memoryStop{v: v, bytes: 1 << 30})
 	waitState(t, v, stateDone)
 	took := time.Since(stopped)
-	dropped := testutil.ToFloat64(e.stats.memoryDropped.WithLabelValues("a.js"))
+	dropped := series(t, e, "jsinformer_memory_guard_dropped_total", "script", "a.js")
 	t.Logf("done %v after the stop; %v events dropped", took.Round(time.Millisecond), dropped)
 	if took > time.Second {
 		t.Errorf("the stopped version took %v to be done, want the running call interrupted at once", took)
@@ -47,10 +46,10 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 	if dropped < queued-2 {
 		t.Errorf("%v events counted as dropped, want about the %d queued", dropped, queued)
 	}
-	if n := testutil.ToFloat64(ok); n != 0 {
+	if n := calls("ok"); n != 0 {
 		t.Errorf("%v calls completed after the stop, want none", n)
 	}
-	if n := testutil.ToFloat64(failed); n > 1 {
+	if n := calls("error"); n > 1 {
 		t.Errorf("%v calls failed (interrupted): only the running one should have been", n)
 	}
 }

@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
@@ -39,7 +37,7 @@ func (v *version) collectMetrics(req *collectRequest) {
 		}
 		start := time.Now()
 		samples, err := v.script.Collect(family, ev, limit)
-		v.metrics[eventCollect].observe(time.Since(start), err)
+		v.metrics[eventCollect].Observe(time.Since(start), err)
 		return samples, false, err
 	})
 }
@@ -65,14 +63,4 @@ func (e *Engine) checkMetricNames(name string, def scripting.Definition) error {
 // /metrics would serve them (collects run on the versions' workers): sorted by name, each
 // family's series by label values. Only the script families, none of the runner's own; for a
 // driver such as `runner test`'s h.metrics(). Safe from any goroutine.
-func (e *Engine) GatherScriptMetrics() ([]*dto.MetricFamily, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(e.scriptMetrics); err != nil {
-		return nil, fmt.Errorf("register script metrics: %w", err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		return nil, fmt.Errorf("gather script metrics: %w", err)
-	}
-	return mfs, nil
-}
+func (e *Engine) GatherScriptMetrics() ([]*dto.MetricFamily, error) { return e.scriptMetrics.Gather() }

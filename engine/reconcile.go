@@ -110,7 +110,7 @@ func (r *reconciler) process(s *scripting.Script, w *trace.Worker, key string) {
 	res, err := s.Reconcile(key, ev)
 	took := time.Since(start)
 	w.Tap().Close()
-	r.metrics.observe(took, err)
+	r.metrics.Observe(took, err)
 	attempt, gaveUp := 0, false
 	if err != nil {
 		attempt, gaveUp = r.retry(key, err)

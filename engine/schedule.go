@@ -75,7 +75,7 @@ func (v *version) callSchedule(i int) {
 	ctx := scripting.Event{Resource: first.Resource, Cache: first, Enqueue: v.enqueue, Metrics: v.metricSink()}
 	start := time.Now()
 	err := v.script.RunSchedule(i, ctx)
-	v.metrics[eventSchedule].observe(time.Since(start), err)
+	v.metrics[eventSchedule].Observe(time.Since(start), err)
 	if err != nil {
 		v.logFailure("schedule", first.Resource, "", err)
 	}

@@ -3,8 +3,6 @@ package engine
 import (
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // A schedule runs on the worker once the version serves, and stops with it.
@@ -17,7 +15,7 @@ func TestScheduleRunsWhileCurrentOnly(t *testing.T) {
 	v := pending(e, "s.js")
 	e.syncUntil(t, v)
 	calls := func(result string) float64 {
-		return testutil.ToFloat64(e.stats.calls.WithLabelValues("s.js", "schedule", result))
+		return series(t, e, "jsinformer_handler_calls_total", "script", "s.js", "handler", "schedule", "result", result)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for calls("ok") < 2 {

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/jsinformer/jsinformer/plugins"
 )
 
@@ -73,7 +71,7 @@ func TestLoadFailuresWaitForTheirContentToSettle(t *testing.T) {
 					src.Content, src.Settling = nil, false
 				}
 				e.onPluginEvent(plugins.Event{Kind: st.kind, Source: src})
-				if got := testutil.ToFloat64(e.stats.loads.WithLabelValues("a.js", "failed")); got != st.failed {
+				if got := series(t, e, "jsinformer_script_loads_total", "script", "a.js", "result", "failed"); got != st.failed {
 					t.Fatalf("step %d (%v %q): failed loads counted %v, want %v", i, st.kind, st.content, got, st.failed)
 				}
 			}

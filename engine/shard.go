@@ -1,13 +1,9 @@
 package engine
 
 import (
-	"context"
-	"fmt"
 	"strconv"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
+	"github.com/jsinformer/jsinformer/engine/internal/shardgate"
 	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/status"
@@ -15,62 +11,30 @@ import (
 
 // Sharding (Config.Sharding): every replica keeps its informers, stores and indexes complete,
 // but calls handlers and reconciles only for the keys it owns (package sharding: a Lease per
-// replica, rendezvous hashing, a drain hand-over). An object's key is its namespace/name, so
-// an object and the reconcile key of the same name belong to the same replica whatever the
-// script or resource; a schedule entry belongs to the replica owning "schedule:SCRIPT#INDEX".
-// The keys a replica gains are replayed on the workers of the serving versions (eventGained):
-// their cached objects as initial adds, and the reconcile keys their watch entries map to.
+// replica, rendezvous hashing, a drain hand-over; package engine/internal/shardgate: this
+// replica's member, its goroutine and the questions asked before each call). An object's key
+// is its namespace/name, so an object and the reconcile key of the same name belong to the
+// same replica whatever the script or resource; a schedule entry belongs to the replica
+// owning "schedule:SCRIPT#INDEX". The keys a replica gains are replayed on the workers of the
+// serving versions (eventGained): their cached objects as initial adds, and the reconcile
+// keys their watch entries map to.
 
-// shardOwner is what the engine asks of the ring; *sharding.Member implements it.
-type shardOwner interface {
-	Begin(key string) (end func(), ok bool)
-	Handles(key string) bool
-	Valid() bool
-	Owner(key string) string
-	Identity() string
-	Gains() <-chan struct{}
-	TakeGains() []sharding.Gain
-	Status() sharding.Status
-	Run(ctx context.Context) error
-}
+// shardOwner is this replica's part of the ring (package engine/internal/shardgate); a nil
+// one (no sharding) owns every key.
+type shardOwner = *shardgate.Gate
 
 // ErrShardLost is returned by Run when a sharded runner could not renew its Lease.
 var ErrShardLost = sharding.ErrLost
 
 // newShard builds this replica's ring member; it contacts nothing.
 func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
-	restCfg := rest.CopyConfig(e.cfg.RESTConfig)
-	restCfg.Timeout = cfg.RenewDeadline // a hung request must not outlive a renewal attempt
-	client, err := kubernetes.NewForConfig(restCfg)
-	if err != nil {
-		return nil, fmt.Errorf("create shard lease client: %w", err)
-	}
-	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
-	return sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
+	return shardgate.New(e.cfg.RESTConfig, shardgate.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.logger}, store, nil), nil
+		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.cfg.Logger}) // New runs before init sets e.logger
 }
 
 // stopGrace is what a call gets past the handler timeout before it is abandoned.
 const stopGrace = 1e9 // one second, as at shutdown
-
-// runShard runs the member until its context ends (after the scripts have stopped, so the
-// Lease is released only when nothing of this runner can still handle a key). lost receives
-// Run's error when the member gives up by itself.
-func (e *Engine) runShard() (stop func(), lost <-chan error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	errs := make(chan error, 1)
-	done := make(chan struct{})
-	st := e.shard.Status()
-	e.logger.Info("joining shard ring", "lease", e.cfg.Sharding.Namespace+"/"+st.Lease, "identity", st.Identity)
-	go func() {
-		defer close(done)
-		if err := e.shard.Run(ctx); err != nil {
-			errs <- err
-		}
-	}()
-	return func() { cancel(); <-done }, errs
-}
 
 // onShardLost is the loader's side of a lost Lease: Run returns the error, the runner exits.
 func (e *Engine) onShardLost(err error) error {
@@ -81,17 +45,9 @@ func (e *Engine) onShardLost(err error) error {
 
 // onShardGains replays the keys this replica gained on every serving and syncing version.
 func (e *Engine) onShardGains() {
-	gains := e.shard.TakeGains()
-	if len(gains) == 0 {
+	has := e.shard.TakeGains()
+	if has == nil {
 		return
-	}
-	has := func(key string) bool {
-		for _, g := range gains {
-			if g.Has(key) {
-				return true
-			}
-		}
-		return false
 	}
 	for _, p := range e.plugins {
 		for _, v := range []*version{p.current, p.pending} {
@@ -117,16 +73,11 @@ func (v *version) begin(key string) (end func(), ok bool) {
 	if v.standby || !v.lead.Valid() {
 		return nil, false
 	}
-	if v.shard == nil {
-		return func() {}, true
-	}
 	return v.shard.Begin(key)
 }
 
 // handles reports whether this runner enqueues reconcile key: always without sharding.
-func (v *version) handles(key string) bool {
-	return v.shard == nil || v.shard.Handles(key)
-}
+func (v *version) handles(key string) bool { return v.shard.Handles(key) }
 
 // scheduleKey is the key that decides which replica runs schedule entry i.
 func (v *version) scheduleKey(i int) string { return "schedule:" + v.name + "#" + strconv.Itoa(i) }
@@ -163,27 +114,14 @@ func (v *version) replayGained(g *gainedKeys) {
 
 // notOwned notes in rec, when recording, which replica owns key when it is another's.
 func (v *version) notOwned(key string, rec *inspection.TraceRecord) {
-	if rec != nil && v.shard != nil {
-		if owner := v.shard.Owner(key); owner != v.shard.Identity() {
+	if rec != nil {
+		if owner := v.shard.OtherOwner(key); owner != "" {
 			rec.Owner = owner
 		}
 	}
 }
 
-func (e *Engine) shardStatus() *status.ShardStatus {
-	if e.shard == nil {
-		return nil
-	}
-	st := e.shard.Status()
-	return &status.ShardStatus{Identity: st.Identity, Lease: e.cfg.Sharding.Namespace + "/" + st.Lease, Members: st.Members,
-		Pending: st.Pending, Generation: st.Generation, Valid: st.Valid}
-}
-
-// shardMembers is the ring this replica acts on, for the shard metrics.
-func (e *Engine) shardMembers() (members int, generation uint64) {
-	st := e.shard.Status()
-	return len(st.Members), st.Generation
-}
+func (e *Engine) shardStatus() *status.ShardStatus { return e.shard.Status() }
 
 // shardOwned counts, per script with a serving version, the cached objects this replica
 // owns; each store is read under its lock.

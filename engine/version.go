@@ -41,7 +41,7 @@ type version struct {
 	book       *status.Book   // the state API's record; nil in unit tests
 	started    time.Time      // when building it began, for the load duration
 	allocMark  uint64         // the collector's mark when building began
-	gcLift     func()         // ends the collector's lift for this load (collect.go); idempotent
+	gcLift     func()         // ends the collector's lift for this load (internal/gcpace); idempotent
 	// afterDrain runs once this version, retired by a reload, has drained: it ends its
 	// successor's lift, so the GC percent goes back once the reload's work is all done.
 	afterDrain func()

@@ -1,9 +1,11 @@
-// Package enginemetrics serves what the engine exports to Prometheus beside its own counters:
-// the metric families scripts declare (Scripts, Version), the informers' health and the
-// runner's readiness at scrape time (Informers), and a sharded runner's ring (NewShard: its
-// members, the ring changes applied and the keys it owns per script, read through Ring's
-// funcs at scrape time). It plugs into package engine, which tells it
-// which version serves each script and runs the collects; it knows nothing of queues,
+// Package enginemetrics is everything package engine exports to Prometheus: its own series
+// (Engine: handler calls and durations, loads, versions alive and their queue depth,
+// leadership, the memory guard's measurements and stops), the metric families scripts
+// declare (Scripts, Version), the informers' health and the runner's readiness at scrape time
+// (Informers), and a sharded runner's ring (NewShard: its members, the ring changes applied
+// and the keys it owns per script, read through Ring's funcs at scrape time). It plugs into
+// package engine, which tells it what happened (a load, a stop, a version added or ended),
+// which version serves each script, and runs the collects; it knows nothing of queues,
 // runtimes or the loader.
 //
 // What it owns and who calls it:
@@ -23,6 +25,14 @@
 //   - A family without collect lives here (live.go): Version implements scripting.Metrics
 //     (Sink, ctx.metrics), written by the version's worker, reconcile workers and schedules
 //     under a mutex per family and read by scrapes. A new version starts from zero.
+//   - Engine's verbs are called by the engine's loader (Loaded, LoadFailed, MemoryStopped,
+//     StopLifted, Leading, Forget, VersionAdded), by the goroutine that joins a retired
+//     version (VersionEnded, once its goroutines have ended), by the memory guard's goroutine
+//     (MemoryMeasured), and each Handler's Observe by the goroutine that made the call (a
+//     worker, a reconcile worker). Every one is safe for concurrent use (Prometheus vectors;
+//     the queue-depth collector's set under its mutex). The queue depth is read at scrape
+//     time from each live version through Backlogged, which must be safe from any goroutine.
+//     A Handler also counts into the state API's status.CallCounts the engine hands it.
 //   - CheckNames refuses a definition whose families would expose a series another script
 //     declares: metric names are shared by every script.
 //

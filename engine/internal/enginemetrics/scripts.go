@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -90,6 +91,21 @@ func (m *Scripts) collectScript(vm *Version, ch chan<- prometheus.Metric) {
 	if now != nil && now != vm {
 		now.collect(ch)
 	}
+}
+
+// Gather is a scrape of the scripts' families alone, as the runner's /metrics serves them
+// (the collects run on the versions' workers): sorted by name, each family's series by label
+// values. Safe from any goroutine.
+func (m *Scripts) Gather() ([]*dto.MetricFamily, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(m); err != nil {
+		return nil, fmt.Errorf("register script metrics: %w", err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("gather script metrics: %w", err)
+	}
+	return mfs, nil
 }
 
 // Errors is jsinformer_script_metric_errors_total, to register beside m.

@@ -112,3 +112,14 @@ func (l *Elector) Changes() <-chan bool { return l.changes }
 
 // Run runs the elector until ctx ends, then releases the Lease if held.
 func (l *Elector) Run(ctx context.Context) { l.elector.Run(ctx) }
+
+// Start runs the elector on a goroutine of its own until ctx ends, then releases the Lease if
+// held; wait returns once that goroutine has. Its caller owns the goroutine through wait.
+func (l *Elector) Start(ctx context.Context) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Run(ctx)
+	}()
+	return func() { <-done }
+}

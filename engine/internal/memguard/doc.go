@@ -21,8 +21,9 @@
 // (refresh). A process whose heap is large but whose scripts do not grow is never collected
 // by the guard.
 //
-// Goroutines and ownership: Guard.Run runs on its caller's goroutine (the engine starts it and
-// joins it before the versions stop) and owns all of the guard's state; every Config func is
+// Goroutines and ownership: Guard.Run runs on its caller's goroutine, or on the one Start
+// starts and its join stops and waits for (the engine starts it and joins it before the
+// versions stop), and owns all of the guard's state; every Config func is
 // called on it, Collect included (blocking only the guard). After a stop the guard holds off
 // for quietChecks checks, and until the stopped version has Released its runtimes (at most
 // maxQuietChecks), then collects before acting again. The guard keeps no reference to a

@@ -39,7 +39,8 @@ type Reading struct {
 	Cycles uint64 // collections completed: Live changes only when this does
 }
 
-// Config is what the guard runs on. Read, Collect, Now, Serving and Stop are required.
+// Config is what the guard runs on. Now, Serving and Stop are required; Read and Collect
+// default to the process's heap and runtime.GC.
 type Config struct {
 	Limit    int64         // bytes
 	Interval time.Duration // between two checks
@@ -90,6 +91,7 @@ type Guard struct {
 
 // New returns a guard on cfg; it does nothing until Run.
 func New(cfg Config) *Guard {
+	cfg.defaults()
 	return &Guard{
 		limit: cfg.Limit, interval: cfg.Interval, logger: cfg.Logger,
 		read: cfg.Read, collect: cfg.Collect, now: cfg.Now,

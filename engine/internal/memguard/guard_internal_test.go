@@ -3,6 +3,7 @@ package memguard
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -264,5 +265,33 @@ func TestHeapTrendThreshold(t *testing.T) {
 				t.Errorf("threshold = %d, want %d (rate %.0f/s)", got, tt.want, trend.rate)
 			}
 		})
+	}
+}
+
+// TestProcessHeap checks the runtime/metrics names of the default reading: a wrong one reads
+// as zero (KindBad).
+func TestProcessHeap(t *testing.T) {
+	t.Parallel()
+	runtime.GC() // a live figure and a cycle, whatever ran before
+	if r := processHeap(); r.Live == 0 || r.InUse == 0 || r.Cycles == 0 {
+		t.Fatalf("processHeap() = %+v: a metric read as zero", r)
+	}
+}
+
+// TestStartJoin: the guard checks on its own goroutine until join, which returns once that
+// goroutine has: no check runs after it.
+func TestStartJoin(t *testing.T) {
+	t.Parallel()
+	checks := make(chan struct{}, 1000)
+	g := New(Config{Limit: 100, Interval: time.Millisecond, Logger: slog.New(slog.DiscardHandler), Now: time.Now,
+		Read:    func() Reading { checks <- struct{}{}; return Reading{} },
+		Collect: func() {}, Serving: func() []Version { return nil }, Stop: func(context.Context, Version, int64) {}})
+	join := g.Start(t.Context())
+	<-checks // it runs
+	join()
+	n := len(checks)
+	time.Sleep(20 * time.Millisecond) // twenty intervals: a goroutine left would check again
+	if len(checks) != n {
+		t.Fatalf("the guard checked %d times after join", len(checks)-n)
 	}
 }

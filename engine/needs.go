@@ -1,28 +1,28 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 )
 
-// Watch health: which informers the loaded scripts need, what the runner says when one of
-// them fails or recovers, and whether the runner is ready.
+// Which informers the live versions need, and the engine's side of their health (package
+// engine/internal/health: what the runner says when one fails or recovers, and whether the
+// runner is ready).
 
 // ErrNotReady is wrapped by Ready's error.
-var ErrNotReady = errors.New("not ready")
+var ErrNotReady = health.ErrNotReady
 
 // needs records which informers each live version needs and whether it has synced. The loader
-// writes it; readiness probes, metrics and the informers' health reports read it.
+// writes it; readiness probes, metrics, the informers' health reports, the memory guard and
+// the debug views read it.
 type needs struct {
 	mu        sync.Mutex
 	byVersion map[*version]need
@@ -116,14 +116,14 @@ func (n *needs) scripts(key dynamicinformer.Key) []string {
 	return out
 }
 
-// unsynced lists the scripts with a version still syncing after limit.
-func (n *needs) unsynced(now time.Time, limit time.Duration) []string {
+// syncing lists the live versions that have not synced, for readiness.
+func (n *needs) syncing() []health.Syncing {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var out []string
+	var out []health.Syncing
 	for _, nd := range n.byVersion {
-		if !nd.synced && now.Sub(nd.since) > limit {
-			out = append(out, fmt.Sprintf("script %s has not synced after %s", nd.script, now.Sub(nd.since).Round(time.Second)))
+		if !nd.synced {
+			out = append(out, health.Syncing{Script: nd.script, Since: nd.since})
 		}
 	}
 	return out
@@ -147,41 +147,16 @@ func (n *needs) inUse() map[dynamicinformer.Key]bool {
 // Config.UnhealthyAfter and no version has been syncing for longer than that. Otherwise the
 // error, wrapping ErrNotReady, names the informers and scripts concerned. Safe for concurrent
 // use.
-func (e *Engine) Ready() error {
-	if !e.readyOnce.Load() {
-		return fmt.Errorf("%w: the initial scripts are still loading", ErrNotReady)
-	}
-	now := time.Now()
-	problems := e.needs.unsynced(now, e.cfg.UnhealthyAfter)
-	used := e.needs.inUse()
-	for _, h := range e.factory.Health() {
-		if used[h.Key] && !h.Healthy && now.Sub(h.FailingSince) > e.cfg.UnhealthyAfter {
-			problems = append(problems, fmt.Sprintf("informer %s cannot list/watch for %s (scripts %s): %s",
-				h.Key, now.Sub(h.FailingSince).Round(time.Second), strings.Join(e.needs.scripts(h.Key), ", "), h.LastError))
-		}
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	sort.Strings(problems)
-	return fmt.Errorf("%w: %s", ErrNotReady, strings.Join(problems, "; "))
-}
+func (e *Engine) Ready() error { return e.health.Ready() }
 
 // onHealth logs an informer's health transition with the scripts it affects. Called on the
 // informer's goroutines.
-func (e *Engine) onHealth(ev dynamicinformer.HealthEvent) {
-	attrs := []any{
-		"resource", dynamicinformer.FormatGVR(ev.Key.GVR), "namespace", ev.Key.Namespace,
-		"label_selector", ev.Key.LabelSelector, "field_selector", ev.Key.FieldSelector,
-		"scripts", strings.Join(e.needs.scripts(ev.Key), ","),
-	}
-	e.book.Bump()
-	switch ev.Kind {
-	case dynamicinformer.Failing:
-		e.logger.Warn("informer cannot list/watch; its scripts see no changes until it recovers", append(attrs, "error", ev.Err.Error())...)
-	case dynamicinformer.StillFailing:
-		e.logger.Warn("informer still cannot list/watch", append(attrs, "down_for", time.Since(ev.Since).Round(time.Second).String(), "error", ev.Err.Error())...)
-	case dynamicinformer.Recovered:
-		e.logger.Info("informer recovered", append(attrs, "down_for", ev.Down.Round(time.Millisecond).String(), "relisted", ev.Relisted)...)
-	}
+func (e *Engine) onHealth(ev dynamicinformer.HealthEvent) { e.health.Report(ev) }
+
+// newHealth is the engine's readiness and informer reports (package engine/internal/health),
+// read from the live versions' needs.
+func (e *Engine) newHealth() *health.Health {
+	return health.New(health.Config{UnhealthyAfter: e.cfg.UnhealthyAfter, Logger: e.logger,
+		Loaded: e.readyOnce.Load, Informers: e.factory.Health,
+		Scripts: e.needs.scripts, InUse: e.needs.inUse, Syncing: e.needs.syncing, Changed: e.book.Bump})
 }

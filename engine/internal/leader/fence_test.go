@@ -1,4 +1,4 @@
-package engine
+package leader
 
 import (
 	"errors"
@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/jsinformer/jsinformer/engine/internal/leader"
 )
 
 type okTransport struct{ calls int }
@@ -22,7 +20,7 @@ func TestFencedTransportRefusesWritesWhenNotLeading(t *testing.T) {
 	t.Parallel()
 	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		next := &okTransport{}
-		rt := fencedTransport{next: next, valid: (&leader.Elector{}).Valid}
+		rt := Fence(next, (&Elector{}).Valid)
 		resp, err := rt.RoundTrip(httptest.NewRequest(method, "https://k8s/api/v1/namespaces/x/configmaps", nil))
 		if resp != nil {
 			_ = resp.Body.Close()
@@ -39,24 +37,23 @@ func TestFencedTransportRefusesWritesWhenNotLeading(t *testing.T) {
 	}
 }
 
-func TestLeaderElectionDefaultsAndOrder(t *testing.T) {
+func TestDefaultsAndOrder(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		cfg     LeaderElection
+		cfg     Config
 		wantErr bool
 	}{
-		{"defaults", LeaderElection{Namespace: "ns", Name: "n", Identity: "i"}, false},
-		{"renew deadline not below lease", LeaderElection{Namespace: "ns", Name: "n", Identity: "i", LeaseDuration: 5 * time.Second, RenewDeadline: 5 * time.Second}, true},
-		{"no identity", LeaderElection{Namespace: "ns", Name: "n"}, true},
+		{"defaults", Config{Namespace: "ns", Name: "n", Identity: "i"}, false},
+		{"renew deadline not below lease", Config{Namespace: "ns", Name: "n", Identity: "i", LeaseDuration: 5 * time.Second, RenewDeadline: 5 * time.Second}, true},
+		{"no identity", Config{Namespace: "ns", Name: "n"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := tt.cfg
-			err := cfg.setDefaults()
+			cfg, err := tt.cfg.WithDefaults()
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("setDefaults() = %v, want error %v", err, tt.wantErr)
+				t.Fatalf("WithDefaults() = %v, want error %v", err, tt.wantErr)
 			}
 			if err == nil && (cfg.LeaseDuration != 15*time.Second || cfg.RenewDeadline != 10*time.Second || cfg.RetryPeriod != 2*time.Second) {
 				t.Errorf("defaults = %+v, want kube-controller-manager's 15s/10s/2s", cfg)

@@ -1,23 +1,22 @@
-package engine
+package gcpace
 
 import (
 	"log/slog"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// collector moves garbage collection out of reloads. A reload replays the whole cache to the
+// Pacer moves garbage collection out of reloads. A reload replays the whole cache to the
 // new version and allocates tens of MB doing it, so on a large cache it is what fills the heap
 // up to the garbage collector's goal: left to itself, the runtime starts a cycle in the middle
 // of the next reload or the one after. That cycle marks the whole informer cache while the
 // reload needs both CPUs, and makes the reload's goroutines pay mark assists: it is every one
 // of the slowest reloads (docs/benchmarks.md). So once a reload has swapped and the old
-// version has drained, when the runner is usually idle, the collector starts a cycle itself
+// version has drained, when the runner is usually idle, the pacer starts a cycle itself
 // if less than two reloads' worth of headroom is left; and once when the initial sync is
 // done, so the first reload does not meet the initial lists' garbage.
 //
@@ -25,18 +24,18 @@ import (
 // come about half again as often. Between reloads nothing changes: event handling keeps the
 // runtime's own pacing.
 //
-// While a load runs, the collector also lifts the runtime's GC percent (lift) so that one
+// While a load runs, the pacer also lifts the runtime's GC percent (lift) so that one
 // load's worth of allocation, and half again, fits below the goal: without it a load that
 // allocates more than the live heap (a reload of a large cache with index functions does)
 // starts a cycle midway however well the cycle before was placed. The percent goes back once
 // the load is over and, for a reload, the version it replaced has drained; settle then
 // collects what the load left, at idle time. The heap can therefore grow to the live heap
 // plus 1.5 loads during a load, where the runtime would have held it near twice the live heap.
-type collector struct {
-	read    func() heapReading // runtime/metrics; replaced in tests
-	collect func()             // runtime.GC; replaced in tests
+type Pacer struct {
+	read    func() reading // runtime/metrics; replaced in tests
+	collect func()         // runtime.GC; replaced in tests
 	logger  *slog.Logger
-	enabled bool // Config.PaceGC; set before Run
+	enabled bool // Config.PaceGC
 
 	// perLoad is the most any of the last recentLoads completed loads allocated: scripts
 	// reloaded in turn, or one whose index functions change, allocate unevenly, and sizing
@@ -53,38 +52,28 @@ type collector struct {
 	saved      int // the GC percent to put back when the last lift ends
 }
 
-// heapReading is what the decision needs from runtime/metrics, in bytes.
-type heapReading struct {
-	allocs uint64 // allocated since the process started
-	goal   uint64 // heap size at which the runtime will want the current cycle finished
-	inUse  uint64 // live and not yet swept objects
-	live   uint64 // what the last collection left live (the memory guard's reading)
-	off    bool   // GOGC=off: the user wants no collection before a memory limit, if any
-	gogc   uint64 // the GC percent in force
-	cycles uint64 // collections completed: live changes only when this does
-}
-
 // headroomLoads is how many loads' worth of allocation must fit below the goal for the
-// collector to leave the runtime alone.
+// pacer to leave the runtime alone.
 const headroomLoads = 2
 
-func newCollector(logger *slog.Logger) *collector {
-	return &collector{read: readHeap, collect: runtime.GC, setPercent: debug.SetGCPercent, logger: logger}
+// New returns a pacer; enabled is Config.PaceGC: a disabled one never collects nor lifts.
+func New(logger *slog.Logger, enabled bool) *Pacer {
+	return &Pacer{read: readHeap, collect: runtime.GC, setPercent: debug.SetGCPercent, logger: logger, enabled: enabled}
 }
 
 // due reports whether fewer than headroomLoads loads of perLoad bytes fit below the goal.
-func (r heapReading) due(perLoad uint64) bool {
+func (r reading) due(perLoad uint64) bool {
 	return !r.off && perLoad > 0 && r.inUse+headroomLoads*perLoad >= r.goal
 }
 
-// mark is the allocation count a load starts from, for loaded.
-func (c *collector) mark() uint64 { return c.read().allocs }
+// Mark is the allocation count a load starts from, for loaded.
+func (c *Pacer) Mark() uint64 { return c.read().allocs }
 
 // recentLoads is how many completed loads perLoad looks back on.
 const recentLoads = 4
 
-// loaded records how much a load that started at mark allocated until it synced.
-func (c *collector) loaded(mark uint64) {
+// Loaded records how much a load that started at mark allocated until it synced.
+func (c *Pacer) Loaded(mark uint64) {
 	c.loadsMu.Lock()
 	defer c.loadsMu.Unlock()
 	c.loads[c.nLoads%recentLoads] = c.read().allocs - mark
@@ -99,7 +88,7 @@ const maxLiftPercent = 800
 // liftPercent is the GC percent that makes the goal hold the heap in use plus 1.5 loads of
 // perLoad bytes over r.live, if that is above the percent in force; 0 when no lift is needed
 // or possible.
-func (r heapReading) liftPercent(perLoad uint64) int {
+func (r reading) liftPercent(perLoad uint64) int {
 	if r.off || perLoad == 0 || r.live == 0 {
 		return 0
 	}
@@ -114,10 +103,10 @@ func (r heapReading) liftPercent(perLoad uint64) int {
 	return p
 }
 
-// lift raises the GC percent for a load that is starting, when the last load's allocation
+// Lift raises the GC percent for a load that is starting, when the last load's allocation
 // would not fit below the goal; the function returned ends the lift (safe to call more than
 // once), and the percent goes back when no lift is left.
-func (c *collector) lift() func() {
+func (c *Pacer) Lift() func() {
 	if !c.enabled {
 		return func() {}
 	}
@@ -140,7 +129,7 @@ func (c *collector) lift() func() {
 }
 
 // unlift ends one lift; the last one puts the user's percent back.
-func (c *collector) unlift() {
+func (c *Pacer) unlift() {
 	c.liftMu.Lock()
 	defer c.liftMu.Unlock()
 	if c.lifts--; c.lifts == 0 {
@@ -148,9 +137,9 @@ func (c *collector) unlift() {
 	}
 }
 
-// settle collects now if the next load would otherwise start a cycle midway; it returns when
+// Settle collects now if the next load would otherwise start a cycle midway; it returns when
 // that collection is done. Called after a version retired by a reload or an unload drained.
-func (c *collector) settle() {
+func (c *Pacer) Settle() {
 	if !c.enabled {
 		return
 	}
@@ -159,9 +148,9 @@ func (c *collector) settle() {
 	}
 }
 
-// initialSynced collects the garbage of the initial lists once every script has synced, so
+// InitialSynced collects the garbage of the initial lists once every script has synced, so
 // the first reload starts with the whole headroom.
-func (c *collector) initialSynced() {
+func (c *Pacer) InitialSynced() {
 	if !c.enabled {
 		return
 	}
@@ -171,7 +160,7 @@ func (c *collector) initialSynced() {
 }
 
 // run collects unless a collection started here is already running.
-func (c *collector) run(when string, r heapReading) {
+func (c *Pacer) run(when string, r reading) {
 	if !c.busy.CompareAndSwap(false, true) {
 		return
 	}
@@ -179,22 +168,4 @@ func (c *collector) run(when string, r heapReading) {
 	start := time.Now()
 	c.collect()
 	c.logger.Debug("collected garbage "+when, "heap_in_use", r.inUse, "heap_goal", r.goal, "took", time.Since(start).Round(time.Millisecond).String())
-}
-
-var heapMetrics = [...]string{"/gc/heap/allocs:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes", "/gc/gogc:percent", "/gc/heap/live:bytes", "/gc/cycles/total:gc-cycles"}
-
-// gogcOff is /gc/gogc:percent with GOGC=off: -1 as a uint64.
-const gogcOff = ^uint64(0)
-
-func readHeap() heapReading {
-	var s [len(heapMetrics)]metrics.Sample
-	for i, name := range heapMetrics {
-		s[i].Name = name
-	}
-	metrics.Read(s[:])
-	return heapReading{
-		allocs: s[0].Value.Uint64(), goal: s[1].Value.Uint64(), inUse: s[2].Value.Uint64(),
-		off: s[3].Value.Uint64() == gogcOff, gogc: s[3].Value.Uint64(), live: s[4].Value.Uint64(),
-		cycles: s[5].Value.Uint64(),
-	}
 }

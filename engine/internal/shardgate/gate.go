@@ -1,0 +1,164 @@
+package shardgate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/status"
+)
+
+// Ring is what the gate asks of this replica's ring member; *sharding.Member implements it.
+type Ring interface {
+	Begin(key string) (end func(), ok bool)
+	Handles(key string) bool
+	Valid() bool
+	Owner(key string) string
+	Identity() string
+	Gains() <-chan struct{}
+	TakeGains() []sharding.Gain
+	Status() sharding.Status
+	Run(ctx context.Context) error
+}
+
+// Config names this replica's Lease and the ring's timings (as for leader election, already
+// defaulted), and how long a key's calls in flight may delay its move.
+type Config struct {
+	Namespace, Name, Identity                 string
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	DrainTimeout                              time.Duration
+	Logger                                    *slog.Logger
+}
+
+// Gate is this replica's standing in the ring, as the engine asks it before each call. A nil
+// *Gate is an unsharded runner: every key is its own, it gains nothing and has no status.
+type Gate struct {
+	ring      Ring
+	namespace string // of the Leases, for the state API
+	logger    *slog.Logger
+}
+
+// New builds this replica's ring member on the cluster restCfg reaches; it contacts nothing.
+func New(restCfg *rest.Config, cfg Config) (*Gate, error) {
+	restCfg = rest.CopyConfig(restCfg)
+	restCfg.Timeout = cfg.RenewDeadline // a hung request must not outlive a renewal attempt
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("create shard lease client: %w", err)
+	}
+	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
+	member := sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
+		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
+		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger}, store, nil)
+	return On(member, cfg.Namespace, cfg.Logger), nil
+}
+
+// On is the gate of ring, whose Leases live in namespace.
+func On(ring Ring, namespace string, logger *slog.Logger) *Gate {
+	return &Gate{ring: ring, namespace: namespace, logger: logger}
+}
+
+// Begin starts a call on key: false when another replica owns key (or this one lost its
+// Lease). end is called when the call is over, so that a key moves only once its calls ended.
+func (g *Gate) Begin(key string) (end func(), ok bool) {
+	if g == nil {
+		return func() {}, true
+	}
+	return g.ring.Begin(key)
+}
+
+// Handles reports whether this replica queues key: always when unsharded.
+func (g *Gate) Handles(key string) bool { return g == nil || g.ring.Handles(key) }
+
+// Valid reports whether this replica still holds its Lease; for the write fence.
+func (g *Gate) Valid() bool { return g == nil || g.ring.Valid() }
+
+// Owner is the member key belongs to ("" before joining); for inspection.
+func (g *Gate) Owner(key string) string {
+	if g == nil {
+		return ""
+	}
+	return g.ring.Owner(key)
+}
+
+// OtherOwner is the member key belongs to when that is another replica, else "".
+func (g *Gate) OtherOwner(key string) string {
+	if g == nil {
+		return ""
+	}
+	if owner := g.ring.Owner(key); owner != g.ring.Identity() {
+		return owner
+	}
+	return ""
+}
+
+// Gains signals when TakeGains has something; nil (never) when unsharded.
+func (g *Gate) Gains() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	return g.ring.Gains()
+}
+
+// TakeGains returns whether a key is one this replica gained in the ring changes applied
+// since the last call; nil when it gained nothing.
+func (g *Gate) TakeGains() (gained func(key string) bool) {
+	if g == nil {
+		return nil
+	}
+	gains := g.ring.TakeGains()
+	if len(gains) == 0 {
+		return nil
+	}
+	return func(key string) bool {
+		for _, gain := range gains {
+			if gain.Has(key) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Start runs the member on a goroutine of its own until stop, which cancels it and returns
+// once it has returned (and released its Lease): its owner calls stop only once nothing of
+// this replica can still handle a key. lost receives Run's error when the member gives up by
+// itself (it could not renew). Unsharded, stop does nothing and lost never receives.
+func (g *Gate) Start() (stop func(), lost <-chan error) {
+	if g == nil {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 1)
+	done := make(chan struct{})
+	st := g.ring.Status()
+	g.logger.Info("joining shard ring", "lease", g.namespace+"/"+st.Lease, "identity", st.Identity)
+	go func() {
+		defer close(done)
+		if err := g.ring.Run(ctx); err != nil {
+			errs <- err
+		}
+	}()
+	return func() { cancel(); <-done }, errs
+}
+
+// Status is this replica's standing for the state API; nil when unsharded.
+func (g *Gate) Status() *status.ShardStatus {
+	if g == nil {
+		return nil
+	}
+	st := g.ring.Status()
+	return &status.ShardStatus{Identity: st.Identity, Lease: g.namespace + "/" + st.Lease, Members: st.Members,
+		Pending: st.Pending, Generation: st.Generation, Valid: st.Valid}
+}
+
+// Members is the ring this replica acts on, for the shard metrics.
+func (g *Gate) Members() (members int, generation uint64) {
+	st := g.ring.Status()
+	return len(st.Members), st.Generation
+}

@@ -1,0 +1,121 @@
+package shardgate
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/sharding"
+)
+
+// fakeRing owns the keys that start with "mine/"; its Run ends with runErr, or when
+// cancelled.
+type fakeRing struct {
+	gains   []sharding.Gain
+	runErr  error
+	running atomic.Bool
+}
+
+func (f *fakeRing) Begin(key string) (func(), bool) { return func() {}, f.Handles(key) }
+func (f *fakeRing) Handles(key string) bool         { return len(key) > 5 && key[:5] == "mine/" }
+func (f *fakeRing) Valid() bool                     { return true }
+func (f *fakeRing) Owner(key string) string {
+	if f.Handles(key) {
+		return "self"
+	}
+	return "other"
+}
+func (f *fakeRing) Identity() string           { return "self" }
+func (f *fakeRing) Gains() <-chan struct{}     { return nil }
+func (f *fakeRing) TakeGains() []sharding.Gain { g := f.gains; f.gains = nil; return g }
+func (f *fakeRing) Status() sharding.Status {
+	return sharding.Status{Identity: "self", Lease: "ring-self", Members: []string{"other", "self"}, Generation: 3, Valid: true}
+}
+func (f *fakeRing) Run(ctx context.Context) error {
+	f.running.Store(true)
+	defer f.running.Store(false)
+	if f.runErr != nil {
+		return f.runErr
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// An unsharded runner (nil *Gate) owns every key; a sharded one only its own.
+func TestGateOwnership(t *testing.T) {
+	t.Parallel()
+	sharded := On(&fakeRing{}, "ns", slog.New(slog.DiscardHandler))
+	cases := []struct {
+		name          string
+		g             *Gate
+		key           string
+		handles       bool
+		other, status string
+	}{
+		{"unsharded", nil, "theirs/a", true, "", ""},
+		{"sharded, its key", sharded, "mine/a", true, "", "ns/ring-self"},
+		{"sharded, another's key", sharded, "theirs/a", false, "other", "ns/ring-self"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			end, ok := c.g.Begin(c.key)
+			if ok != c.handles || c.g.Handles(c.key) != c.handles {
+				t.Errorf("Begin ok %v, Handles %v; want %v", ok, c.g.Handles(c.key), c.handles)
+			}
+			if ok {
+				end()
+			}
+			if got := c.g.OtherOwner(c.key); got != c.other {
+				t.Errorf("OtherOwner = %q, want %q", got, c.other)
+			}
+			if !c.g.Valid() || c.g.TakeGains() != nil {
+				t.Errorf("Valid %v, gains %v: want valid and no gain", c.g.Valid(), c.g.TakeGains() != nil)
+			}
+			st := c.g.Status()
+			if (st == nil) != (c.status == "") || st != nil && (st.Lease != c.status || len(st.Members) != 2 || st.Generation != 3) {
+				t.Errorf("Status = %+v, want lease %q", st, c.status)
+			}
+		})
+	}
+}
+
+// Start's stop joins the member's goroutine; a member that gives up says why on lost.
+func TestGateStart(t *testing.T) {
+	t.Parallel()
+	ring := &fakeRing{}
+	g := On(ring, "ns", slog.New(slog.DiscardHandler))
+	stop, lost := g.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ring.running.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the member never ran")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	if ring.running.Load() {
+		t.Fatal("the member still runs after stop returned")
+	}
+	select {
+	case err := <-lost:
+		t.Fatalf("lost %v after a stop", err)
+	default:
+	}
+
+	giving := &fakeRing{runErr: sharding.ErrLost}
+	stop, lost = On(giving, "ns", slog.New(slog.DiscardHandler)).Start()
+	if err := <-lost; !errors.Is(err, sharding.ErrLost) {
+		t.Fatalf("lost %v, want sharding.ErrLost", err)
+	}
+	stop()
+
+	stop, lost = (*Gate)(nil).Start()
+	stop()
+	if lost != nil {
+		t.Fatal("an unsharded runner has a lost channel")
+	}
+}
