@@ -209,14 +209,10 @@ func (o *options) run(cmd *cobra.Command) error {
 	level := levelFor(o.verbosity)
 	logger := newLoggerWithLevel(cmd.ErrOrStderr(), o.logFormat, level)
 	klog.SetSlogLogger(logger.With("component", "client-go"))
-	restConfig, err := o.restConfig()
+	restConfig, err := o.clientConfig(logger)
 	if err != nil {
 		return err
 	}
-	restConfig.QPS, restConfig.Burst = o.qps, o.burst
-	compression, _ := dynamicinformer.ParseCompression(o.compression) // validated
-	restConfig, compressed := dynamicinformer.WithCompression(restConfig, compression)
-	logger.Debug("API server responses", "compression", o.compression, "compressed", compressed)
 	leader, sharding, err := o.leader.config()
 	if err != nil {
 		return err
@@ -286,6 +282,23 @@ func (o *options) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
+	return cfg, nil
+}
+
+// clientConfig is the kubeconfig's client configuration with the --qps, --burst and
+// --compression flags applied.
+func (o *options) clientConfig(logger *slog.Logger) (*rest.Config, error) {
+	cfg, err := o.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = o.qps, o.burst
+	compression, err := dynamicinformer.ParseCompression(o.compression)
+	if err != nil {
+		return nil, fmt.Errorf("--compression: %w", err)
+	}
+	cfg, compressed := dynamicinformer.WithCompression(cfg, compression)
+	logger.Debug("API server responses", "compression", o.compression, "compressed", compressed)
 	return cfg, nil
 }
 
