@@ -31,12 +31,6 @@
 // first) where the server supports it. A relist after "410 Gone" found by a watch is a
 // streaming list either way (watchproxy.go). docs/benchmarks.md measures both.
 //
-// Compression: WithCompression sets whether clients built from a config ask the API server
-// for gzip-compressed responses (on, off, or auto: off when SameMachine says the API server's
-// address is this machine's own). It only sets rest.Config.DisableCompression, which
-// client-go's transport and WithConnectionHealth's honour; docs/benchmarks.md (issue 25) measures
-// what compressing a large initial list costs both ends.
-//
 // Watch health: each informer's ListerWatcher (listwatch.go) retries failing lists and watches
 // itself with a bounded, jittered Backoff, so client-go's reflector, whose backoff grows to a
 // minute, never sees a transient failure; and each watch goes through a proxy (watchproxy.go)

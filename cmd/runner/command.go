@@ -64,7 +64,6 @@ type options struct {
 	metricSeriesLimit int
 	memoryLimit       string
 	streamingLists    bool
-	compression       string
 	readIdle          time.Duration
 	pingTimeout       time.Duration
 	leader            leaderFlags
@@ -126,7 +125,6 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.IntVar(&o.maxBacklog, "max-backlog", engine.DefaultMaxBacklog, "events a script may have queued before updates of the same object are coalesced (its handler then sees the last state it was given as old, the newest as new; adds and deletes are never dropped); -1 never coalesces")
 	f.BoolVar(&o.streamingLists, "streaming-lists", false, "take informers' initial state from a streaming list (a watch that sends every object first, client-go's default) instead of one LIST decoded as it arrives (docs/benchmarks.md)")
-	f.StringVar(&o.compression, "compression", string(dynamicinformer.CompressionAuto), "ask the API server for gzip-compressed responses: on, off, or auto (off when the API server's address is this machine's own: loopback or a local interface, where compression saves no network and the runner would spend CPU decompressing what it must decode anyway; on otherwise; docs/benchmarks.md measures it)")
 	f.DurationVar(&o.readIdle, "http2-read-idle-timeout", dynamicinformer.DefaultReadIdleTimeout, "send an HTTP/2 PING on an API server connection silent this long (0 leaves client-go's transport and its HTTP2_* environment variables in charge)")
 	f.DurationVar(&o.pingTimeout, "http2-ping-timeout", dynamicinformer.DefaultPingTimeout, "close an API server connection whose PING is unanswered this long: a hung API server is noticed within read-idle + ping timeout, and the informers reconnect")
 	f.StringVar(&o.debugAddr, "debug-addr", debugapi.DefaultAddr, "serve the debug API (runner status, explain, tail, ...) on this address; on a non-loopback address every request is authenticated and authorized by the API server, over TLS (docs/debugging.md); empty turns it off")
@@ -159,9 +157,6 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.readIdle < 0 || o.pingTimeout <= 0 {
 		return errors.New("--http2-read-idle-timeout must be 0 or positive, --http2-ping-timeout positive")
-	}
-	if _, err := dynamicinformer.ParseCompression(o.compression); err != nil {
-		return fmt.Errorf("--compression %q: want auto, on or off", o.compression)
 	}
 	if o.metricSeriesLimit <= 0 {
 		return errors.New("--metric-series-limit must be positive")
@@ -209,10 +204,11 @@ func (o *options) run(cmd *cobra.Command) error {
 	level := levelFor(o.verbosity)
 	logger := newLoggerWithLevel(cmd.ErrOrStderr(), o.logFormat, level)
 	klog.SetSlogLogger(logger.With("component", "client-go"))
-	restConfig, err := o.clientConfig(logger)
+	restConfig, err := o.restConfig()
 	if err != nil {
 		return err
 	}
+	restConfig.QPS, restConfig.Burst = o.qps, o.burst
 	leader, sharding, err := o.leader.config()
 	if err != nil {
 		return err
@@ -282,23 +278,6 @@ func (o *options) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig: %w", err)
 	}
-	return cfg, nil
-}
-
-// clientConfig is the kubeconfig's client configuration with the --qps, --burst and
-// --compression flags applied.
-func (o *options) clientConfig(logger *slog.Logger) (*rest.Config, error) {
-	cfg, err := o.restConfig()
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = o.qps, o.burst
-	compression, err := dynamicinformer.ParseCompression(o.compression)
-	if err != nil {
-		return nil, fmt.Errorf("--compression: %w", err)
-	}
-	cfg, compressed := dynamicinformer.WithCompression(cfg, compression)
-	logger.Debug("API server responses", "compression", o.compression, "compressed", compressed)
 	return cfg, nil
 }
 

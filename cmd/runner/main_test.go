@@ -70,7 +70,6 @@ func TestClearErrors(t *testing.T) {
 		{"metrics port in use", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--metrics-addr", busyAddr(t)}, "serve metrics on"},
 		{"explicit debug port in use", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--debug-addr", busyAddr(t)}, "serve debug API on"},
 		{"negative trace records", []string{"--scripts", scripts, "--trace-records", "-1"}, "--trace-records must be 0 (off) or positive"},
-		{"bad compression", []string{"--scripts", scripts, "--compression", "gzip"}, `--compression "gzip": want auto, on or off`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +127,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
 		"--unhealthy-after", "--memory-limit", "--metric-series-limit", "--max-backlog", "--http2-read-idle-timeout", "--http2-ping-timeout", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 		"--leader-elect-retry-period", "--leader-elect-resource-name", "--leader-elect-resource-namespace",
-		"--debug-addr", "--pprof", "--trace-records", "--compression",
+		"--debug-addr", "--pprof", "--trace-records",
 		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
