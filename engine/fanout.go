@@ -128,6 +128,14 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
+// remember records key's state as last handed out; f.mu held. Without a record (a fanout
+// built for tests) it does nothing.
+func (f *fanout) remember(key string, u scripting.Object, rv string) {
+	if f.objs != nil {
+		f.objs[key] = delivered{obj: u, rv: rv}
+	}
+}
+
 // OnAdd records obj and queues its add for every subscriber.
 func (f *fanout) OnAdd(obj any, initial bool) {
 	u, key, rv, ok := unwrapMeta(obj)
@@ -136,9 +144,7 @@ func (f *fanout) OnAdd(obj any, initial bool) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.objs != nil {
-		f.objs[key] = delivered{obj: u, rv: rv}
-	}
+	f.remember(key, u, rv)
 	for _, sub := range f.subs {
 		sub.intake.push(event{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv, initial: initial})
 	}
@@ -154,9 +160,7 @@ func (f *fanout) OnUpdate(oldObj, newObj any) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.objs != nil {
-		f.objs[key] = delivered{obj: u, rv: rv}
-	}
+	f.remember(key, u, rv)
 	again := recreated(o, u)
 	for _, sub := range f.subs {
 		if again {
