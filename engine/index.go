@@ -32,10 +32,11 @@ const splitMin = 64
 // worker's queue.
 func (v *version) index() {
 	defer v.queue.close()
-	defer v.indexer.Close()
-	if v.indexer2 != nil {
-		defer v.indexer2.Close()
-	}
+	defer func() {
+		for _, ix := range v.indexers() {
+			ix.Close()
+		}
+	}()
 	batch := make([]event, 0, indexBatch)
 	for {
 		batch = v.intake.popBatch(v.abort, batch[:0], indexBatch)
@@ -45,6 +46,18 @@ func (v *version) index() {
 		v.indexBatch(batch)
 		v.queue.pushAll(batch)
 	}
+}
+
+// indexers are v's index runtimes: none without index functions, else the stage's own and,
+// when built, the second one for large batches. Every way a version ends closes them all.
+func (v *version) indexers() []*scripting.Script {
+	switch {
+	case v.indexer == nil:
+		return nil
+	case v.indexer2 == nil:
+		return []*scripting.Script{v.indexer}
+	}
+	return []*scripting.Script{v.indexer, v.indexer2}
 }
 
 // indexBatch fills in the index values of the adds and updates in batch, noting failures in

@@ -110,13 +110,7 @@ func (v *version) Memory() (bytes int64, seq uint64, truncated bool) {
 
 // runtimes are v's Scripts: the worker's, the index stage's and the reconcile workers'.
 func (v *version) runtimes() []*scripting.Script {
-	out := []*scripting.Script{v.script}
-	if v.indexer != nil {
-		out = append(out, v.indexer)
-	}
-	if v.indexer2 != nil {
-		out = append(out, v.indexer2)
-	}
+	out := append([]*scripting.Script{v.script}, v.indexers()...)
 	if v.reconciler != nil {
 		out = append(out, v.reconciler.scripts...)
 	}

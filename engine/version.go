@@ -256,11 +256,8 @@ func (v *version) halt() {
 func (v *version) stop() {
 	v.halt()
 	v.script.Interrupt()
-	if v.indexer != nil {
-		v.indexer.Interrupt()
-	}
-	if v.indexer2 != nil {
-		v.indexer2.Interrupt()
+	for _, ix := range v.indexers() {
+		ix.Interrupt()
 	}
 	if v.reconciler != nil {
 		v.reconciler.interrupt()
@@ -281,11 +278,8 @@ func (v *version) close() {
 			v.reconciler.close()
 		}
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
-		if v.indexer != nil {
-			v.indexer.Close()
-		}
-		if v.indexer2 != nil {
-			v.indexer2.Close()
+		for _, ix := range v.indexers() {
+			ix.Close()
 		}
 		if v.gcLift != nil {
 			v.gcLift()
