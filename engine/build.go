@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/coalesce"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -107,9 +108,9 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 	}
 	if e.cfg.MaxBacklog > 0 {
 		coalesced := e.stats.Coalesced(v.name)
-		v.queue.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
+		v.queue.SetOverflow(coalesce.New(e.cfg.MaxBacklog, overload, v.logger, coalesced))
 		if v.intake != v.queue {
-			v.intake.over = newCoalescer(e.cfg.MaxBacklog, v.logger, coalesced)
+			v.intake.SetOverflow(coalesce.New(e.cfg.MaxBacklog, overload, v.logger, coalesced))
 		}
 	}
 	if v.def.Reconcile && !v.standby {

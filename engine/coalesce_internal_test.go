@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -110,7 +109,7 @@ func TestSlowHandlerUnderAnUpdateStorm(t *testing.T) {
 			listener.OnUpdate(state[i], next)
 			state[i] = next
 		}
-		maxDepth = max(maxDepth, v.queue.len())
+		maxDepth = max(maxDepth, v.queue.Len())
 		if len(heaps) < int(elapsed/(5*time.Second))+1 {
 			heaps = append(heaps, liveHeapAfterGC())
 		}
@@ -132,8 +131,8 @@ func TestSlowHandlerUnderAnUpdateStorm(t *testing.T) {
 		t.Errorf("live heap grew %d MB during the storm, want flat (under 20 MB)", grew>>20)
 	}
 	eventually(t, func() error {
-		if !v.queue.idle() {
-			return fmt.Errorf("queue still holds %d events", v.queue.len())
+		if !v.queue.Idle() {
+			return fmt.Errorf("queue still holds %d events", v.queue.Len())
 		}
 		return nil
 	})
@@ -179,83 +178,4 @@ func inMB(bytes []uint64) []uint64 {
 		out[i] = b >> 20
 	}
 	return out
-}
-
-// Coalescing, event by event, on a queue with a limit of 2: only an update whose object's last
-// queued event is an update is folded, keeping the old state of the first and the new state
-// of the last; adds, deletes and markers always queue.
-func TestCoalescingFoldsOnlyConsecutiveUpdates(t *testing.T) {
-	t.Parallel()
-	a, b := &subscription{}, &subscription{}
-	upd := func(sub *subscription, key, old, obj string) event {
-		return event{kind: eventUpdate, sub: sub, key: key, old: obj1(old), obj: obj1(obj)}
-	}
-	cases := []struct {
-		name string
-		in   []event
-		want []string // kind key old→new of each queued event, in order
-	}{
-		{"under the limit nothing is folded",
-			[]event{upd(a, "x", "1", "2"), upd(a, "x", "2", "3")},
-			[]string{"update x 1→2", "update x 2→3"}},
-		{"past the limit updates of one object fold",
-			[]event{upd(a, "y", "1", "2"), upd(a, "x", "1", "2"), upd(a, "x", "2", "3"), upd(a, "x", "3", "4")},
-			[]string{"update y 1→2", "update x 1→4"}},
-		{"a delete between is never folded over",
-			[]event{upd(a, "y", "1", "2"), upd(a, "x", "1", "2"), {kind: eventDelete, sub: a, key: "x", obj: obj1("2")}, upd(a, "x", "0", "1")},
-			[]string{"update y 1→2", "update x 1→2", "delete x →2", "update x 0→1"}},
-		{"adds always queue",
-			[]event{upd(a, "y", "1", "2"), {kind: eventAdd, sub: a, key: "x", obj: obj1("1")}, {kind: eventAdd, sub: a, key: "z", obj: obj1("1")}},
-			[]string{"update y 1→2", "add x →1", "add z →1"}},
-		{"another watch's object is another object",
-			[]event{upd(a, "y", "1", "2"), upd(a, "x", "1", "2"), upd(b, "x", "1", "2")},
-			[]string{"update y 1→2", "update x 1→2", "update x 1→2"}},
-		{"markers queue",
-			[]event{upd(a, "y", "1", "2"), upd(a, "x", "1", "2"), {kind: eventSynced}, upd(a, "x", "2", "3")},
-			[]string{"update y 1→2", "update x 1→3", "synced"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			q := newQueue[event]()
-			q.over = newCoalescer(2, slog.New(slog.DiscardHandler), testCounter())
-			for _, ev := range c.in {
-				q.push(ev)
-			}
-			var got []string
-			for q.len() > 0 {
-				ev, _ := q.pop(nil)
-				got = append(got, describe(ev))
-			}
-			if strings.Join(got, "; ") != strings.Join(c.want, "; ") {
-				t.Errorf("queued %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
-func obj1(n string) map[string]any { return map[string]any{"n": n} }
-
-func describe(ev event) string {
-	state := func(o map[string]any) string {
-		if o == nil {
-			return ""
-		}
-		return o["n"].(string)
-	}
-	switch ev.kind {
-	case eventUpdate:
-		return fmt.Sprintf("update %s %s→%s", ev.key, state(ev.old), state(ev.obj))
-	case eventAdd:
-		return fmt.Sprintf("add %s →%s", ev.key, state(ev.obj))
-	case eventDelete:
-		return fmt.Sprintf("delete %s →%s", ev.key, state(ev.obj))
-	case eventSynced:
-		return "synced"
-	}
-	return "?"
-}
-
-func testCounter() prometheus.Counter {
-	return prometheus.NewCounter(prometheus.CounterOpts{Name: "test_coalesced_total", Help: "test"})
 }

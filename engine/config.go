@@ -18,6 +18,10 @@ import (
 // long enough for editors' multi-step saves, short enough to feel immediate.
 const DefaultDebounce = plugins.DefaultDebounce
 
+// DefaultMaxBacklog is Config.MaxBacklog when zero: about a minute of a busy resource's
+// changes for a handler that keeps up on average, and a few MB of events.
+const DefaultMaxBacklog = 10000
+
 // DefaultMetricSeriesLimit is the default of Config.MetricSeriesLimit: a script's family with
 // more series than this is a mistake (a label per object where a count was meant) that would
 // weigh on the runner and on Prometheus.
@@ -90,7 +94,7 @@ type Config struct {
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
 	// MaxBacklog is how many events a script version may have queued before updates of one
-	// object are coalesced (coalesce.go); zero means DefaultMaxBacklog, negative no limit.
+	// object are coalesced (package engine/internal/coalesce); zero means DefaultMaxBacklog, negative no limit.
 	MaxBacklog int
 	// onCached, when set, sees every object entering an informer's cache, for tests.
 	onCached func(*unstructured.Unstructured)

@@ -106,7 +106,7 @@ func (e *Engine) failingWatch(subs []*subscription) error {
 func (e *Engine) Idle() bool {
 	for _, p := range e.plugins {
 		for _, v := range []*version{p.pending, p.current} {
-			if v != nil && (!v.intake.idle() || !v.queue.idle()) {
+			if v != nil && (!v.intake.Idle() || !v.queue.Idle()) {
 				return false
 			}
 		}

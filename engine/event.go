@@ -3,6 +3,9 @@ package engine
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/jsinformer/jsinformer/engine/internal/coalesce"
+	"github.com/jsinformer/jsinformer/engine/internal/queue"
+
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -36,6 +39,38 @@ type event struct {
 	do      func()          // eventDo: what to run
 	gained  *gainedKeys     // eventGained: the keys gained
 }
+
+// eventChunks is the chunk pool of every version's event queues (newEventQueue).
+var eventChunks queue.Pool[event]
+
+// newEventQueue is a version's event queue: its chunks come from and go back to eventChunks.
+func newEventQueue() *queue.Queue[event] { return queue.NewPooled(&eventChunks) }
+
+// objectRef is what coalescing matches events on: one object of one watched resource.
+type objectRef struct {
+	sub *subscription
+	key string
+}
+
+// eventItems is what the overload policy (package engine/internal/coalesce, past
+// Config.MaxBacklog) needs of events: updates are folded into the last queued update of the
+// same object, keeping its old state (the one the handler will have seen).
+type eventItems struct{}
+
+// overload is the policy's view of events, one for every queue.
+var overload coalesce.Items[event, objectRef] = eventItems{}
+
+// Object is the object an event is about; markers (sync, schedule) are about none.
+func (eventItems) Object(ev event) (objectRef, bool) {
+	if ev.sub == nil {
+		return objectRef{}, false
+	}
+	return objectRef{sub: ev.sub, key: ev.key}, true
+}
+
+func (eventItems) Update(ev event) bool { return ev.kind == eventUpdate }
+
+func (eventItems) Fold(into *event, ev event) { into.obj, into.values = ev.obj, ev.values }
 
 // recreated reports whether an update joins two objects: the same key with another
 // metadata.uid means the first was deleted and the second created while the watch was down,

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/queue"
 )
 
 func TestHandlerUnwrapsTombstones(t *testing.T) {
@@ -33,10 +32,10 @@ func TestHandlerUnwrapsTombstones(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			q := newQueue[event]()
+			q := queue.New[event]()
 			handlerFor(&subscription{}, q).OnDelete(tt.deleted)
-			q.close()
-			ev, ok := q.pop(nil)
+			q.Close()
+			ev, ok := q.Pop(nil)
 			if !ok {
 				t.Fatal("no event queued")
 			}
@@ -76,13 +75,13 @@ func TestHandlerForReadsResourceVersion(t *testing.T) {
 	obj := func(rv string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "ns", "uid": "u", "resourceVersion": rv}}}
 	}
-	q := newQueue[event]()
+	q := queue.New[event]()
 	h := handlerFor(&subscription{}, q)
 	h.OnAdd(obj("7"), true)
 	h.OnUpdate(obj("7"), obj("9"))
-	q.close()
+	q.Close()
 	for _, want := range []string{"7", "9"} {
-		ev, ok := q.pop(nil)
+		ev, ok := q.Pop(nil)
 		if !ok || ev.rv != want || ev.resourceVersion() != want {
 			t.Fatalf("event rv %q, resourceVersion() %q, want %q", ev.rv, ev.resourceVersion(), want)
 		}
@@ -93,124 +92,12 @@ func TestHandlerForReadsResourceVersion(t *testing.T) {
 	}
 }
 
-func TestQueueKeepsOrderAndDrainsAfterClose(t *testing.T) {
-	t.Parallel()
-	q := newQueue[int]()
-	const n = 5000
-	go func() {
-		for i := range n {
-			q.push(i)
-		}
-		q.close()
-	}()
-	for want := 0; ; want++ {
-		got, ok := q.pop(nil)
-		if !ok {
-			if want != n {
-				t.Fatalf("drained after %d items, want %d", want, n)
-			}
-			return
-		}
-		if got != want {
-			t.Fatalf("pop = %d, want %d", got, want)
-		}
-	}
-}
-
-// TestQueueAcrossChunks interleaves bursts and partial drains so that chunks are linked,
-// emptied, recycled as the spare or into a pool and reused, and checks FIFO order and len
-// throughout. With a pool, two queues take turns on it, as a reload's new version takes the
-// chunks its predecessor emptied.
-func TestQueueAcrossChunks(t *testing.T) {
-	t.Parallel()
-	steps := []struct{ push, pop int }{{600, 300}, {600, 900}, {1, 1}, {chunkSize, chunkSize}, {3 * chunkSize, 10}, {0, 3*chunkSize - 10}}
-	for _, pooled := range []bool{false, true} {
-		t.Run(fmt.Sprintf("pooled=%v", pooled), func(t *testing.T) {
-			t.Parallel()
-			var pool sync.Pool
-			for turn := range 2 {
-				q := newQueue[int]()
-				if pooled {
-					q.pool = &pool
-				}
-				next, want := 0, 0
-				for _, step := range steps {
-					for range step.push {
-						q.push(next)
-						next++
-					}
-					for range step.pop {
-						got, ok := q.pop(nil)
-						if !ok || got != want {
-							t.Fatalf("turn %d: pop = %d, %v; want %d", turn, got, ok, want)
-						}
-						want++
-					}
-					if q.len() != next-want {
-						t.Fatalf("turn %d: len = %d, want %d", turn, q.len(), next-want)
-					}
-				}
-			}
-		})
-	}
-}
-
-// A pooled chunk comes back with no item left in it: the queue zeroes what it takes, so the
-// pool holds no reference to an object a version was shown.
-func TestQueuePoolHoldsNoItems(t *testing.T) {
-	t.Parallel()
-	var pool sync.Pool
-	q := newQueue[*int]()
-	q.pool = &pool
-	for i := range 20 * chunkSize { // many chunks: the race detector drops a share of Puts
-		q.push(&i)
-	}
-	for range 20 * chunkSize {
-		if _, ok := q.pop(nil); !ok {
-			t.Fatal("queue drained early")
-		}
-	}
-	pooled := 0
-	for c, ok := pool.Get().(*chunk[*int]); ok; c, ok = pool.Get().(*chunk[*int]) {
-		pooled++
-		if c.n != 0 || c.next != 0 || c.link != nil {
-			t.Fatalf("pooled chunk n=%d next=%d link=%v, want an empty chunk", c.n, c.next, c.link != nil)
-		}
-		for i, item := range c.items {
-			if item != nil {
-				t.Fatalf("pooled chunk holds item %d", i)
-			}
-		}
-	}
-	if pooled == 0 {
-		t.Fatal("no emptied chunk reached the pool")
-	}
-}
-
-func TestQueueRefusesAfterCloseAndAborts(t *testing.T) {
-	t.Parallel()
-	q := newQueue[int]()
-	abort := make(chan struct{})
-	close(abort)
-	if _, ok := q.pop(abort); ok {
-		t.Fatal("pop on an empty queue returned an item after abort")
-	}
-	q.push(2)
-	if item, ok := q.pop(abort); ok {
-		t.Fatalf("pop after abort returned %d, queued before it: an aborted consumer takes nothing more", item)
-	}
-	q.close()
-	if q.push(1) {
-		t.Fatal("push after close accepted")
-	}
-}
-
 func TestBacklogReportsQueuedEventsPerVersion(t *testing.T) {
 	t.Parallel()
-	v := &version{name: "a.js", hash: "abc", queue: newQueue[event](), intake: newQueue[event]()}
-	v.intake.push(event{kind: eventAdd})
-	v.queue.push(event{kind: eventAdd})
-	v.queue.push(event{kind: eventUpdate})
+	v := &version{name: "a.js", hash: "abc", queue: queue.New[event](), intake: queue.New[event]()}
+	v.intake.Push(event{kind: eventAdd})
+	v.queue.Push(event{kind: eventAdd})
+	v.queue.Push(event{kind: eventUpdate})
 	reg := prometheus.NewRegistry()
 	m := enginemetrics.NewEngine(reg)
 	m.VersionAdded(v)
@@ -245,11 +132,11 @@ func TestHandlerSplitsRecreatedObjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			q := newQueue[event]()
+			q := queue.New[event]()
 			handlerFor(&subscription{}, q).OnUpdate(tt.old, tt.new)
-			q.close()
+			q.Close()
 			var got []event
-			for ev, ok := q.pop(nil); ok; ev, ok = q.pop(nil) {
+			for ev, ok := q.Pop(nil); ok; ev, ok = q.Pop(nil) {
 				got = append(got, ev)
 			}
 			if len(got) != len(tt.want) {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/queue"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -110,15 +111,15 @@ func (f *fanout) join(sub *subscription) {
 		sub.synced = f.reg.HasSyncedChecker().Done()
 	}
 	f.subs = append(f.subs, sub)
-	batch := make([]event, 0, min(len(f.objs), chunkSize))
+	batch := make([]event, 0, min(len(f.objs), queue.ChunkSize))
 	for key, d := range f.objs {
 		batch = append(batch, event{kind: eventAdd, sub: sub, key: key, obj: d.obj, rv: d.rv, initial: true})
 		if len(batch) == cap(batch) {
-			sub.intake.pushAll(batch)
+			sub.intake.PushAll(batch)
 			batch = batch[:0]
 		}
 	}
-	sub.intake.pushAll(batch)
+	sub.intake.PushAll(batch)
 }
 
 // closedChan is a channel that is closed: a subscription synced from the start.
@@ -146,7 +147,7 @@ func (f *fanout) OnAdd(obj any, initial bool) {
 	defer f.mu.Unlock()
 	f.remember(key, u, rv)
 	for _, sub := range f.subs {
-		sub.intake.push(event{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv, initial: initial})
+		sub.intake.Push(event{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv, initial: initial})
 	}
 }
 
@@ -164,13 +165,13 @@ func (f *fanout) OnUpdate(oldObj, newObj any) {
 	again := recreated(o, u)
 	for _, sub := range f.subs {
 		if again {
-			sub.intake.pushAll([]event{
+			sub.intake.PushAll([]event{
 				{kind: eventDelete, sub: sub, key: key, obj: o, unknown: true},
 				{kind: eventAdd, sub: sub, key: key, obj: u, rv: rv},
 			})
 			continue
 		}
-		sub.intake.push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u, rv: rv})
+		sub.intake.Push(event{kind: eventUpdate, sub: sub, key: key, old: o, obj: u, rv: rv})
 	}
 }
 
@@ -196,13 +197,13 @@ func (f *fanout) OnDelete(obj any) {
 		delete(f.objs, key)
 	}
 	for _, sub := range f.subs {
-		sub.intake.push(event{kind: eventDelete, sub: sub, key: key, obj: u, unknown: unknown})
+		sub.intake.Push(event{kind: eventDelete, sub: sub, key: key, obj: u, unknown: unknown})
 	}
 }
 
 // handlerFor is a client-go handler queueing sub's events onto q: a fanout with sub its only
 // subscriber and no record, for tests that play client-go's part.
-func handlerFor(sub *subscription, q *queue[event]) cache.ResourceEventHandler {
+func handlerFor(sub *subscription, q *queue.Queue[event]) cache.ResourceEventHandler {
 	sub.intake = q
 	return &fanout{subs: []*subscription{sub}}
 }

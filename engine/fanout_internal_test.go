@@ -81,7 +81,7 @@ func newFanoutSink(fi *fanoutInformer) *fanoutSink {
 	go func() {
 		defer close(s.done)
 		for {
-			ev, ok := s.sub.intake.pop(nil)
+			ev, ok := s.sub.intake.Pop(nil)
 			if !ok {
 				return
 			}
@@ -199,7 +199,7 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 			if err := fans.unsubscribe(leaver.sub); err != nil {
 				t.Fatal(err)
 			}
-			fanoutWait(t, "the subscriber that left to handle its queue", leaver.sub.intake.idle)
+			fanoutWait(t, "the subscriber that left to handle its queue", leaver.sub.intake.Idle)
 			_, leftAt = leaver.snapshot()
 		}
 	}
@@ -212,8 +212,8 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 		})
 		<-s.sub.synced // closed: every subscriber was given the initial list
 	}
-	if _, handled := leaver.snapshot(); handled+leaver.sub.intake.len() != leftAt {
-		t.Errorf("the subscriber that left was given %d events, %d when it left", handled+leaver.sub.intake.len(), leftAt)
+	if _, handled := leaver.snapshot(); handled+leaver.sub.intake.Len() != leftAt {
+		t.Errorf("the subscriber that left was given %d events, %d when it left", handled+leaver.sub.intake.Len(), leftAt)
 	}
 	if leftAt < objects {
 		t.Errorf("the subscriber that left had been given %d events, fewer than the %d objects", leftAt, objects)
@@ -227,7 +227,7 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 		if err := fans.unsubscribe(s.sub); err != nil {
 			t.Fatal(err)
 		}
-		s.sub.intake.close()
+		s.sub.intake.Close()
 		<-s.done
 		for _, p := range s.problems {
 			t.Error(p)
@@ -245,7 +245,7 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 	if err := fans.unsubscribe(again.sub); err != nil {
 		t.Fatal(err)
 	}
-	again.sub.intake.close()
+	again.sub.intake.Close()
 	<-again.done
 }
 

@@ -31,7 +31,7 @@ const splitMin = 64
 // index runs the index stage until intake is closed and drained, or abort; it then closes the
 // worker's queue.
 func (v *version) index() {
-	defer v.queue.close()
+	defer v.queue.Close()
 	defer func() {
 		for _, ix := range v.indexers() {
 			ix.Close()
@@ -39,12 +39,12 @@ func (v *version) index() {
 	}()
 	batch := make([]event, 0, indexBatch)
 	for {
-		batch = v.intake.popBatch(v.abort, batch[:0], indexBatch)
+		batch = v.intake.PopBatch(v.abort, batch[:0], indexBatch)
 		if len(batch) == 0 {
 			return
 		}
 		v.indexBatch(batch)
-		v.queue.pushAll(batch)
+		v.queue.PushAll(batch)
 	}
 }
 

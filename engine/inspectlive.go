@@ -64,9 +64,9 @@ func (v *version) State() string { return v.currentState().String() }
 
 // Backlog is how many events wait for v's worker, index stage and a held event included.
 func (v *version) Backlog() int {
-	n := v.queue.len()
+	n := v.queue.Len()
 	if v.intake != v.queue {
-		n += v.intake.len()
+		n += v.intake.Len()
 	}
 	if v.insp != nil {
 		n += int(v.insp.held.Load())
@@ -102,7 +102,7 @@ func (v *version) Requeue(key, reason string) {
 }
 
 // Do queues fn for v's worker, after the events already queued.
-func (v *version) Do(fn func()) bool { return v.queue.push(event{kind: eventDo, do: fn}) }
+func (v *version) Do(fn func()) bool { return v.queue.Push(event{kind: eventDo, do: fn}) }
 
 // Done is closed once v's worker (and index stage) have returned.
 func (v *version) Done() <-chan struct{} { return v.done }

@@ -29,8 +29,8 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 		return series(t, e, "jsinformer_handler_calls_total", "script", "a.js", "handler", "onUpdate", "result", result)
 	}
 	eventually(t, func() error { // the first call is running, the others queued
-		if v.queue.len() >= queued {
-			return fmt.Errorf("no call started: %d queued", v.queue.len())
+		if v.queue.Len() >= queued {
+			return fmt.Errorf("no call started: %d queued", v.queue.Len())
 		}
 		return nil
 	})

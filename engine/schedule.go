@@ -33,7 +33,7 @@ func (e *Engine) startSchedules(v *version) {
 				return
 			case fired := <-timer.C():
 				if v.scheduled[first].CompareAndSwap(false, true) {
-					v.queue.push(event{kind: eventSchedule, due: first})
+					v.queue.Push(event{kind: eventSchedule, due: first})
 				}
 				next[first] = specs[first].Next(fired)
 				first = earliest(next)

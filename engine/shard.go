@@ -53,7 +53,7 @@ func (e *Engine) onShardGains() {
 		for _, v := range []*version{p.current, p.pending} {
 			if v != nil && len(v.subs) > 0 {
 				subs := append([]*subscription(nil), v.subs...)
-				v.queue.push(event{kind: eventGained, gained: &gainedKeys{has: has, subs: subs}})
+				v.queue.Push(event{kind: eventGained, gained: &gainedKeys{has: has, subs: subs}})
 			}
 		}
 	}

@@ -27,9 +27,9 @@ func (s *stats) handler(script, handler string) *handlerMetrics {
 
 // QueueDepth is v's script, content and the events queued for it (enginemetrics.Backlogged).
 func (v *version) QueueDepth() (script, hash string, queued int) {
-	n := v.queue.len()
+	n := v.queue.Len()
 	if v.intake != v.queue {
-		n += v.intake.len()
+		n += v.intake.Len()
 	}
 	return v.name, v.hash, n
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/queue"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -21,9 +22,9 @@ type subscription struct {
 	target   target
 	informer InformerHandle
 	cache    *scriptcache.View
-	intake   *queue[event]   // the version's: its fanout queues its events here
-	fan      *fanout         // the fanout it is subscribed to; nil before and after
-	synced   <-chan struct{} // closed once it has been given the informer's initial list
+	intake   *queue.Queue[event] // the version's: its fanout queues its events here
+	fan      *fanout             // the fanout it is subscribed to; nil before and after
+	synced   <-chan struct{}     // closed once it has been given the informer's initial list
 }
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
@@ -56,8 +57,8 @@ type version struct {
 	// scheduleCache is the first watched resource's cache, ctx.cache of schedules; written by
 	// subscribe before the loader starts the schedules, never cleared.
 	scheduleCache *scriptcache.View
-	intake        *queue[event]                      // client-go listeners push here; the same queue without indexer
-	queue         *queue[event]                      // the worker pops here
+	intake        *queue.Queue[event]                // client-go listeners push here; the same queue without indexer
+	queue         *queue.Queue[event]                // the worker pops here
 	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
 	scriptMetrics *enginemetrics.Version             // the definition's metric families; nil without (metrics.go)
 
@@ -143,7 +144,7 @@ func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool
 			}
 		}
 	}
-	v.intake.push(event{kind: eventSynced})
+	v.intake.Push(event{kind: eventSynced})
 	select {
 	case <-v.synced:
 		return true
@@ -169,7 +170,7 @@ func (v *version) start() {
 func (v *version) work() {
 	defer v.script.Close()
 	for {
-		ev, ok := v.queue.pop(v.abort)
+		ev, ok := v.queue.Pop(v.abort)
 		if !ok {
 			return
 		}
@@ -195,7 +196,7 @@ func (v *version) retire(drain bool) bool {
 		v.reconciler.shutdown()
 	}
 	if drain {
-		v.intake.close() // the indexer, if any, closes the worker's queue once drained
+		v.intake.Close() // the indexer, if any, closes the worker's queue once drained
 		return true
 	}
 	v.halt()
@@ -206,9 +207,9 @@ func (v *version) retire(drain bool) bool {
 // are skipped. It returns how many were. v must be retired (without drain) first.
 func (v *version) drop() (events, keys int) {
 	v.halt()
-	events = v.queue.len()
+	events = v.queue.Len()
 	if v.intake != v.queue {
-		events += v.intake.len()
+		events += v.intake.Len()
 	}
 	if v.reconciler != nil {
 		keys = v.reconciler.drop()
@@ -248,8 +249,8 @@ func (v *version) idle(limit time.Duration) bool {
 // queued); idempotent.
 func (v *version) halt() {
 	v.haltOnce.Do(func() { close(v.abort) })
-	v.intake.close()
-	v.queue.close()
+	v.intake.Close()
+	v.queue.Close()
 }
 
 // stop halts the version and interrupts its runtimes; idempotent, safe from any goroutine.

@@ -1,10 +1,10 @@
-package engine
+package queue
 
 import (
 	"sync"
 )
 
-// queue is an unbounded FIFO between client-go's listener goroutines (producers) and one
+// Queue is an unbounded FIFO between client-go's listener goroutines (producers) and one
 // version's worker (the only consumer). Unbounded because a producer must never block: a
 // blocked listener would stall nothing else in client-go, but a bounded queue would turn a
 // slow script into lost ordering or dropped events.
@@ -15,7 +15,7 @@ import (
 // a pool (the versions' event queues share one) hands emptied chunks past its one spare to
 // the pool: a reload's burst then runs through the chunks the last reload's burst emptied
 // instead of allocating and zeroing new ones (two queues of a 20,000-object cache are ~5 MB).
-type queue[T any] struct {
+type Queue[T any] struct {
 	mu     sync.Mutex
 	head   *chunk[T] // popped from at head.next
 	tail   *chunk[T] // pushed to at tail.n
@@ -23,51 +23,75 @@ type queue[T any] struct {
 	size   int
 	closed bool
 	ready  chan struct{} // capacity 1: "items may be available"
-	// waiting: the consumer is blocked in pop on an empty queue, so it has finished with
-	// every item it took. The offline harness reads it (idle) to know a version is quiet.
+	// waiting: the consumer is blocked in Pop on an empty queue, so it has finished with
+	// every item it took. The offline harness reads it (Idle) to know a version is quiet.
 	waiting bool
-	// over is the overload policy (coalesce.go), nil for none; called with mu held.
-	over overflow[T]
-	// pool holds emptied *chunk[T]s for any queue sharing it; nil for none.
-	pool *sync.Pool
+	// over is the overload policy (package engine/internal/coalesce), nil for none; called
+	// with mu held.
+	over Overflow[T]
+	// pool holds emptied chunks for any queue sharing it; nil for none.
+	pool *Pool[T]
 }
 
-// overflow is what a queue asks its overload policy: whether an item is folded into one
-// queued (offer, before a put), and where items are put and taken from, so it can find them.
-type overflow[T any] interface {
-	offer(q *queue[T], item T) bool
-	put(slot *T)
-	take(q *queue[T], slot *T)
+// Overflow is what a queue asks its overload policy: whether an item is folded into one
+// queued (Offer, before a put), and where items are put and taken from, so it can find them.
+// Every method is called with the queue's lock held; q is the queue as seen under that lock.
+type Overflow[T any] interface {
+	Offer(q Locked[T], item T) bool
+	Put(slot *T)
+	Take(q Locked[T], slot *T)
 }
 
-// chunkSize items per chunk: big enough that linking is rare, small enough that an idle
-// version holds little.
-const chunkSize = 256
+// Locked is a queue as its overflow policy sees it, with the queue's lock held by the caller.
+type Locked[T any] struct{ q *Queue[T] }
+
+// Len is the number of queued items.
+func (l Locked[T]) Len() int { return l.q.size }
+
+// Slots calls yield with the slot of every queued item, oldest first, until it returns false.
+func (l Locked[T]) Slots(yield func(slot *T) bool) {
+	for ch := l.q.head; ch != nil; ch = ch.link {
+		for i := ch.next; i < ch.n; i++ { // a chunk is linked only once full, so this is in order
+			if !yield(&ch.items[i]) {
+				return
+			}
+		}
+	}
+}
+
+// ChunkSize items per chunk: big enough that linking is rare, small enough that an idle
+// version holds little. Producers pushing a burst push it in batches of this size.
+const ChunkSize = 256
 
 type chunk[T any] struct {
-	items [chunkSize]T
+	items [ChunkSize]T
 	n     int // items written
 	next  int // items read
 	link  *chunk[T]
 }
 
-func newQueue[T any]() *queue[T] {
+// Pool is a pool of emptied chunks that queues of T share (NewPooled). The zero Pool is
+// ready to use.
+type Pool[T any] struct{ p sync.Pool }
+
+// New is an empty queue with no pool and no overflow policy.
+func New[T any]() *Queue[T] {
 	c := &chunk[T]{}
-	return &queue[T]{head: c, tail: c, ready: make(chan struct{}, 1)}
+	return &Queue[T]{head: c, tail: c, ready: make(chan struct{}, 1)}
 }
 
-// eventChunks is the chunk pool of every version's event queues (newEventQueue).
-var eventChunks sync.Pool
-
-// newEventQueue is a version's event queue: its chunks come from and go back to eventChunks.
-func newEventQueue() *queue[event] {
-	q := newQueue[event]()
-	q.pool = &eventChunks
+// NewPooled is an empty queue whose chunks come from and go back to pool.
+func NewPooled[T any](pool *Pool[T]) *Queue[T] {
+	q := New[T]()
+	q.pool = pool
 	return q
 }
 
-// push appends an item; it reports false after close.
-func (q *queue[T]) push(item T) bool {
+// SetOverflow sets the queue's overload policy; call it before the queue is shared.
+func (q *Queue[T]) SetOverflow(o Overflow[T]) { q.over = o }
+
+// Push appends an item; it reports false after Close.
+func (q *Queue[T]) Push(item T) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -79,8 +103,8 @@ func (q *queue[T]) push(item T) bool {
 	return true
 }
 
-// pushAll appends items in order, as one push each; it reports false after close.
-func (q *queue[T]) pushAll(items []T) bool {
+// PushAll appends items in order, as one Push each; it reports false after Close.
+func (q *Queue[T]) PushAll(items []T) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -95,20 +119,20 @@ func (q *queue[T]) pushAll(items []T) bool {
 }
 
 // add appends item, unless the overload policy folds it into one queued; called with mu held.
-func (q *queue[T]) add(item T) {
+func (q *Queue[T]) add(item T) {
 	if q.over == nil {
 		q.put(item)
 		return
 	}
-	if !q.over.offer(q, item) {
-		q.over.put(q.put(item))
+	if !q.over.Offer(Locked[T]{q}, item) {
+		q.over.Put(q.put(item))
 	}
 }
 
 // put appends item at the tail, linking a chunk when the tail is full, and returns its slot,
 // which stays put until taken; called with mu held.
-func (q *queue[T]) put(item T) *T {
-	if q.tail.n == chunkSize {
+func (q *Queue[T]) put(item T) *T {
+	if q.tail.n == ChunkSize {
 		q.tail.link = q.newChunk()
 		q.tail = q.tail.link
 	}
@@ -120,37 +144,37 @@ func (q *queue[T]) put(item T) *T {
 }
 
 // newChunk returns the spare chunk or a new one; called with mu held.
-func (q *queue[T]) newChunk() *chunk[T] {
+func (q *Queue[T]) newChunk() *chunk[T] {
 	if c := q.spare; c != nil {
 		q.spare = nil
 		return c
 	}
 	if q.pool != nil {
-		if c, ok := q.pool.Get().(*chunk[T]); ok {
+		if c, ok := q.pool.p.Get().(*chunk[T]); ok {
 			return c
 		}
 	}
 	return &chunk[T]{}
 }
 
-func (q *queue[T]) signal() {
+func (q *Queue[T]) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
 }
 
-// close stops accepting items; pop drains what is left, then reports done.
-func (q *queue[T]) close() {
+// Close stops accepting items; Pop drains what is left, then reports done.
+func (q *Queue[T]) Close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.signal()
 }
 
-// pop returns the next item, waiting for one; ok is false once closed and drained, or as soon
+// Pop returns the next item, waiting for one; ok is false once closed and drained, or as soon
 // as abort is closed, items left or not: an aborted consumer takes nothing more.
-func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
+func (q *Queue[T]) Pop(abort <-chan struct{}) (item T, ok bool) {
 	for {
 		select {
 		case <-abort:
@@ -178,10 +202,10 @@ func (q *queue[T]) pop(abort <-chan struct{}) (item T, ok bool) {
 	}
 }
 
-// popBatch waits like pop for an item, then appends to buf it and up to limit-1 more that are
+// PopBatch waits like Pop for an item, then appends to buf it and up to limit-1 more that are
 // already waiting. It returns buf unchanged once closed and drained, or on abort.
-func (q *queue[T]) popBatch(abort <-chan struct{}, buf []T, limit int) []T {
-	item, ok := q.pop(abort)
+func (q *Queue[T]) PopBatch(abort <-chan struct{}, buf []T, limit int) []T {
+	item, ok := q.Pop(abort)
 	if !ok {
 		return buf
 	}
@@ -195,9 +219,9 @@ func (q *queue[T]) popBatch(abort <-chan struct{}, buf []T, limit int) []T {
 }
 
 // take removes the head item; called with mu held and size > 0.
-func (q *queue[T]) take() T {
+func (q *Queue[T]) take() T {
 	h := q.head
-	if h.next == chunkSize {
+	if h.next == ChunkSize {
 		q.head = h.link
 		h.n, h.next, h.link = 0, 0, nil // its items were zeroed as they were taken
 		q.recycle(h)
@@ -206,7 +230,7 @@ func (q *queue[T]) take() T {
 	item := h.items[h.next]
 	q.size--
 	if q.over != nil {
-		q.over.take(q, &h.items[h.next])
+		q.over.Take(Locked[T]{q}, &h.items[h.next])
 	}
 	var zero T
 	h.items[h.next] = zero // drop the reference for the GC
@@ -219,24 +243,24 @@ func (q *queue[T]) take() T {
 
 // recycle keeps the emptied chunk c as the spare, or gives it to the pool when there is a
 // spare already; called with mu held. c's items are all zero (take zeroes them).
-func (q *queue[T]) recycle(c *chunk[T]) {
+func (q *Queue[T]) recycle(c *chunk[T]) {
 	switch {
 	case q.spare == nil:
 		q.spare = c
 	case q.pool != nil:
-		q.pool.Put(c)
+		q.pool.p.Put(c)
 	}
 }
 
-// idle reports that the queue is empty and its consumer is waiting for the next item.
-func (q *queue[T]) idle() bool {
+// Idle reports that the queue is empty and its consumer is waiting for the next item.
+func (q *Queue[T]) Idle() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.size == 0 && q.waiting
 }
 
-// len is the number of waiting items.
-func (q *queue[T]) len() int {
+// Len is the number of waiting items.
+func (q *Queue[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.size
