@@ -18,6 +18,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/fanout"
 	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
 	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
@@ -37,7 +38,7 @@ type Engine struct {
 	discovery discovery.DiscoveryInterface // Run's connection check; nil in a driven engine
 	resolver  Resolver
 	factory   Informers
-	fanouts   fanouts // one client-go registration per informer, shared by the versions (fanout.go)
+	fanouts   fanout.Registry[event] // one client-go registration per informer, shared by the versions (intake.go)
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats

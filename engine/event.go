@@ -1,11 +1,6 @@
 package engine
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/jsinformer/jsinformer/engine/internal/coalesce"
-	"github.com/jsinformer/jsinformer/engine/internal/queue"
-
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -38,77 +33,6 @@ type event struct {
 	collect *collectRequest // eventCollect: the scrape waiting for it
 	do      func()          // eventDo: what to run
 	gained  *gainedKeys     // eventGained: the keys gained
-}
-
-// eventChunks is the chunk pool of every version's event queues (newEventQueue).
-var eventChunks queue.Pool[event]
-
-// newEventQueue is a version's event queue: its chunks come from and go back to eventChunks.
-func newEventQueue() *queue.Queue[event] { return queue.NewPooled(&eventChunks) }
-
-// objectRef is what coalescing matches events on: one object of one watched resource.
-type objectRef struct {
-	sub *subscription
-	key string
-}
-
-// eventItems is what the overload policy (package engine/internal/coalesce, past
-// Config.MaxBacklog) needs of events: updates are folded into the last queued update of the
-// same object, keeping its old state (the one the handler will have seen).
-type eventItems struct{}
-
-// overload is the policy's view of events, one for every queue.
-var overload coalesce.Items[event, objectRef] = eventItems{}
-
-// Object is the object an event is about; markers (sync, schedule) are about none.
-func (eventItems) Object(ev event) (objectRef, bool) {
-	if ev.sub == nil {
-		return objectRef{}, false
-	}
-	return objectRef{sub: ev.sub, key: ev.key}, true
-}
-
-func (eventItems) Update(ev event) bool { return ev.kind == eventUpdate }
-
-func (eventItems) Fold(into *event, ev event) { into.obj, into.values = ev.obj, ev.values }
-
-// recreated reports whether an update joins two objects: the same key with another
-// metadata.uid means the first was deleted and the second created while the watch was down,
-// or between two lists. Scripts then see the delete (its final state unknown) and the add.
-func recreated(old, obj scripting.Object) bool {
-	oldUID, newUID := uidOf(old), uidOf(obj)
-	return oldUID != "" && newUID != "" && oldUID != newUID
-}
-
-func uidOf(obj scripting.Object) string {
-	meta, _ := obj["metadata"].(map[string]any)
-	uid, _ := meta["uid"].(string)
-	return uid
-}
-
-// unwrap returns the object's map and its client-go key ("namespace/name", or "name" for a
-// cluster-scoped object), read straight from the map: this runs for every event, and
-// cache.MetaNamespaceKeyFunc's generic accessors cost more than the rest of the hand-off.
-func unwrap(obj any) (scripting.Object, string, bool) {
-	u, key, _, ok := unwrapMeta(obj)
-	return u, key, ok
-}
-
-// unwrapMeta is unwrap, and the object's metadata.resourceVersion: read here, while the
-// metadata is in the CPU's cache, so that the worker's trace record (tracecall.go) need not
-// fetch it from memory again for every object of a reload.
-func unwrapMeta(obj any) (u scripting.Object, key, rv string, ok bool) {
-	uns, ok := obj.(*unstructured.Unstructured)
-	if !ok || uns == nil {
-		return nil, "", "", false
-	}
-	meta, _ := uns.Object["metadata"].(map[string]any)
-	name, _ := meta["name"].(string)
-	rv, _ = meta["resourceVersion"].(string)
-	if ns, _ := meta["namespace"].(string); ns != "" {
-		return uns.Object, ns + "/" + name, rv, true
-	}
-	return uns.Object, name, rv, true
 }
 
 // resourceVersion is the event's object's metadata.resourceVersion: the listener's reading,

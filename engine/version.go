@@ -9,6 +9,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/fanout"
 	"github.com/jsinformer/jsinformer/engine/internal/queue"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -22,9 +23,9 @@ type subscription struct {
 	target   target
 	informer InformerHandle
 	cache    *scriptcache.View
-	intake   *queue.Queue[event] // the version's: its fanout queues its events here
-	fan      *fanout             // the fanout it is subscribed to; nil before and after
-	synced   <-chan struct{}     // closed once it has been given the informer's initial list
+	intake   *queue.Queue[event]   // the version's: its fanout queues its events here
+	fan      *fanout.Member[event] // its place in the fanout of its informer (intake.go)
+	synced   <-chan struct{}       // closed once it has been given the informer's initial list
 }
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
@@ -52,8 +53,8 @@ type version struct {
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *scriptcache.Store
-	subs       []*subscription // the loader's: the worker reads scheduleCache instead
-	fans       *fanouts        // the engine's, which subs are subscribed through
+	subs       []*subscription         // the loader's: the worker reads scheduleCache instead
+	fans       *fanout.Registry[event] // the engine's, which subs are subscribed through
 	// scheduleCache is the first watched resource's cache, ctx.cache of schedules; written by
 	// subscribe before the loader starts the schedules, never cleared.
 	scheduleCache *scriptcache.View
@@ -90,7 +91,7 @@ type version struct {
 
 // subscribe acquires an informer per key and registers the version's handler on it. On
 // error everything acquired so far is given back.
-func (v *version) subscribe(factory Informers, fans *fanouts, targets []target, resolve func(string) (string, error)) error {
+func (v *version) subscribe(factory Informers, fans *fanout.Registry[event], targets []target, resolve func(string) (string, error)) error {
 	v.fans = fans
 	for _, t := range targets {
 		inf, err := factory.Acquire(t.key)
@@ -105,10 +106,11 @@ func (v *version) subscribe(factory Informers, fans *fanouts, targets []target, 
 		if v.scheduleCache == nil {
 			v.scheduleCache = sub.cache
 		}
-		if err := fans.subscribe(sub); err != nil {
+		if sub.fan, err = fans.Subscribe(sub); err != nil {
 			v.unsubscribe()
 			return fmt.Errorf("register handler on %s: %w", t.key, err)
 		}
+		sub.synced = sub.fan.Synced()
 	}
 	return nil
 }
@@ -118,7 +120,7 @@ func (v *version) subscribe(factory Informers, fans *fanouts, targets []target, 
 // informers. Afterwards the queue holds every event the version will ever get.
 func (v *version) unsubscribe() {
 	for _, sub := range v.subs {
-		if err := v.fans.unsubscribe(sub); err != nil {
+		if err := v.fans.Unsubscribe(sub.fan); err != nil {
 			v.logger.Warn("remove event handler", "error", err)
 		}
 		sub.informer.Release()

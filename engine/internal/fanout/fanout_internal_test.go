@@ -1,4 +1,4 @@
-package engine
+package fanout
 
 import (
 	"context"
@@ -21,10 +21,7 @@ type fanoutInformer struct {
 	w   *watch.FakeWatcher
 }
 
-func (fi *fanoutInformer) Informer() cache.SharedIndexInformer { return fi.inf }
-func (fi *fanoutInformer) Release()                            {}
-
-func newFanoutInformer(t *testing.T, n, chanSize int) *fanoutInformer {
+func newFanoutInformer(t testing.TB, n, chanSize int) *fanoutInformer {
 	t.Helper()
 	fi := &fanoutInformer{w: watch.NewFakeWithChanSize(chanSize, false)}
 	lw := &cache.ListWatch{
@@ -67,7 +64,8 @@ func fanoutObject(i, generation, rv int) *unstructured.Unstructured {
 // make sense in order: an add of an object it does not hold, an update whose old state is the
 // one it was last given, a delete of an object it holds.
 type fanoutSink struct {
-	sub      *subscription
+	*plain
+	member   *Member[Notification]
 	mu       sync.Mutex
 	state    map[string]string // key → resourceVersion
 	handled  int
@@ -77,11 +75,11 @@ type fanoutSink struct {
 }
 
 func newFanoutSink(fi *fanoutInformer) *fanoutSink {
-	s := &fanoutSink{sub: &subscription{informer: fi, intake: newEventQueue()}, state: map[string]string{}, done: make(chan struct{})}
+	s := &fanoutSink{plain: newPlain(fi.inf), state: map[string]string{}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		for {
-			ev, ok := s.sub.intake.Pop(nil)
+			ev, ok := s.q.Pop(nil)
 			if !ok {
 				return
 			}
@@ -91,30 +89,30 @@ func newFanoutSink(fi *fanoutInformer) *fanoutSink {
 	return s
 }
 
-func (s *fanoutSink) apply(ev event) {
+func (s *fanoutSink) apply(ev Notification) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.handled++
-	have, held := s.state[ev.key]
-	switch ev.kind {
-	case eventAdd:
+	have, held := s.state[ev.Key]
+	switch ev.Kind {
+	case Add:
 		if held {
-			s.problems = append(s.problems, fmt.Sprintf("add of %s at %s, held at %s", ev.key, ev.rv, have))
+			s.problems = append(s.problems, fmt.Sprintf("add of %s at %s, held at %s", ev.Key, ev.RV, have))
 		}
-		if ev.initial {
+		if ev.Initial {
 			s.initial++
 		}
-		s.state[ev.key] = ev.rv
-	case eventUpdate:
-		if old := resourceVersionOf(ev.old); !held || old != have {
-			s.problems = append(s.problems, fmt.Sprintf("update of %s from %s, held at %q", ev.key, old, have))
+		s.state[ev.Key] = ev.RV
+	case Update:
+		if old := rvOf(ev.Old); !held || old != have {
+			s.problems = append(s.problems, fmt.Sprintf("update of %s from %s, held at %q", ev.Key, old, have))
 		}
-		s.state[ev.key] = ev.rv
-	case eventDelete:
+		s.state[ev.Key] = ev.RV
+	case Delete:
 		if !held {
-			s.problems = append(s.problems, "delete of "+ev.key+", not held")
+			s.problems = append(s.problems, "delete of "+ev.Key+", not held")
 		}
-		delete(s.state, ev.key)
+		delete(s.state, ev.Key)
 	}
 }
 
@@ -148,18 +146,20 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 	t.Parallel()
 	const objects, changes = 300, 3000
 	fi := newFanoutInformer(t, objects, changes)
-	var fans fanouts
+	var fans Registry[Notification]
 	subscribe := func() *fanoutSink {
 		s := newFanoutSink(fi)
-		if err := fans.subscribe(s.sub); err != nil {
+		m, err := fans.Subscribe(s)
+		if err != nil {
 			t.Fatal(err)
 		}
+		s.member = m
 		return s
 	}
 	early := subscribe() // before the informer has listed, most likely: client-go's replay
 	fanoutWait(t, "the first subscription to sync", func() bool {
 		select {
-		case <-early.sub.synced:
+		case <-early.member.Synced():
 			return true
 		default:
 			return false
@@ -196,10 +196,10 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 			joined = append(joined, subscribe())
 		}
 		if c == changes/2 {
-			if err := fans.unsubscribe(leaver.sub); err != nil {
+			if err := fans.Unsubscribe(leaver.member); err != nil {
 				t.Fatal(err)
 			}
-			fanoutWait(t, "the subscriber that left to handle its queue", leaver.sub.intake.Idle)
+			fanoutWait(t, "the subscriber that left to handle its queue", leaver.q.Idle)
 			_, leftAt = leaver.snapshot()
 		}
 	}
@@ -210,10 +210,10 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 			got, _ := s.snapshot()
 			return fmt.Sprint(got) == fmt.Sprint(want())
 		})
-		<-s.sub.synced // closed: every subscriber was given the initial list
+		<-s.member.Synced() // closed: every subscriber was given the initial list
 	}
-	if _, handled := leaver.snapshot(); handled+leaver.sub.intake.Len() != leftAt {
-		t.Errorf("the subscriber that left was given %d events, %d when it left", handled+leaver.sub.intake.Len(), leftAt)
+	if _, handled := leaver.snapshot(); handled+leaver.q.Len() != leftAt {
+		t.Errorf("the subscriber that left was given %d events, %d when it left", handled+leaver.q.Len(), leftAt)
 	}
 	if leftAt < objects {
 		t.Errorf("the subscriber that left had been given %d events, fewer than the %d objects", leftAt, objects)
@@ -224,10 +224,10 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 		}
 	}
 	for _, s := range append([]*fanoutSink{early, leaver}, joined...) {
-		if err := fans.unsubscribe(s.sub); err != nil {
+		if err := fans.Unsubscribe(s.member); err != nil {
 			t.Fatal(err)
 		}
-		s.sub.intake.Close()
+		s.q.Close()
 		<-s.done
 		for _, p := range s.problems {
 			t.Error(p)
@@ -242,10 +242,10 @@ func TestFanoutSubscribersJoinAndLeaveMidStream(t *testing.T) {
 		got, _ := again.snapshot()
 		return fmt.Sprint(got) == fmt.Sprint(want())
 	})
-	if err := fans.unsubscribe(again.sub); err != nil {
+	if err := fans.Unsubscribe(again.member); err != nil {
 		t.Fatal(err)
 	}
-	again.sub.intake.Close()
+	again.q.Close()
 	<-again.done
 }
 
@@ -258,4 +258,11 @@ func fanoutWait(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// rvOf is obj's metadata.resourceVersion.
+func rvOf(obj map[string]any) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	rv, _ := meta["resourceVersion"].(string)
+	return rv
 }

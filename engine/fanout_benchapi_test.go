@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/jsinformer/jsinformer/engine/internal/fanout"
+)
+
+// The engine's side of the fanout benchmarks (fanout_bench_test.go): the engine's events
+// through the engine's subscriptions.
+
+type benchRegistry = fanout.Registry[event]
+
+func benchSubscription() *subscription { return &subscription{intake: newEventQueue()} }
+
+func benchHandler(sub *subscription) cache.ResourceEventHandler { return fanout.Handler[event](sub) }
+
+func benchSubscribe(fs *fanout.Registry[event], s *subscription) (err error) {
+	s.fan, err = fs.Subscribe(s)
+	if err == nil {
+		s.synced = s.fan.Synced()
+	}
+	return err
+}
+
+func benchUnsubscribe(fs *fanout.Registry[event], s *subscription) error {
+	return fs.Unsubscribe(s.fan)
+}
+
+// benchInformer is a real client-go informer listing n ConfigMaps and then watching nothing.
+type benchInformer struct{ inf cache.SharedIndexInformer }
+
+func (bi benchInformer) Informer() cache.SharedIndexInformer { return bi.inf }
+func (bi benchInformer) Release()                            {}
+
+func newBenchInformer(b *testing.B, n int) benchInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMapList"}}
+			list.SetResourceVersion("1")
+			for i := range n {
+				list.Items = append(list.Items, *benchObject(i))
+			}
+			return list, nil
+		},
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
+			return watch.NewFake(), nil
+		},
+	}
+	inf := cache.NewSharedIndexInformer(benchListing{lw}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	ctx, cancel := context.WithCancel(b.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		inf.RunWithContext(ctx)
+	}()
+	b.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return benchInformer{inf}
+}
+
+func benchObject(i int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": fmt.Sprintf("cm-%d", i), "namespace": "ns", "uid": fmt.Sprint(i), "resourceVersion": fmt.Sprint(i + 1)}}}
+}
+
+// benchListing makes the reflector list rather than stream.
+type benchListing struct{ *cache.ListWatch }
+
+func (benchListing) IsWatchListSemanticsUnSupported() bool { return true }
