@@ -6,13 +6,22 @@
 // scripts' client) comes in through Env.
 //
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
-// (build.go, version.go, state.go, event.go, queue.go, coalesce.go, index.go, handle.go,
-// enqueue.go, schedule.go), the one client-go registration per informer shared by the
-// versions (fanout.go), the record of which informers the live versions need (needs.go),
-// reconcile (reconcile.go) and the environment (env.go, drive.go, config.go). The rest of
-// this folder is the engine's side of what plugs into it: each file below hands a package its
-// versions or records into it, and nothing more. What plugs in lives in its own package, each
-// with a doc.go stating its contract and its own tests, none importing this one:
+// (build.go, version.go, state.go, event.go, index.go, handle.go, enqueue.go, schedule.go),
+// how events come in (intake.go: a version's subscriptions, its event queues and their
+// overload policy, wired to the three intake packages below), the record of which informers
+// the live versions need (needs.go), reconcile (reconcile.go) and the environment (env.go,
+// drive.go, config.go). The core's intake path lives in three packages of its own, each
+// knowing nothing of versions:
+//   - internal/fanout: the one client-go registration per informer, shared by the versions
+//     subscribed to it (fanout.Subscriber: the informer, the queue, how a notification
+//     becomes an event), its record of what it handed out and the joiner's initial adds.
+//   - internal/queue: the unbounded chunked FIFO between the listeners and a version's worker
+//     (many producers, one consumer), its chunk pool and the overflow hook.
+//   - internal/coalesce: the overload policy past Config.MaxBacklog (episodes, the WARN an
+//     operator reads, jsinformer_events_coalesced_total), over a small interface of events.
+// The rest of this folder is the engine's side of what plugs into it: each file below hands a
+// package its versions or records into it, and nothing more. What plugs in lives in its own
+// package, each with a doc.go stating its contract and its own tests, none importing this one:
 //   - package status (top level: the state API is public): Status and its types, the Book
 //     the loader records each transition into, and the handler counters. status.go builds a
 //     Status from the book, the informers and leadership.
@@ -59,11 +68,12 @@
 //     script is current.
 //   - Each version (one content of one file) has one worker goroutine that owns its goja
 //     runtime and is the only writer of its store and JS indexes. The engine registers one
-//     client-go handler per informer (fanout.go) whatever the number of versions watching it;
-//     on client-go's listener goroutine it only appends to each version's queue, which never
-//     blocks them, so a slow or stuck script never delays another script or the informers. Past Config.MaxBacklog queued events,
-//     updates of an object whose last queued event is an update are folded into it
-//     (coalesce.go): the overload policy that bounds a slow script's backlog.
+//     client-go handler per informer (internal/fanout) whatever the number of versions
+//     watching it; on client-go's listener goroutine it only appends to each version's queue
+//     (internal/queue), which never blocks them, so a slow or stuck script never delays
+//     another script or the informers. Past Config.MaxBacklog queued events, updates of an
+//     object whose last queued event is an update are folded into it (internal/coalesce): the
+//     overload policy that bounds a slow script's backlog.
 //   - A version whose script has index functions also has an index goroutine with a runtime
 //     of its own, between the listeners and the worker: it computes each event's index values
 //     and passes the events on in the order it got them. A large batch (a reload's replay) is

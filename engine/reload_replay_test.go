@@ -11,8 +11,9 @@ import (
 // replaying the cache into its index stage, stalled inside a batch of index calls: that
 // version never serves, its stalled call is interrupted, and the newest version serves with
 // every cached object indexed by its own function. The event queues of the abandoned version
-// and of the one it was replacing hand their chunks on to the next (queue.go's pool), so
-// this also checks that nothing of theirs reaches the version that serves.
+// and of the one it was replacing hand their chunks on to the next (the chunk pool of package
+// engine/internal/queue), so this also checks that nothing of theirs reaches the version that
+// serves.
 func TestSaveDuringAReplaySupersedesIt(t *testing.T) {
 	t.Parallel()
 	const objects = 200
