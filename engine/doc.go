@@ -5,7 +5,8 @@
 // memory guard, leader election and the state API; what it runs on (informers, clock, the
 // scripts' client) comes in through Env.
 //
-// Layout. The core is this folder: the loader (engine.go, loader.go, settle.go), versions
+// Layout. The core is this folder: the loader (engine.go, loader.go, settle.go; the load
+// failures it holds until their content settles are internal/settle's Failures), versions
 // (build.go, version.go, state.go, event.go, index.go, handle.go, enqueue.go, schedule.go),
 // how events come in (intake.go: a version's subscriptions, its event queues and their
 // overload policy, wired to the three intake packages below), the record of which informers
@@ -19,6 +20,7 @@
 //     (many producers, one consumer), its chunk pool and the overflow hook.
 //   - internal/coalesce: the overload policy past Config.MaxBacklog (episodes, the WARN an
 //     operator reads, jsinformer_events_coalesced_total), over a small interface of events.
+//
 // The rest of this folder is the engine's side of what plugs into it: each file below hands a
 // package its versions or records into it, and nothing more. What plugs in lives in its own
 // package, each with a doc.go stating its contract and its own tests, none importing this one:
@@ -107,7 +109,7 @@
 // released. Every change therefore reaches at least one version, and the new one ends with
 // the server's state. A load that fails at any step leaves the old version running (the
 // failure of content read moments after it changed is reported only once the watcher says
-// that content has settled: it may be a save in progress; settle.go); one that
+// that content has settled: it may be a save in progress; internal/settle); one that
 // failed because its watch names a resource the server does not serve is retried every
 // Config.RetryUnknownResources, so a CRD installed later is picked up.
 //

@@ -23,6 +23,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/inspect"
 	"github.com/jsinformer/jsinformer/engine/internal/leader"
+	"github.com/jsinformer/jsinformer/engine/internal/settle"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -55,7 +56,7 @@ type Engine struct {
 	plugins       map[string]*plugin
 	initial       map[string]bool          // initial scripts not yet synced or failed
 	waiting       map[string]waitingScript // failed on a resource not served yet; retried
-	failures      failures                 // held until their content settles, and reported
+	failures      settle.Failures          // held until their content settles, and reported
 	watcherSynced bool
 	ready         bool
 	synced        chan *version

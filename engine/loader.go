@@ -23,7 +23,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		return
 	}
 	delete(e.waiting, ev.Source.Name)    // a newer content or a removal supersedes a retry,
-	e.failures.supersede(ev.Source.Name) // and a failure held until its content settled
+	e.failures.Supersede(ev.Source.Name) // and a failure held until its content settled
 	switch ev.Kind {
 	case plugins.Loaded:
 		if !e.watcherSynced {
@@ -31,7 +31,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		}
 		e.load(ev.Source)
 	case plugins.Removed:
-		e.failures.forget(ev.Source.Name)
+		e.failures.Forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
 		e.stats.Forget(ev.Source.Name)
@@ -53,7 +53,7 @@ func (e *Engine) load(src plugins.Source) {
 			e.retire(p.pending, false)
 			p.pending = nil
 		}
-		e.failures.forget(src.Name)
+		e.failures.Forget(src.Name)
 		e.logger.Info("script content is the running version again; nothing to reload", "script", src.Name, "version", src.Hash)
 		e.book.Restored(src.Name, src.Hash)
 		e.initialDone(src.Name)
@@ -71,7 +71,7 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.loadFailed(logger, src, err, lastErr)
 		return
 	}
-	e.failures.forget(src.Name)
+	e.failures.Forget(src.Name)
 	p := e.plugins[src.Name]
 	if p == nil {
 		p = &plugin{}
@@ -93,7 +93,7 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 }
 
 func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, lastErr string) {
-	if e.failures.hold(logger, src, err) {
+	if e.failures.Hold(logger, src, err) {
 		return
 	}
 	attrs := []any{"error", err.Error(), "running_version", e.runningVersion(src.Name)}
@@ -108,7 +108,7 @@ func (e *Engine) loadFailed(logger *slog.Logger, src plugins.Source, err error, 
 		logger.Error("script not loaded", attrs...)
 		e.stats.LoadFailed(src.Name)
 	}
-	e.failures.didReport(src)
+	e.failures.DidReport(src)
 	if err.Error() != lastErr {
 		result := status.LoadFailed
 		if waiting {
