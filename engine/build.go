@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/reconcile"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -117,13 +118,16 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
 			return err
 		}
-		v.reconciler.begin, v.reconciler.handles = v.begin, v.handles
-		v.reconciler.sink = v.metricSink()
 		v.enqueue = v.ctxEnqueue
 	}
 	return nil
 }
 
+// reconciler is a version's reconcile workers (package engine/internal/reconcile).
+type reconciler = reconcile.Workers[*scripting.Script]
+
+// newReconciler builds v's reconcile workers, one runtime each, on the first watched
+// resource's cache and the engine's clock.
 func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
 	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
 	workers := make([]*trace.Worker, len(scripts))
@@ -139,10 +143,12 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		}
 		scripts[i] = s
 	}
-	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
-	r := newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats)
-	r.insp.workers, r.insp.pauses, r.insp.halt, r.insp.version = workers, e.pauses, v.abort, v.hash
-	return r, nil
+	return reconcile.New(reconcile.Config[*scripting.Script]{
+		Name: v.name, Version: v.hash, Queue: e.clock.NewQueue(v.name), Runtimes: scripts, Recorders: workers,
+		MaxRetries: v.def.MaxRetries, Logger: v.logger, Metrics: e.stats.handler(v.name, "reconcile"), Sink: v.metricSink(),
+		Cache: &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName},
+		Begin: v.begin, Handles: v.handles, Hold: func() bool { return e.pauses.Wait(v.name, v.abort) },
+	}), nil
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command

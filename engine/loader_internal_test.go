@@ -96,14 +96,14 @@ func TestReloadDuringDrain(t *testing.T) {
 	if v1.currentState() != stateDone {
 		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.currentState())
 	}
-	if got := v2.reconciler.queue.Len(); got != 3 {
+	if got := v2.reconciler.Len(); got != 3 {
 		t.Errorf("v2 has %d of its 3 keys left: it reconciled, though retired before its turn", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for v3.reconciler.queue.Len() > 0 && time.Now().Before(deadline) {
+	for v3.reconciler.Len() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // v3 reconciles once its predecessors are done
 	}
-	if n := v3.reconciler.queue.Len(); n > 0 {
+	if n := v3.reconciler.Len(); n > 0 {
 		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
 	}
 }

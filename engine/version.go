@@ -192,7 +192,7 @@ func (v *version) retire(drain bool) bool {
 	}
 	v.unsubscribe()
 	if v.reconciler != nil {
-		v.reconciler.shutdown()
+		v.reconciler.Shutdown()
 	}
 	if drain {
 		v.intake.close() // the indexer, if any, closes the worker's queue once drained
@@ -211,7 +211,7 @@ func (v *version) drop() (events, keys int) {
 		events += v.intake.len()
 	}
 	if v.reconciler != nil {
-		keys = v.reconciler.drop()
+		keys = v.reconciler.Drop()
 	}
 	v.stop()
 	return events, keys
@@ -229,7 +229,7 @@ func (v *version) idle(limit time.Duration) bool {
 	wg.Go(func() {
 		<-v.done
 		if v.reconciler != nil {
-			v.reconciler.wait()
+			v.reconciler.Wait()
 		}
 		close(finished)
 	})
@@ -260,7 +260,7 @@ func (v *version) stop() {
 		ix.Interrupt()
 	}
 	if v.reconciler != nil {
-		v.reconciler.interrupt()
+		v.reconciler.Interrupt()
 	}
 }
 
@@ -275,7 +275,7 @@ func (v *version) close() {
 		v.running.Wait()
 		v.helpers.Wait()
 		if v.reconciler != nil {
-			v.reconciler.close()
+			v.reconciler.Close()
 		}
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
 		for _, ix := range v.indexers() {
