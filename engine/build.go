@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -60,10 +60,11 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
 		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
 		indexFailed: map[scriptcache.Key]bool{},
-		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
-		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
-		insp: &versionInspect{worker: recorder, pauses: e.pauses},
+		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
+		ownerNamespaced: targets[0].resource.Namespaced,
+		insp:            &versionInspect{worker: recorder, pauses: e.pauses},
 	}
+	v.retired, v.endRetired = context.WithCancel(context.Background())
 	// From here v owns every runtime made for it: v.close releases them on any failure.
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
 		v.close() // nothing runs yet: closing is immediate

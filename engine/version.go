@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/engine/internal/schedule"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -78,8 +80,9 @@ type version struct {
 	done            chan struct{}   // closed when the worker and indexer have returned
 	finished        chan struct{}   // closed when retired and joined, after its predecessor's
 	state           atomic.Int32    // a versionState
-	retired         chan struct{}   // closed when retired, in either mode: stops the scheduler
-	scheduled       []atomic.Bool   // by schedule entry: a run is queued and not yet started
+	retired         context.Context // done when retired, in either mode: stops the scheduler
+	endRetired      context.CancelFunc
+	schedules       *schedule.Loop  // nil without schedules or before v serves; set before the first eventSchedule
 	ownerNamespaced bool            // the reconciled resource is namespaced (owner keys are ns/name)
 	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
 	running         sync.WaitGroup  // worker, indexer and scheduler
@@ -185,7 +188,7 @@ func (v *version) retire(drain bool) bool {
 	first := false
 	v.retireOnce.Do(func() {
 		first = true
-		close(v.retired)
+		v.endRetired()
 	})
 	if !first {
 		return false
