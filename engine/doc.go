@@ -9,7 +9,8 @@
 // (build.go, version.go, state.go, event.go, queue.go, coalesce.go, index.go, handle.go,
 // enqueue.go, schedule.go), the one client-go registration per informer shared by the
 // versions (fanout.go), the record of which informers the live versions need (needs.go),
-// reconcile (reconcile.go) and the environment (env.go, drive.go, config.go). The rest of
+// the wiring of reconcile (build.go's newReconciler, the loader's start and retire) and the
+// environment (env.go, drive.go, config.go). The rest of
 // this folder is the engine's side of what plugs into it: each file below hands a package its
 // versions or records into it, and nothing more. What plugs in lives in its own package, each
 // with a doc.go stating its contract and its own tests, none importing this one:
@@ -40,9 +41,17 @@
 //     forwards the engine's methods; inspectlive.go implements inspect.Live on the versions
 //     (what the views read, and Requeue, Do: run a function on the worker, Done); replay.go is
 //     the replayed call, which runs on the worker.
+//   - internal/reconcile: the reconcile workers (Workers: the rate-limited workqueue, one
+//     runtime per worker, one key never run twice at once, retries up to MaxRetries, the
+//     begin/handles hooks, shutdown, drop, close, and what a reconcile run's record and key
+//     book say); build.go makes them on the version's cache and hooks, the loader starts them
+//     once the version they replace is finished, and the version stops and closes them.
+//   - internal/schedule: the scheduler loop (Loop: one timer on the engine's clock, each
+//     entry queued once at most); schedule.go starts it on the version's running group when
+//     the version serves, and runs each due entry on the worker.
 //   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
 //     Script's logger and client, and Worker: the recording side of one worker and its call in
-//     flight); tracecall.go and tracereconcile.go decide what a record says.
+//     flight); tracecall.go decides what a handler call's record says.
 //   - internal/enginemetrics: the engine's own series (stats.go adds the state API's handler
 //     counters to them), the scripts' metric families, the informer-health collector and the
 //     shard ring's; metrics.go hands it each version and runs the collects on the version's
@@ -71,7 +80,10 @@
 //     stage starts and joins per batch. Index functions are pure by contract, so computing
 //     them on other runtimes is invisible to the script.
 //   - A script exporting reconcile gets its own workers (Concurrency of them, each with its own
-//     runtime) fed by a client-go rate-limited workqueue; they only read the store.
+//     runtime) fed by a client-go rate-limited workqueue; they only read the store (package
+//     engine/internal/reconcile).
+//   - A version with schedules, once it serves, has a scheduler goroutine in its running group
+//     (package engine/internal/schedule); it ends when the version is retired.
 //
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker
@@ -169,8 +181,9 @@
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (inspect.go, inspectlive.go, replay.go, tracecall.go, tracereconcile.go; packages
-// inspection, engine/internal/inspect and engine/internal/trace): every event a worker
+// Inspection (inspect.go, inspectlive.go, replay.go, tracecall.go; packages inspection,
+// engine/internal/inspect, engine/internal/trace, and engine/internal/reconcile for reconcile
+// runs): every event a worker
 // handles, every reconcile run and every replay becomes an inspection.TraceRecord in a bounded
 // recorder (inspection.TracePerObject per object, Config.TraceRecords overall, oldest first
 // out), with the call's log lines, writes and enqueued keys, collected by a tap wrapped around
