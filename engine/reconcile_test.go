@@ -128,12 +128,17 @@ func TestReconcileBurstCollapses(t *testing.T) {
 	t.Parallel()
 	ns := uniqueName("rec-burst")
 	const updates = 30
-	r := startEngine(t, map[string]string{"burst.js": reconcileScript(ns, "", `  reconcile(key, ctx) {
+	// A reconcile lasts until the cache holds the burst's last state (or 4 s, under the
+	// handler timeout): every event of the burst arrives while one runs, however long the
+	// burst takes to send on a loaded machine, so what is counted is the workqueue's
+	// collapsing, not the race between patches and reconciles.
+	r := startEngine(t, map[string]string{"burst.js": reconcileScript(ns, "", fmt.Sprintf(`  reconcile(key, ctx) {
     const [namespace, name] = key.split("/");
-    const cm = ctx.cache.get(namespace, name);
-    busy(50);
+    const end = Date.now() + 4000;
+    let cm = ctx.cache.get(namespace, name);
+    while (cm && cm.data.n !== "%d" && Date.now() < end) cm = ctx.cache.get(namespace, name);
     log.info("reconciled", { key, n: cm ? cm.data.n : "gone" });
-  },`)}, nil)
+  },`, updates))}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, map[string]any{"n": "0"}))
 	// The burst is sent concurrently so it lands within a few reconciles even on a loaded
@@ -154,7 +159,10 @@ func TestReconcileBurstCollapses(t *testing.T) {
 	r.patch(t, configmapsGVR, ns, "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, updates))
 	r.log.waitFor(t, "the last state reconciled", 1, msg("reconciled", "n", strconv.Itoa(updates)))
 	got := len(r.log.find(msg("reconciled", "key", ns+"/x")))
-	if got > updates/2 {
+	// One run waits out the burst, the key queued meanwhile runs once more, and its event may
+	// reach the queue after that run has started (a third); more than 5 means events were run
+	// one by one while a run of the same key was waiting.
+	if got > 5 {
 		t.Fatalf("%d reconciles for %d events; want them collapsed into far fewer", got, updates+1)
 	}
 	t.Logf("%d events collapsed into %d reconciles", updates+1, got)
