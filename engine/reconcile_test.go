@@ -92,13 +92,17 @@ func TestReconcileKeyNeverRunsTwiceAtOnce(t *testing.T) {
 	t.Parallel()
 	ns := uniqueName("rec-exclusive")
 	// Each run re-enqueues its own key while it is busy: with idle workers around, a broken
-	// queue would hand the key to a second worker at once.
+	// queue would hand the key to a second worker at once. A key's first run lasts until both
+	// objects are cached, and 300 ms more, so the two keys' first runs overlap however slowly
+	// a loaded machine delivers the second object.
 	r := startEngine(t, map[string]string{"excl.js": reconcileScript(ns, "const runs = {};", `  concurrency: 3,
   reconcile(key, ctx) {
     log.info("start", { key });
     runs[key] = (runs[key] || 0) + 1;
     if (runs[key] <= 3) ctx.enqueue(key);
-    busy(50);
+    const end = Date.now() + 4000;
+    while (!(ctx.cache.get(ns, "a") && ctx.cache.get(ns, "b")) && Date.now() < end) {}
+    busy(runs[key] === 1 ? 300 : 50);
     log.info("end", { key });
   },`)}, nil)
 	r.namespace(t, ns)
