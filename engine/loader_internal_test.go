@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,7 +78,9 @@ func TestReloadDuringDrain(t *testing.T) {
 	source := newFakeSource(3)
 	e := loaderEngine(t, source)
 	slow := `reconcile() { const until = Date.now() + 150; while (Date.now() < until) {} }`
-	e.loadContent("a.js", cmScript("v1", slow))
+	// v1's three reconciles must outlast v2's and v3's syncs, however loaded the machine: a
+	// second each (under the handler timeout) is far longer than a sync of three objects.
+	e.loadContent("a.js", cmScript("v1", strings.ReplaceAll(slow, "150", "1000")))
 	v1 := pending(e, "a.js")
 	e.syncUntil(t, v1)
 	e.loadContent("a.js", cmScript("v2", slow))
