@@ -106,6 +106,7 @@ func TestSaveInSeveralWrites(t *testing.T) {
 			mustDo(t, err)
 			defer f.Close()
 			const parts = 4
+			began := time.Now()
 			for p := range parts {
 				if p > 0 && pause > 0 {
 					time.Sleep(pause) // the writer's pause between two writes of one save
@@ -114,6 +115,7 @@ func TestSaveInSeveralWrites(t *testing.T) {
 				mustDo(t, err)
 			}
 			mustDo(t, f.Close())
+			wrote := time.Since(began)
 
 			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 			r.log.waitFor(t, "v2 gets the cache", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
@@ -123,6 +125,10 @@ func TestSaveInSeveralWrites(t *testing.T) {
 				v, ok := s.Version(hashOf(v2))
 				return ok && v.State == status.VersionCurrent
 			})
+			if wrote >= plugins.DefaultGrace {
+				t.Logf("the machine stalled the save for %v, past the %v grace: a part may be reported", wrote, plugins.DefaultGrace)
+				return
+			}
 			for _, l := range s.Loads {
 				if l.Hash != hashOf(v1) && l.Hash != hashOf(v2) {
 					t.Errorf("a load of content other than the old and the final one: %+v", l)
