@@ -1,12 +1,13 @@
 package engine
 
 import (
+	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/coalesce"
+	"github.com/jsinformer/jsinformer/engine/internal/reconcile"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
@@ -60,10 +61,11 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
 		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
 		indexFailed: map[scriptcache.Key]bool{},
-		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}), retired: make(chan struct{}),
-		scheduled: make([]atomic.Bool, len(def.Schedules)), ownerNamespaced: targets[0].resource.Namespaced,
-		insp: &versionInspect{worker: recorder, pauses: e.pauses},
+		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
+		ownerNamespaced: targets[0].resource.Namespaced,
+		insp:            &versionInspect{worker: recorder, pauses: e.pauses},
 	}
+	v.retired, v.endRetired = context.WithCancel(context.Background())
 	// From here v owns every runtime made for it: v.close releases them on any failure.
 	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
 		v.close() // nothing runs yet: closing is immediate
@@ -118,13 +120,16 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
 			return err
 		}
-		v.reconciler.begin, v.reconciler.handles = v.begin, v.handles
-		v.reconciler.sink = v.metricSink()
 		v.enqueue = v.ctxEnqueue
 	}
 	return nil
 }
 
+// reconciler is a version's reconcile workers (package engine/internal/reconcile).
+type reconciler = reconcile.Workers[*scripting.Script]
+
+// newReconciler builds v's reconcile workers, one runtime each, on the first watched
+// resource's cache and the engine's clock.
 func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
 	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
 	workers := make([]*trace.Worker, len(scripts))
@@ -140,10 +145,12 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 		}
 		scripts[i] = s
 	}
-	view := &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName}
-	r := newReconciler(v.name, e.clock.NewQueue(v.name), scripts, v.def.MaxRetries, view, v.logger, e.stats)
-	r.insp.workers, r.insp.pauses, r.insp.halt, r.insp.version = workers, e.pauses, v.abort, v.hash
-	return r, nil
+	return reconcile.New(reconcile.Config[*scripting.Script]{
+		Name: v.name, Version: v.hash, Queue: e.clock.NewQueue(v.name), Runtimes: scripts, Recorders: workers,
+		MaxRetries: v.def.MaxRetries, Logger: v.logger, Metrics: e.stats.handler(v.name, "reconcile"), Sink: v.metricSink(),
+		Cache: &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName},
+		Begin: v.begin, Handles: v.handles, Hold: func() bool { return e.pauses.Wait(v.name, v.abort) },
+	}), nil
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command

@@ -15,7 +15,8 @@ import (
 )
 
 // DefaultDebounce is the quiet period after a script file changes before it is reloaded:
-// long enough for editors' multi-step saves, short enough to feel immediate.
+// long enough for the back-to-back steps of one save, short enough not to be felt (a writer
+// that pauses longer mid-save is handled by the plugins package's grace period).
 const DefaultDebounce = plugins.DefaultDebounce
 
 // DefaultMaxBacklog is Config.MaxBacklog when zero: about a minute of a busy resource's

@@ -10,9 +10,9 @@
 // (build.go, version.go, state.go, event.go, index.go, handle.go, enqueue.go, schedule.go),
 // how events come in (intake.go: a version's subscriptions, its event queues and their
 // overload policy, wired to the three intake packages below), the record of which informers
-// the live versions need (needs.go), reconcile (reconcile.go) and the environment (env.go,
-// drive.go, config.go). The core's intake path lives in three packages of its own, each
-// knowing nothing of versions:
+// the live versions need (needs.go), the wiring of reconcile (build.go's newReconciler, the
+// loader's start and retire) and the environment (env.go, drive.go, config.go). The core's
+// intake path lives in three packages of its own, each knowing nothing of versions:
 //   - internal/fanout: the one client-go registration per informer, shared by the versions
 //     subscribed to it (fanout.Subscriber: the informer, the queue, how a notification
 //     becomes an event), its record of what it handed out and the joiner's initial adds.
@@ -51,9 +51,17 @@
 //     forwards the engine's methods; inspectlive.go implements inspect.Live on the versions
 //     (what the views read, and Requeue, Do: run a function on the worker, Done); replay.go is
 //     the replayed call, which runs on the worker.
+//   - internal/reconcile: the reconcile workers (Workers: the rate-limited workqueue, one
+//     runtime per worker, one key never run twice at once, retries up to MaxRetries, the
+//     begin/handles hooks, shutdown, drop, close, and what a reconcile run's record and key
+//     book say); build.go makes them on the version's cache and hooks, the loader starts them
+//     once the version they replace is finished, and the version stops and closes them.
+//   - internal/schedule: the scheduler loop (Loop: one timer on the engine's clock, each
+//     entry queued once at most); schedule.go starts it on the version's running group when
+//     the version serves, and runs each due entry on the worker.
 //   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
 //     Script's logger and client, and Worker: the recording side of one worker and its call in
-//     flight); tracecall.go and tracereconcile.go decide what a record says.
+//     flight); tracecall.go decides what a handler call's record says.
 //   - internal/enginemetrics: the engine's own series (stats.go adds the state API's handler
 //     counters to them), the scripts' metric families, the informer-health collector and the
 //     shard ring's; metrics.go hands it each version and runs the collects on the version's
@@ -83,7 +91,10 @@
 //     stage starts and joins per batch. Index functions are pure by contract, so computing
 //     them on other runtimes is invisible to the script.
 //   - A script exporting reconcile gets its own workers (Concurrency of them, each with its own
-//     runtime) fed by a client-go rate-limited workqueue; they only read the store.
+//     runtime) fed by a client-go rate-limited workqueue; they only read the store (package
+//     engine/internal/reconcile).
+//   - A version with schedules, once it serves, has a scheduler goroutine in its running group
+//     (package engine/internal/schedule); it ends when the version is retired.
 //
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker
@@ -181,8 +192,9 @@
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (inspect.go, inspectlive.go, replay.go, tracecall.go, tracereconcile.go; packages
-// inspection, engine/internal/inspect and engine/internal/trace): every event a worker
+// Inspection (inspect.go, inspectlive.go, replay.go, tracecall.go; packages inspection,
+// engine/internal/inspect, engine/internal/trace, and engine/internal/reconcile for reconcile
+// runs): every event a worker
 // handles, every reconcile run and every replay becomes an inspection.TraceRecord in a bounded
 // recorder (inspection.TracePerObject per object, Config.TraceRecords overall, oldest first
 // out), with the call's log lines, writes and enqueued keys, collected by a tap wrapped around

@@ -76,7 +76,7 @@ func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how st
 	if rec != nil {
 		rec.Enqueued = append(rec.Enqueued, key)
 	}
-	v.reconciler.enqueue(key, reason)
+	v.reconciler.Enqueue(key, reason)
 }
 
 // ctxEnqueue is ctx.enqueue of the version's handlers and schedules: the reason names the
@@ -88,5 +88,5 @@ func (v *version) ctxEnqueue(key string) {
 		reason += " in " + c.Handler + " of " + c.Object
 	}
 	w.Tap().AddEnqueued(key)
-	v.reconciler.enqueue(key, reason)
+	v.reconciler.Enqueue(key, reason)
 }

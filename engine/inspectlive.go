@@ -82,7 +82,7 @@ func (v *version) Book() *inspect.KeyBook {
 	if v.reconciler == nil {
 		return nil
 	}
-	return v.reconciler.insp.book
+	return v.reconciler.Book()
 }
 
 // Reconciled is the resource of v's reconcile keys; "" without reconcile.
@@ -90,14 +90,13 @@ func (v *version) Reconciled() string {
 	if v.reconciler == nil {
 		return ""
 	}
-	return v.reconciler.cache.Resource
+	return v.reconciler.Resource()
 }
 
 // Requeue forgets key's backoff and queues it for reconcile now.
 func (v *version) Requeue(key, reason string) {
 	if v.reconciler != nil {
-		v.reconciler.queue.Forget(key)
-		v.reconciler.enqueue(key, reason)
+		v.reconciler.Requeue(key, reason)
 	}
 }
 

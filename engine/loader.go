@@ -204,12 +204,12 @@ func (e *Engine) startReconciler(v, old *version) {
 		return
 	}
 	if old == nil {
-		v.reconciler.start()
+		v.reconciler.Start()
 		return
 	}
 	e.retiring.Go(func() {
 		<-old.finished
-		v.reconciler.start() // does nothing if v was retired meanwhile
+		v.reconciler.Start() // does nothing if v was retired meanwhile
 	})
 }
 

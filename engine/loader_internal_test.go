@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,7 +78,9 @@ func TestReloadDuringDrain(t *testing.T) {
 	source := newFakeSource(3)
 	e := loaderEngine(t, source)
 	slow := `reconcile() { const until = Date.now() + 150; while (Date.now() < until) {} }`
-	e.loadContent("a.js", cmScript("v1", slow))
+	// v1's three reconciles must outlast v2's and v3's syncs, however loaded the machine: a
+	// second each (under the handler timeout) is far longer than a sync of three objects.
+	e.loadContent("a.js", cmScript("v1", strings.ReplaceAll(slow, "150", "1000")))
 	v1 := pending(e, "a.js")
 	e.syncUntil(t, v1)
 	e.loadContent("a.js", cmScript("v2", slow))
@@ -96,14 +99,14 @@ func TestReloadDuringDrain(t *testing.T) {
 	if v1.currentState() != stateDone {
 		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.currentState())
 	}
-	if got := v2.reconciler.queue.Len(); got != 3 {
+	if got := v2.reconciler.Len(); got != 3 {
 		t.Errorf("v2 has %d of its 3 keys left: it reconciled, though retired before its turn", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for v3.reconciler.queue.Len() > 0 && time.Now().Before(deadline) {
+	for v3.reconciler.Len() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // v3 reconciles once its predecessors are done
 	}
-	if n := v3.reconciler.queue.Len(); n > 0 {
+	if n := v3.reconciler.Len(); n > 0 {
 		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
 	}
 }

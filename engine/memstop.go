@@ -112,7 +112,7 @@ func (v *version) Memory() (bytes int64, seq uint64, truncated bool) {
 func (v *version) runtimes() []*scripting.Script {
 	out := append([]*scripting.Script{v.script}, v.indexers()...)
 	if v.reconciler != nil {
-		out = append(out, v.reconciler.scripts...)
+		out = append(out, v.reconciler.Runtimes()...)
 	}
 	return out
 }

@@ -80,3 +80,69 @@ func TestSaveInPlaceInTwoParts(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveInSeveralWrites saves a script in place in four writes after the truncate, with the
+// default debounce: back to back, with pauses shorter than the debounce, and with pauses longer
+// than it (but within the grace period). Whatever a rescan read in the middle, the save ends
+// with one version, of the final content, serving: no half-written content is ever loaded or
+// reported, and the final content's handlers see the cache once.
+func TestSaveInSeveralWrites(t *testing.T) {
+	t.Parallel()
+	for i, pause := range []time.Duration{0, engine.DefaultDebounce / 5, 3 * engine.DefaultDebounce} {
+		t.Run(pause.String(), func(t *testing.T) {
+			t.Parallel()
+			ns := uniqueName(fmt.Sprintf("save-writes-%d", i))
+			v1, v2 := taggedScript(ns, "v1"), taggedScript(ns, "v2")
+			reg := prometheus.NewPedanticRegistry()
+			r := startEngine(t, map[string]string{"a.js": v1}, func(c *engine.Config) {
+				c.Registerer = reg
+				c.Debounce = engine.DefaultDebounce
+			})
+			r.namespace(t, ns)
+			r.create(t, configmapsGVR, configmap(ns, "first", nil, nil))
+			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
+
+			f, err := os.OpenFile(filepath.Join(r.dir, "a.js"), os.O_WRONLY|os.O_TRUNC, 0o644)
+			mustDo(t, err)
+			defer f.Close()
+			const parts = 4
+			began := time.Now()
+			for p := range parts {
+				if p > 0 && pause > 0 {
+					time.Sleep(pause) // the writer's pause between two writes of one save
+				}
+				_, err = f.WriteString(v2[p*len(v2)/parts : (p+1)*len(v2)/parts])
+				mustDo(t, err)
+			}
+			mustDo(t, f.Close())
+			wrote := time.Since(began)
+
+			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
+			r.log.waitFor(t, "v2 gets the cache", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
+			// Once the whole file has settled, a report of a part can no longer come.
+			r.log.waitFor(t, "the whole file settled", 1, msg("script file settled", "script", "a.js", "version", hashOf(v2)))
+			s := waitScript(t, r.engine, "a.js", "v2 serving", func(s status.ScriptStatus) bool {
+				v, ok := s.Version(hashOf(v2))
+				return ok && v.State == status.VersionCurrent
+			})
+			if wrote >= plugins.DefaultGrace {
+				t.Logf("the machine stalled the save for %v, past the %v grace: a part may be reported", wrote, plugins.DefaultGrace)
+				return
+			}
+			for _, l := range s.Loads {
+				if l.Hash != hashOf(v1) && l.Hash != hashOf(v2) {
+					t.Errorf("a load of content other than the old and the final one: %+v", l)
+				}
+			}
+			if got := r.log.find(msg("script not loaded")); len(got) != 0 {
+				t.Errorf("script not loaded logged %d times, want none: %v", len(got), got)
+			}
+			if got := r.log.find(msg("hello", "tag", "v2", "name", "first")); len(got) != 1 {
+				t.Errorf("v2's onAdd of first ran %d times, want once (one version serving)", len(got))
+			}
+			if err := wantMetric(t, reg, "jsinformer_script_loads_total", map[string]string{"script": "a.js", "result": "failed"}, 0); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

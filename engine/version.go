@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/engine/internal/fanout"
 	"github.com/jsinformer/jsinformer/engine/internal/queue"
+	"github.com/jsinformer/jsinformer/engine/internal/schedule"
 	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -80,8 +82,9 @@ type version struct {
 	done            chan struct{}   // closed when the worker and indexer have returned
 	finished        chan struct{}   // closed when retired and joined, after its predecessor's
 	state           atomic.Int32    // a versionState
-	retired         chan struct{}   // closed when retired, in either mode: stops the scheduler
-	scheduled       []atomic.Bool   // by schedule entry: a run is queued and not yet started
+	retired         context.Context // done when retired, in either mode: stops the scheduler
+	endRetired      context.CancelFunc
+	schedules       *schedule.Loop  // nil without schedules or before v serves; set before the first eventSchedule
 	ownerNamespaced bool            // the reconciled resource is namespaced (owner keys are ns/name)
 	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
 	running         sync.WaitGroup  // worker, indexer and scheduler
@@ -188,14 +191,14 @@ func (v *version) retire(drain bool) bool {
 	first := false
 	v.retireOnce.Do(func() {
 		first = true
-		close(v.retired)
+		v.endRetired()
 	})
 	if !first {
 		return false
 	}
 	v.unsubscribe()
 	if v.reconciler != nil {
-		v.reconciler.shutdown()
+		v.reconciler.Shutdown()
 	}
 	if drain {
 		v.intake.Close() // the indexer, if any, closes the worker's queue once drained
@@ -214,7 +217,7 @@ func (v *version) drop() (events, keys int) {
 		events += v.intake.Len()
 	}
 	if v.reconciler != nil {
-		keys = v.reconciler.drop()
+		keys = v.reconciler.Drop()
 	}
 	v.stop()
 	return events, keys
@@ -232,7 +235,7 @@ func (v *version) idle(limit time.Duration) bool {
 	wg.Go(func() {
 		<-v.done
 		if v.reconciler != nil {
-			v.reconciler.wait()
+			v.reconciler.Wait()
 		}
 		close(finished)
 	})
@@ -263,7 +266,7 @@ func (v *version) stop() {
 		ix.Interrupt()
 	}
 	if v.reconciler != nil {
-		v.reconciler.interrupt()
+		v.reconciler.Interrupt()
 	}
 }
 
@@ -278,7 +281,7 @@ func (v *version) close() {
 		v.running.Wait()
 		v.helpers.Wait()
 		if v.reconciler != nil {
-			v.reconciler.close()
+			v.reconciler.Close()
 		}
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
 		for _, ix := range v.indexers() {

@@ -57,7 +57,11 @@
 // rescanned and every script read. Because only the state after the quiet
 // period is read, the steps of a save (truncate then write, write a temporary
 // file then rename it over, vim's backup dance, a ConfigMap "..data" symlink
-// swap) produce one event for the final content. A file that becomes empty
+// swap) produce one event for the final content. The default quiet period is
+// short (DefaultDebounce, 10 ms) because a save's steps come back to back, and
+// every reload waits for it: a writer that pauses longer in the middle of a
+// save is caught by the rules below (an emptied file held back, Settling and
+// the grace period), not by a longer debounce. A file that becomes empty
 // after having content is taken for a save in progress and held back for one
 // more quiet period; if it is still empty then, it is emitted. A script that
 // exists but cannot be read (permissions, I/O errors), and every script under a

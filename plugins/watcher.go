@@ -13,8 +13,12 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// DefaultDebounce is the quiet period used when Options.Debounce is not set.
-const DefaultDebounce = 50 * time.Millisecond
+// DefaultDebounce is the quiet period used when Options.Debounce is not set. It only has to
+// cover the steps of one save made back to back (a truncate and its write, a temporary file
+// and its rename, a ConfigMap volume's symlink swap: microseconds apart); a writer that pauses
+// longer is what the empty-file hold and the grace period are for (see the package doc), so it
+// is kept short: it is part of every reload's latency.
+const DefaultDebounce = 10 * time.Millisecond
 
 // Log keys used by this package.
 const (
