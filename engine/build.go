@@ -16,14 +16,6 @@ import (
 
 // Building a version: compile, instantiate, validate, resolve its watches and subscribe.
 
-// target is one resolved watch of a version.
-type target struct {
-	resource dynamicinformer.Resource
-	key      dynamicinformer.Key
-	watch    int                   // position in the definition's watch list
-	enqueue  scripting.EnqueueMode // what its events enqueue for reconcile
-}
-
 // newVersion compiles, instantiates, validates and subscribes one script content.
 func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 	started := time.Now()
@@ -62,7 +54,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
 		indexFailed: map[scriptcache.Key]bool{},
 		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
-		ownerNamespaced: targets[0].resource.Namespaced,
+		ownerNamespaced: targets[0].Resource.Namespaced,
 		insp:            &versionInspect{worker: recorder, pauses: e.pauses},
 	}
 	v.retired, v.endRetired = context.WithCancel(context.Background())
@@ -148,7 +140,7 @@ func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripti
 	return reconcile.New(reconcile.Config[*scripting.Script]{
 		Name: v.name, Version: v.hash, Queue: e.clock.NewQueue(v.name), Runtimes: scripts, Recorders: workers,
 		MaxRetries: v.def.MaxRetries, Logger: v.logger, Metrics: e.stats.handler(v.name, "reconcile"), Sink: v.metricSink(),
-		Cache: &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: e.resolveName},
+		Cache: &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: e.resolveName},
 		Begin: v.begin, Handles: v.handles, Hold: func() bool { return e.pauses.Wait(v.name, v.abort) },
 	}), nil
 }
@@ -172,9 +164,9 @@ func (e *Engine) targets(name string, def scripting.Definition) ([]target, error
 		if err != nil {
 			return nil, fmt.Errorf("%s: watch %q: %w", name, spec.Resource, err)
 		}
-		t.watch, t.enqueue = i, spec.Enqueue
-		if !seen[t.key] {
-			seen[t.key] = true
+		t.Watch, t.Enqueue = i, spec.Enqueue
+		if !seen[t.Key] {
+			seen[t.Key] = true
 			out = append(out, t)
 		}
 	}
@@ -195,7 +187,7 @@ func (e *Engine) target(spec scripting.WatchSpec) (target, error) {
 	if !res.Namespaced {
 		key.Namespace = ""
 	}
-	return target{resource: res, key: key}, nil
+	return target{Resource: res, Key: key}, nil
 }
 
 func (e *Engine) resolveName(name string) (string, error) {
@@ -209,7 +201,7 @@ func (e *Engine) resolveName(name string) (string, error) {
 func targetKeys(targets []target) []dynamicinformer.Key {
 	keys := make([]dynamicinformer.Key, len(targets))
 	for i, t := range targets {
-		keys[i] = t.key
+		keys[i] = t.Key
 	}
 	return keys
 }

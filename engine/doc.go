@@ -7,12 +7,13 @@
 //
 // Layout. The core is this folder: the loader (engine.go, loader.go, settle.go; the load
 // failures it holds until their content settles are internal/settle's Failures), versions
-// (build.go, version.go, state.go, event.go, index.go, handle.go, enqueue.go, schedule.go),
-// how events come in (intake.go: a version's subscriptions, its event queues and their
-// overload policy, wired to the three intake packages below), the record of which informers
-// the live versions need (needs.go), the wiring of reconcile (build.go's newReconciler, the
-// loader's start and retire) and the environment (env.go, drive.go, config.go). The core's
-// intake path lives in three packages of its own, each knowing nothing of versions:
+// (build.go, version.go, state.go, index.go, handle.go, enqueue.go, schedule.go; being moved
+// to internal/version, which already holds their events, subscriptions, targets, event queues
+// and overload policy, and states: versiontypes.go names them here until the move is done),
+// the record of which informers the live versions need (needs.go), the wiring of reconcile
+// (build.go's newReconciler, the loader's start and retire) and the environment (env.go,
+// drive.go, config.go). The core's intake path lives in three packages of its own, each
+// knowing nothing of versions:
 //   - internal/fanout: the one client-go registration per informer, shared by the versions
 //     subscribed to it (fanout.Subscriber: the informer, the queue, how a notification
 //     becomes an event), its record of what it handed out and the joiner's initial adds.

@@ -93,7 +93,7 @@ func (e *Engine) awaitSync(ctx context.Context, v *version) error {
 func (e *Engine) failingWatch(subs []*subscription) error {
 	for _, h := range e.factory.Health() {
 		for _, sub := range subs {
-			if h.Key == sub.key && !h.Healthy {
+			if h.Key == sub.Key && !h.Healthy {
 				return fmt.Errorf("watch %s: %s", h.Key, h.LastError)
 			}
 		}

@@ -39,7 +39,7 @@ type Engine struct {
 	discovery discovery.DiscoveryInterface // Run's connection check; nil in a driven engine
 	resolver  Resolver
 	factory   Informers
-	fanouts   fanout.Registry[event] // one client-go registration per informer, shared by the versions (intake.go)
+	fanouts   fanout.Registry[event] // one client-go registration per informer, shared by the versions (internal/version: Subscription)
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats

@@ -9,11 +9,11 @@ import (
 // controller owner's key, nothing, or the keys the script's function names. Runs on the worker.
 // rec, when recording, gets the keys.
 func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
-	switch ev.sub.target.enqueue {
+	switch ev.Sub.Target.Enqueue {
 	case scripting.EnqueueSelf:
-		v.enqueueBecause(ev.key, rec, "event", ev)
+		v.enqueueBecause(ev.Key, rec, "event", ev)
 	case scripting.EnqueueOwner:
-		if key, ok := controllerKey(ev.obj, v.ownerNamespaced); ok {
+		if key, ok := controllerKey(ev.Obj, v.ownerNamespaced); ok {
 			v.enqueueBecause(key, rec, "owner", ev)
 		}
 	case scripting.EnqueueFunc:
@@ -24,12 +24,12 @@ func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
 // enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
 // last state is unknown enqueues nothing.
 func (v *version) enqueueMapped(ev event, rec *inspection.TraceRecord) {
-	if ev.obj == nil || v.standby || !v.lead.Valid() {
+	if ev.Obj == nil || v.standby || !v.lead.Valid() {
 		return
 	}
-	keys, err := v.script.EnqueueKeys(ev.sub.target.watch, ev.obj)
+	keys, err := v.script.EnqueueKeys(ev.Sub.Target.Watch, ev.Obj)
 	if err != nil {
-		v.logFailure("watch.enqueue", ev.sub.cache.Resource, ev.key, err)
+		v.logFailure("watch.enqueue", ev.Sub.Cache.Resource, ev.Key, err)
 		return
 	}
 	for _, k := range keys {
@@ -69,9 +69,9 @@ func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how st
 	var reason string
 	switch how {
 	case "event":
-		reason = eventNames[ev.kind] + " of " + ev.sub.cache.Resource + " " + ev.key
+		reason = eventNames[ev.Kind] + " of " + ev.Sub.Cache.Resource + " " + ev.Key
 	default:
-		reason = how + " of " + ev.sub.cache.Resource + " " + ev.key
+		reason = how + " of " + ev.Sub.Cache.Resource + " " + ev.Key
 	}
 	if rec != nil {
 		rec.Enqueued = append(rec.Enqueued, key)

@@ -19,8 +19,8 @@ func BenchmarkFanoutNotify(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		h.OnUpdate(objs[i%256], objs[i%256])
 		if i%256 == 255 {
-			for a.intake.Len() > 0 {
-				a.intake.Pop(nil)
+			for a.Queue.Len() > 0 {
+				a.Queue.Pop(nil)
 			}
 		}
 	}
@@ -33,21 +33,21 @@ func BenchmarkFanoutJoin(b *testing.B) {
 	fi := newBenchInformer(b, objects)
 	var fans benchRegistry
 	stay := benchSubscription()
-	stay.informer = fi
+	stay.Handle = fi
 	if err := benchSubscribe(&fans, stay); err != nil {
 		b.Fatal(err)
 	}
-	<-stay.synced
+	<-stay.Synced
 	b.ReportAllocs()
 	for b.Loop() {
 		s := benchSubscription()
-		s.informer = fi
+		s.Handle = fi
 		if err := benchSubscribe(&fans, s); err != nil {
 			b.Fatal(err)
 		}
 		n := 0
-		for s.intake.Len() > 0 {
-			s.intake.Pop(nil)
+		for s.Queue.Len() > 0 {
+			s.Queue.Pop(nil)
 			n++
 		}
 		if n != objects {

@@ -19,20 +19,20 @@ import (
 
 type benchRegistry = fanout.Registry[event]
 
-func benchSubscription() *subscription { return &subscription{intake: newEventQueue()} }
+func benchSubscription() *subscription { return &subscription{Queue: newEventQueue()} }
 
 func benchHandler(sub *subscription) cache.ResourceEventHandler { return fanout.Handler[event](sub) }
 
 func benchSubscribe(fs *fanout.Registry[event], s *subscription) (err error) {
-	s.fan, err = fs.Subscribe(s)
+	s.Fan, err = fs.Subscribe(s)
 	if err == nil {
-		s.synced = s.fan.Synced()
+		s.Synced = s.Fan.Synced()
 	}
 	return err
 }
 
 func benchUnsubscribe(fs *fanout.Registry[event], s *subscription) error {
-	return fs.Unsubscribe(s.fan)
+	return fs.Unsubscribe(s.Fan)
 }
 
 // benchInformer is a real client-go informer listing n ConfigMaps and then watching nothing.

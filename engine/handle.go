@@ -12,31 +12,31 @@ import (
 // handle applies one event to the store and indexes, then calls the script. Runs on the
 // version's worker only.
 func (v *version) handle(ev event) {
-	switch ev.kind {
+	switch ev.Kind {
 	case eventSynced:
 		close(v.synced)
 		return
 	case eventDo:
-		ev.do()
+		ev.Do()
 		return
 	case eventGained:
-		v.replayGained(ev.gained)
+		v.replayGained(ev.Gained)
 		return
 	}
 	if !v.waitUnpaused() {
 		return // stopped while paused
 	}
-	switch ev.kind {
+	switch ev.Kind {
 	case eventAdd, eventUpdate:
-		k := scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key}
-		v.store.Set(k, ev.obj, ev.values)
+		k := scriptcache.Key{Resource: ev.Sub.Cache.Resource, Object: ev.Key}
+		v.store.Set(k, ev.Obj, ev.Values)
 	case eventDelete:
-		v.store.Remove(scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key})
+		v.store.Remove(scriptcache.Key{Resource: ev.Sub.Cache.Resource, Object: ev.Key})
 	case eventSchedule:
-		v.callSchedule(ev.due)
+		v.callSchedule(ev.Due)
 		return
 	case eventCollect:
-		v.collectMetrics(ev.collect)
+		v.collectMetrics(ev.Collect)
 		return
 	}
 	rec := v.traceStart(ev)
@@ -50,44 +50,44 @@ func (v *version) handle(ev event) {
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
 // script does escapes as a panic. rec, when recording, gets what the call did.
 func (v *version) call(ev event, rec *inspection.TraceRecord) {
-	if !v.defines(ev.kind) {
+	if !v.defines(ev.Kind) {
 		return
 	}
-	end, ok := v.begin(ev.key)
+	end, ok := v.begin(ev.Key)
 	if !ok {
-		v.notOwned(ev.key, rec)
+		v.notOwned(ev.Key, rec)
 		return
 	}
 	defer end()
-	v.callHandler(ev, ev.kind, rec, false)
+	v.callHandler(ev, ev.Kind, rec, false)
 }
 
 // callHandler calls the handler of kind with ev's objects.
 func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRecord, dryRun bool) {
 	ctx := scripting.Event{
-		Resource:          ev.sub.cache.Resource,
-		IsInInitialList:   ev.initial,
-		FinalStateUnknown: ev.unknown,
-		Cache:             ev.sub.cache,
+		Resource:          ev.Sub.Cache.Resource,
+		IsInInitialList:   ev.Initial,
+		FinalStateUnknown: ev.Unknown,
+		Cache:             ev.Sub.Cache,
 		Enqueue:           v.enqueue,
 		Metrics:           v.metricSink(),
 	}
 	handler := handlerNames[kind]
-	start := v.recorder().Call(handler, ev.sub.cache.Resource, ev.key, rec, dryRun)
+	start := v.recorder().Call(handler, ev.Sub.Cache.Resource, ev.Key, rec, dryRun)
 	var err error
 	switch kind {
 	case eventAdd:
-		err = v.script.OnAdd(ev.obj, ctx)
+		err = v.script.OnAdd(ev.Obj, ctx)
 	case eventUpdate:
-		err = v.script.OnUpdate(ev.old, ev.obj, ctx)
+		err = v.script.OnUpdate(ev.Old, ev.Obj, ctx)
 	case eventDelete:
-		err = v.script.OnDelete(ev.obj, ctx)
+		err = v.script.OnDelete(ev.Obj, ctx)
 	}
 	took := time.Since(start)
 	v.recorder().Ended(handler, rec, took, err)
 	v.metrics[kind].Observe(took, err)
 	if err != nil {
-		v.logFailure(handler, ev.sub.cache.Resource, ev.key, err)
+		v.logFailure(handler, ev.Sub.Cache.Resource, ev.Key, err)
 	}
 }
 

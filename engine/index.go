@@ -66,8 +66,8 @@ func (v *version) indexers() []*scripting.Script {
 func (v *version) indexBatch(batch []event) {
 	objs := v.indexObjs[:0]
 	for i := range batch {
-		if k := batch[i].kind; k == eventAdd || k == eventUpdate {
-			objs = append(objs, batch[i].obj)
+		if k := batch[i].Kind; k == eventAdd || k == eventUpdate {
+			objs = append(objs, batch[i].Obj)
 		}
 	}
 	if cap(v.indexResults) < len(objs) {
@@ -78,9 +78,9 @@ func (v *version) indexBatch(batch []event) {
 	v.indexAll(objs, results)
 	next := 0
 	for i := range batch {
-		switch ev := &batch[i]; ev.kind {
+		switch ev := &batch[i]; ev.Kind {
 		case eventAdd, eventUpdate:
-			ev.values = results[next].Values
+			ev.Values = results[next].Values
 			v.noteIndexFailures(ev, results[next].Errs)
 			next++
 		case eventDelete:
@@ -109,7 +109,7 @@ func (v *version) indexAll(objs []scripting.Object, results []scripting.IndexRes
 // noteIndexFailures logs an object's index failures the first time, and again only after its
 // index functions have succeeded in between, or it was deleted. Runs on the index goroutine.
 func (v *version) noteIndexFailures(ev *event, failures []error) {
-	k := scriptcache.Key{Resource: ev.sub.cache.Resource, Object: ev.key}
+	k := scriptcache.Key{Resource: ev.Sub.Cache.Resource, Object: ev.Key}
 	if failures == nil {
 		if len(v.indexFailed) > 0 {
 			delete(v.indexFailed, k)

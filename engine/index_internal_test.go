@@ -27,11 +27,11 @@ func TestIndexStageBatches(t *testing.T) {
 			var logs bytes.Buffer
 			v := indexTestVersion(t, src, &logs)
 			batch := make([]event, size)
-			sub := &subscription{cache: &scriptcache.View{Resource: "v1/configmaps"}}
+			sub := &subscription{Cache: &scriptcache.View{Resource: "v1/configmaps"}}
 			for i := range batch {
 				name := fmt.Sprintf("cm-%03d", i)
 				obj := scripting.Object{"metadata": map[string]any{"name": name}, "spec": map[string]any{"n": int64(i)}}
-				batch[i] = event{kind: eventAdd, sub: sub, key: "ns/" + name, obj: obj}
+				batch[i] = event{Kind: eventAdd, Sub: sub, Key: "ns/" + name, Obj: obj}
 			}
 			v.indexBatch(batch)
 			v.indexBatch(batch) // failures again: no new log lines
@@ -49,7 +49,7 @@ func TestIndexStageBatches(t *testing.T) {
 				t.Errorf("%d objects marked failed, want %d", len(v.indexFailed), sevens)
 			}
 			for i := range batch {
-				batch[i].kind = eventDelete
+				batch[i].Kind = eventDelete
 			}
 			v.indexBatch(batch)
 			if len(v.indexFailed) != 0 {
@@ -87,8 +87,8 @@ func checkIndexValues(t *testing.T, batch []event) {
 		if strings.HasSuffix(name, "7") {
 			parity = nil
 		}
-		if len(ev.values) != 2 || !slices.Equal(ev.values[0], []string{name}) || !slices.Equal(ev.values[1], parity) {
-			t.Fatalf("event %d (%s) values = %v, want [[%s] %v]", i, name, ev.values, name, parity)
+		if len(ev.Values) != 2 || !slices.Equal(ev.Values[0], []string{name}) || !slices.Equal(ev.Values[1], parity) {
+			t.Fatalf("event %d (%s) values = %v, want [[%s] %v]", i, name, ev.Values, name, parity)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func (v *version) Requeue(key, reason string) {
 }
 
 // Do queues fn for v's worker, after the events already queued.
-func (v *version) Do(fn func()) bool { return v.queue.Push(event{kind: eventDo, do: fn}) }
+func (v *version) Do(fn func()) bool { return v.queue.Push(event{Kind: eventDo, Do: fn}) }
 
 // Done is closed once v's worker (and index stage) have returned.
 func (v *version) Done() <-chan struct{} { return v.done }
@@ -117,7 +117,7 @@ func (v *version) Watches() []inspect.Watch {
 	subs := v.subscriptions()
 	out := make([]inspect.Watch, len(subs))
 	for i, sub := range subs {
-		out[i] = inspect.Watch{Resource: sub.target.resource, Key: sub.target.key}
+		out[i] = inspect.Watch{Resource: sub.Target.Resource, Key: sub.Target.Key}
 	}
 	return out
 }

@@ -20,7 +20,7 @@ type collectRequest = enginemetrics.CollectRequest
 
 // QueueCollect queues a scrape's collects on v's worker; false once v takes no more events.
 func (v *version) QueueCollect(req *collectRequest) bool {
-	return v.queue.Push(event{kind: eventCollect, collect: req})
+	return v.queue.Push(event{Kind: eventCollect, Collect: req})
 }
 
 // collectMetrics runs the collects of req on the worker, between two events, so ctx.cache

@@ -41,7 +41,7 @@ func newNeeds() *needs { return &needs{byVersion: map[*version]need{}} }
 func (n *needs) add(v *version, targets []target) {
 	keys := make([]dynamicinformer.Key, len(targets))
 	for i, t := range targets {
-		keys[i] = t.key
+		keys[i] = t.Key
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -55,7 +55,7 @@ func (n *needs) subscribed(v *version, subs []*subscription) {
 	if nd, ok := n.byVersion[v]; ok {
 		nd.informers = make([]cache.SharedIndexInformer, len(subs))
 		for i, sub := range subs {
-			nd.informers[i] = sub.informer.Informer()
+			nd.informers[i] = sub.Handle.Informer()
 		}
 		n.byVersion[v] = nd
 	}

@@ -17,7 +17,7 @@ import (
 func (v *version) Replay(w inspect.Watch, key string, dryRun bool) (inspection.TraceRecord, error) {
 	var sub *subscription
 	for _, s := range v.subscriptions() {
-		if s.cache.Resource == w.Resource.String() {
+		if s.Cache.Resource == w.Resource.String() {
 			sub = s
 			break
 		}
@@ -28,7 +28,7 @@ func (v *version) Replay(w inspect.Watch, key string, dryRun bool) (inspection.T
 	}
 	var obj scripting.Object // nil: not cached (or w is not v's: the asker checked it is)
 	if sub != nil {
-		obj = v.store.Get(sub.cache.Resource, key)
+		obj = v.store.Get(sub.Cache.Resource, key)
 	}
 	switch {
 	case !v.def.OnAdd && !v.def.OnUpdate:
@@ -40,8 +40,8 @@ func (v *version) Replay(w inspect.Watch, key string, dryRun bool) (inspection.T
 	case !v.handles(key):
 		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, inspection.ErrInvalid, key, v.shard.Owner(key))
 	}
-	ev := event{kind: eventReplay, sub: sub, key: key, obj: obj, old: obj}
-	rec := &inspection.TraceRecord{Script: v.name, Version: v.hash, Resource: sub.cache.Resource, Object: key,
+	ev := event{Kind: eventReplay, Sub: sub, Key: key, Obj: obj, Old: obj}
+	rec := &inspection.TraceRecord{Script: v.name, Version: v.hash, Resource: sub.Cache.Resource, Object: key,
 		Event: "replay", ResourceVersion: resourceVersionOf(obj)}
 	if started := v.traceStart(ev); started != nil {
 		rec = started

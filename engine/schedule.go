@@ -17,7 +17,7 @@ func (e *Engine) startSchedules(v *version) {
 	if len(v.def.Schedules) == 0 || v.standby {
 		return
 	}
-	v.schedules = schedule.New(e.clock, v.def.Schedules, func(i int) { v.queue.Push(event{kind: eventSchedule, due: i}) })
+	v.schedules = schedule.New(e.clock, v.def.Schedules, func(i int) { v.queue.Push(event{Kind: eventSchedule, Due: i}) })
 	v.running.Go(func() { v.schedules.Run(v.retired) }) // the worker runs, so the group cannot be at zero here
 }
 

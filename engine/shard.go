@@ -53,18 +53,11 @@ func (e *Engine) onShardGains() {
 		for _, v := range []*version{p.current, p.pending} {
 			if v != nil && len(v.subs) > 0 {
 				subs := append([]*subscription(nil), v.subs...)
-				v.queue.Push(event{kind: eventGained, gained: &gainedKeys{has: has, subs: subs}})
+				v.queue.Push(event{Kind: eventGained, Gained: &gainedKeys{Has: has, Subs: subs}})
 			}
 		}
 	}
 	e.book.Bump()
-}
-
-// gainedKeys is an eventGained's: which keys were gained, and the version's subscriptions
-// (the loader's, copied: the worker must not read v.subs).
-type gainedKeys struct {
-	has  func(string) bool
-	subs []*subscription
 }
 
 // begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
@@ -86,16 +79,16 @@ func (v *version) scheduleKey(i int) string { return "schedule:" + v.name + "#" 
 // handlers as an initial add, and every reconcile key the cached objects map to that was
 // gained is enqueued, as after a re-list.
 func (v *version) replayGained(g *gainedKeys) {
-	v.enqueueOnly = g.has
+	v.enqueueOnly = g.Has
 	defer func() { v.enqueueOnly = nil }()
-	for _, sub := range g.subs {
-		for _, key := range v.store.Keys(sub.cache.Resource) {
-			obj := v.store.Get(sub.cache.Resource, key)
+	for _, sub := range g.Subs {
+		for _, key := range v.store.Keys(sub.Cache.Resource) {
+			obj := v.store.Get(sub.Cache.Resource, key)
 			if obj == nil {
 				continue
 			}
-			ev := event{kind: eventAdd, sub: sub, key: key, obj: obj, initial: true}
-			gained := g.has(key)
+			ev := event{Kind: eventAdd, Sub: sub, Key: key, Obj: obj, Initial: true}
+			gained := g.Has(key)
 			if !gained && v.reconciler == nil {
 				continue
 			}
@@ -133,7 +126,7 @@ func (e *Engine) shardOwned() map[string]int {
 		}
 		n := 0
 		for _, sub := range v.subscriptions() {
-			for _, key := range v.store.Keys(sub.cache.Resource) {
+			for _, key := range v.store.Keys(sub.Cache.Resource) {
 				if e.shard.Handles(key) {
 					n++
 				}

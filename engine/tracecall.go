@@ -50,8 +50,8 @@ func (v *version) traceStart(ev event) *inspection.TraceRecord {
 		return nil
 	}
 	return w.Start(inspection.TraceRecord{
-		Time: time.Now(), Script: v.name, Version: v.hash, Resource: ev.sub.cache.Resource, Object: ev.key,
-		Event: eventNames[ev.kind], Initial: ev.initial, FinalStateUnknown: ev.unknown, ResourceVersion: ev.resourceVersion(),
+		Time: time.Now(), Script: v.name, Version: v.hash, Resource: ev.Sub.Cache.Resource, Object: ev.Key,
+		Event: eventNames[ev.Kind], Initial: ev.Initial, FinalStateUnknown: ev.Unknown, ResourceVersion: ev.ResourceVersion(),
 	})
 }
 
@@ -67,10 +67,4 @@ func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Worke
 	}
 	opts, tap := trace.Tapped(opts, e.cfg.DryRun, k8sclient.WithForcedDryRun)
 	return opts, trace.NewWorker(e.trace, tap)
-}
-
-func resourceVersionOf(obj scripting.Object) string {
-	meta, _ := obj["metadata"].(map[string]any)
-	rv, _ := meta["resourceVersion"].(string)
-	return rv
 }

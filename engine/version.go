@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/engine/internal/fanout"
 	"github.com/jsinformer/jsinformer/engine/internal/queue"
@@ -18,17 +17,6 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
-
-// subscription is one watched resource of a version: its informer handle and registration.
-type subscription struct {
-	key      dynamicinformer.Key
-	target   target
-	informer InformerHandle
-	cache    *scriptcache.View
-	intake   *queue.Queue[event]   // the version's: its fanout queues its events here
-	fan      *fanout.Member[event] // its place in the fanout of its informer (intake.go)
-	synced   <-chan struct{}       // closed once it has been given the informer's initial list
-}
 
 // version is one loaded content of one script file. Its worker goroutine owns the Script
 // (one goja runtime) and is the only writer of its store; client-go listeners only enqueue.
@@ -97,23 +85,23 @@ type version struct {
 func (v *version) subscribe(factory Informers, fans *fanout.Registry[event], targets []target, resolve func(string) (string, error)) error {
 	v.fans = fans
 	for _, t := range targets {
-		inf, err := factory.Acquire(t.key)
+		inf, err := factory.Acquire(t.Key)
 		if err != nil {
 			v.unsubscribe()
-			return fmt.Errorf("watch %s: %w", t.key, err)
+			return fmt.Errorf("watch %s: %w", t.Key, err)
 		}
-		sub := &subscription{key: t.key, target: t, informer: inf, intake: v.intake}
-		sub.cache = &scriptcache.View{Store: v.store, Resource: t.resource.String(), Resolve: resolve}
-		v.store.Reserve(sub.cache.Resource, len(inf.Informer().GetStore().ListKeys()))
+		sub := &subscription{Key: t.Key, Target: t, Handle: inf, Queue: v.intake}
+		sub.Cache = &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: resolve}
+		v.store.Reserve(sub.Cache.Resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if v.scheduleCache == nil {
-			v.scheduleCache = sub.cache
+			v.scheduleCache = sub.Cache
 		}
-		if sub.fan, err = fans.Subscribe(sub); err != nil {
+		if sub.Fan, err = fans.Subscribe(sub); err != nil {
 			v.unsubscribe()
-			return fmt.Errorf("register handler on %s: %w", t.key, err)
+			return fmt.Errorf("register handler on %s: %w", t.Key, err)
 		}
-		sub.synced = sub.fan.Synced()
+		sub.Synced = sub.Fan.Synced()
 	}
 	return nil
 }
@@ -123,10 +111,10 @@ func (v *version) subscribe(factory Informers, fans *fanout.Registry[event], tar
 // informers. Afterwards the queue holds every event the version will ever get.
 func (v *version) unsubscribe() {
 	for _, sub := range v.subs {
-		if err := v.fans.Unsubscribe(sub.fan); err != nil {
+		if err := v.fans.Unsubscribe(sub.Fan); err != nil {
 			v.logger.Warn("remove event handler", "error", err)
 		}
-		sub.informer.Release()
+		sub.Handle.Release()
 	}
 	v.subs = nil
 }
@@ -140,16 +128,16 @@ func (v *version) waitSynced(subs []*subscription, warnAfter time.Duration) bool
 	for _, sub := range subs {
 		for done := false; !done; {
 			select {
-			case <-sub.synced:
+			case <-sub.Synced:
 				done = true
 			case <-warn.C:
-				v.logger.Warn("still waiting for the informer to sync", "informer", sub.key.String())
+				v.logger.Warn("still waiting for the informer to sync", "informer", sub.Key.String())
 			case <-v.abort:
 				return false
 			}
 		}
 	}
-	v.intake.Push(event{kind: eventSynced})
+	v.intake.Push(event{Kind: eventSynced})
 	select {
 	case <-v.synced:
 		return true
