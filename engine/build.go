@@ -52,8 +52,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		book: e.book, src: src, standby: e.lead != nil && !e.lead.Leading(), lead: e.lead, shard: e.shard,
 		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
 		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
-		indexFailed: map[scriptcache.Key]bool{},
-		abort:       make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
+		abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
 		ownerNamespaced: targets[0].Resource.Namespaced,
 		insp:            &versionInspect{worker: recorder, pauses: e.pauses},
 	}
@@ -92,11 +91,8 @@ func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting
 	v.intake = v.queue
 	if len(v.def.Indexers) > 0 {
 		var err error
-		if v.indexer, err = prog.Instantiate(opts); err != nil {
-			return fmt.Errorf("instantiate index runtime: %w", err)
-		}
-		if v.indexer2, err = prog.Instantiate(opts); err != nil {
-			return fmt.Errorf("instantiate index runtime: %w", err)
+		if v.indexer, err = newIndexStage(prog, opts, v.def.Indexers, v.logger); err != nil {
+			return err
 		}
 		v.intake = newEventQueue()
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"time"
 
 	"github.com/jsinformer/jsinformer/inspection"
@@ -112,16 +111,5 @@ func (v *version) defines(kind eventKind) bool {
 
 // logFailure logs a script error with its position and JS stack.
 func (v *version) logFailure(handler, resource, key string, err error) {
-	attrs := []any{"handler", handler, "resource", resource, "object", key, "error", err.Error()}
-	var se *scripting.ScriptError
-	if errors.As(err, &se) && se.Stack != "" {
-		attrs = append(attrs, "stack", se.Stack)
-	}
-	if errors.Is(err, scripting.ErrTimeout) {
-		attrs = append(attrs, "timeout", true)
-	}
-	if errors.Is(err, scripting.ErrStuck) {
-		attrs = append(attrs, "stuck", true)
-	}
-	v.logger.Error("script handler failed", attrs...)
+	logScriptFailure(v.logger, handler, resource, key, err)
 }

@@ -110,7 +110,7 @@ func (v *version) Memory() (bytes int64, seq uint64, truncated bool) {
 
 // runtimes are v's Scripts: the worker's, the index stage's and the reconcile workers'.
 func (v *version) runtimes() []*scripting.Script {
-	out := append([]*scripting.Script{v.script}, v.indexers()...)
+	out := append([]*scripting.Script{v.script}, v.indexer.Runtimes()...)
 	if v.reconciler != nil {
 		out = append(out, v.reconciler.Runtimes()...)
 	}

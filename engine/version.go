@@ -38,8 +38,7 @@ type version struct {
 	// successor's lift, so the GC percent goes back once the reload's work is all done.
 	afterDrain func()
 	script     *scripting.Script
-	indexer    *scripting.Script // the index stage's runtime; nil without index functions
-	indexer2   *scripting.Script // its second runtime, for the other half of a large batch (index.go)
+	indexer    *indexStage // nil without index functions (package engine/internal/version)
 	def        scripting.Definition
 	logger     *slog.Logger
 	store      *scriptcache.Store
@@ -53,13 +52,9 @@ type version struct {
 	metrics       [len(handlerNames)]*handlerMetrics // by event kind; nil for a handler not defined
 	scriptMetrics *enginemetrics.Version             // the definition's metric families; nil without (metrics.go)
 
-	indexFailed map[scriptcache.Key]bool // objects whose index function threw; logged once each
-	// indexObjs and indexResults are the index stage's buffers for one batch (index.go).
-	indexObjs    []scripting.Object
-	indexResults []scripting.IndexResult
-	reconciler   *reconciler       // nil unless the script exports reconcile
-	enqueue      func(string)      // ctx.enqueue: reconciler.enqueue, nil without reconcile
-	enqueueOnly  func(string) bool // the worker's, while replaying gained keys: which keys to enqueue
+	reconciler  *reconciler       // nil unless the script exports reconcile
+	enqueue     func(string)      // ctx.enqueue: reconciler.enqueue, nil without reconcile
+	enqueueOnly func(string) bool // the worker's, while replaying gained keys: which keys to enqueue
 
 	abort           chan struct{} // closed to stop the goroutines without draining
 	haltOnce        sync.Once
@@ -151,7 +146,7 @@ func (v *version) start() {
 	v.workerStarted.Store(true)
 	v.running.Go(v.work)
 	if v.indexer != nil {
-		v.running.Go(v.index)
+		v.running.Go(func() { v.indexer.Run(v.intake, v.queue, v.abort) })
 	}
 	v.helpers.Go(func() {
 		v.running.Wait()
@@ -250,7 +245,7 @@ func (v *version) halt() {
 func (v *version) stop() {
 	v.halt()
 	v.script.Interrupt()
-	for _, ix := range v.indexers() {
+	for _, ix := range v.indexer.Runtimes() {
 		ix.Interrupt()
 	}
 	if v.reconciler != nil {
@@ -272,7 +267,7 @@ func (v *version) close() {
 			v.reconciler.Close()
 		}
 		v.script.Close() // idempotent: the worker, if it ran, closed it already
-		for _, ix := range v.indexers() {
+		for _, ix := range v.indexer.Runtimes() {
 			ix.Close()
 		}
 		if v.gcLift != nil {

@@ -16,6 +16,7 @@ type (
 	target       = ver.Target
 	gainedKeys   = ver.Gained
 	versionState = ver.State
+	indexStage   = ver.IndexStage
 )
 
 const (
@@ -39,4 +40,6 @@ var (
 	newEventQueue     = ver.NewQueue
 	overload          = ver.Overload
 	resourceVersionOf = ver.ResourceVersionOf
+	newIndexStage     = ver.NewIndexStage
+	logScriptFailure  = ver.LogFailure
 )
