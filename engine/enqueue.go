@@ -13,7 +13,7 @@ func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
 	case scripting.EnqueueSelf:
 		v.enqueueBecause(ev.Key, rec, "event", ev)
 	case scripting.EnqueueOwner:
-		if key, ok := controllerKey(ev.Obj, v.ownerNamespaced); ok {
+		if key, ok := ownerKey(ev.Obj, v.ownerNamespaced); ok {
 			v.enqueueBecause(key, rec, "owner", ev)
 		}
 	case scripting.EnqueueFunc:
@@ -35,29 +35,6 @@ func (v *version) enqueueMapped(ev event, rec *inspection.TraceRecord) {
 	for _, k := range keys {
 		v.enqueueBecause(k, rec, "watch.enqueue", ev)
 	}
-}
-
-// controllerKey is the key of obj's controller owner, from the ownerReference with
-// controller: true: "namespace/name" in obj's namespace when the reconciled resource is
-// namespaced (an owner is in its dependent's namespace, or cluster-scoped), else "name".
-func controllerKey(obj scripting.Object, namespaced bool) (string, bool) {
-	meta, _ := obj["metadata"].(map[string]any)
-	refs, _ := meta["ownerReferences"].([]any)
-	for _, r := range refs {
-		ref, _ := r.(map[string]any)
-		if controller, _ := ref["controller"].(bool); !controller {
-			continue
-		}
-		name, _ := ref["name"].(string)
-		if name == "" {
-			return "", false
-		}
-		if ns, _ := meta["namespace"].(string); ns != "" && namespaced {
-			return ns + "/" + name, true
-		}
-		return name, true
-	}
-	return "", false
 }
 
 // enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)

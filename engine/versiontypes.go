@@ -42,4 +42,5 @@ var (
 	resourceVersionOf = ver.ResourceVersionOf
 	newIndexStage     = ver.NewIndexStage
 	logScriptFailure  = ver.LogFailure
+	ownerKey          = ver.ControllerKey
 )

@@ -8,8 +8,9 @@ import (
 // Kind is what an Event asks of the worker.
 type Kind int
 
+// The kinds of events: the three informer notifications, then markers and requests.
 const (
-	EventAdd Kind = iota + 1
+	EventAdd Kind = iota + 1 // an informer add, or an initial-list or replayed add
 	EventUpdate
 	EventDelete
 	EventSynced   // marker: every initial-list add before it has been handled

@@ -8,14 +8,14 @@ package version
 type State int32
 
 const (
-	// StateSyncing: registered on its informers, replaying the cache; the previous version,
-	// if any, still serves.
+	// StateSyncing means it is registered on its informers, replaying the cache; the
+	// previous version, if any, still serves.
 	StateSyncing State = iota
-	// StateCurrent: it serves the script.
+	// StateCurrent means it serves the script.
 	StateCurrent
-	// StateDraining: retired; no new events reach it, its goroutines are finishing.
+	// StateDraining means it is retired: no new events reach it, its goroutines are finishing.
 	StateDraining
-	// StateDone: every goroutine it started has returned, and its predecessors are done.
+	// StateDone means every goroutine it started has returned, and its predecessors are done.
 	StateDone
 )
 
