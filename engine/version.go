@@ -21,9 +21,10 @@ import (
 // version is one loaded content of one script file. Its worker goroutine owns the Script
 // (one goja runtime) and is the only writer of its store; client-go listeners only enqueue.
 //
-// A script with index functions gets a second stage ahead of the worker (index.go): it takes
-// events from intake, computes their index values on a runtime of its own and passes them on
-// to queue, in order, so the worker still applies values to the store in event order.
+// A script with index functions gets a second stage ahead of the worker (package
+// engine/internal/version's IndexStage): it takes events from intake, computes their index
+// values on runtimes of its own and passes them on to queue, in order, so the worker still
+// applies values to the store in event order.
 type version struct {
 	name, hash string
 	src        plugins.Source // to load again on becoming leader
