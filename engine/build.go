@@ -54,7 +54,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
 		abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
 		ownerNamespaced: targets[0].Resource.Namespaced,
-		insp:            &versionInspect{worker: recorder, pauses: e.pauses},
+		insp:            newInspect(recorder, e.pauses),
 	}
 	v.retired, v.endRetired = context.WithCancel(context.Background())
 	// From here v owns every runtime made for it: v.close releases them on any failure.
@@ -71,8 +71,7 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		e.retiring.Go(v.close) // the worker may be in a call: not on the loader
 		return nil, err
 	}
-	subs := v.subs
-	v.insp.subs.Store(&subs)
+	v.insp.SetSubscriptions(v.subs)
 	e.needs.subscribed(v, v.subs)
 	e.book.Added(v.name, v.hash, v, watchesOf(targetKeys(targets)))
 	e.stats.VersionAdded(v)

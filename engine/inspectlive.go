@@ -41,15 +41,7 @@ func (n *needs) versions() []*version {
 }
 
 // subscriptions are v's subscriptions once subscribed; nil before.
-func (v *version) subscriptions() []*subscription {
-	if v.insp == nil {
-		return nil
-	}
-	if p := v.insp.subs.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (v *version) subscriptions() []*subscription { return v.insp.Subscriptions() }
 
 var _ inspect.Live = (*version)(nil)
 
@@ -68,9 +60,7 @@ func (v *version) Backlog() int {
 	if v.intake != v.queue {
 		n += v.intake.Len()
 	}
-	if v.insp != nil {
-		n += int(v.insp.held.Load())
-	}
+	n += v.insp.Held()
 	return n
 }
 

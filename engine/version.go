@@ -73,7 +73,7 @@ type version struct {
 	after           <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
 	running         sync.WaitGroup  // worker, indexer and scheduler
 	helpers         sync.WaitGroup  // the goroutines waiting on others: for running (done), for the sync
-	insp            *versionInspect // trace, pauses, the call in flight (tracecall.go)
+	insp            *versionInspect // trace, pauses, the call in flight, subscriptions (tracecall.go)
 }
 
 // subscribe acquires an informer per key and registers the version's handler on it. On

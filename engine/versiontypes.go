@@ -10,13 +10,14 @@ import (
 // package's own type version would clash with its name.
 
 type (
-	event        = ver.Event
-	eventKind    = ver.Kind
-	subscription = ver.Subscription
-	target       = ver.Target
-	gainedKeys   = ver.Gained
-	versionState = ver.State
-	indexStage   = ver.IndexStage
+	event          = ver.Event
+	eventKind      = ver.Kind
+	subscription   = ver.Subscription
+	target         = ver.Target
+	gainedKeys     = ver.Gained
+	versionState   = ver.State
+	indexStage     = ver.IndexStage
+	versionInspect = ver.Inspect
 )
 
 const (
@@ -43,4 +44,6 @@ var (
 	newIndexStage     = ver.NewIndexStage
 	logScriptFailure  = ver.LogFailure
 	ownerKey          = ver.ControllerKey
+	newInspect        = ver.NewInspect
+	eventNames        = ver.EventNames
 )
