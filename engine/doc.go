@@ -9,8 +9,8 @@
 // failures it holds until their content settles are internal/settle's Failures), versions
 // (build.go, version.go, state.go, handle.go, enqueue.go, schedule.go; being moved to
 // internal/version, which already holds their events, subscriptions, targets, event queues
-// and overload policy, index stage, owner keys and states: versiontypes.go names them here
-// until the move is done),
+// and overload policy, index stage, owner keys, inspection side and states: versiontypes.go
+// names them here until the move is done),
 // the record of which informers the live versions need (needs.go), the wiring of reconcile
 // (build.go's newReconciler, the loader's start and retire) and the environment (env.go,
 // drive.go, config.go). The core's intake path lives in three packages of its own, each

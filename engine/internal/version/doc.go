@@ -2,7 +2,8 @@
 // its worker takes (Event), the watched resources it subscribes to (Subscription, Target),
 // its event queues and their overload policy (NewQueue, Overload), its index stage
 // (IndexStage), what its events enqueue for reconcile (ControllerKey), how a script's failure
-// is logged (LogFailure), and where it is in its life (State).
+// is logged (LogFailure), what it keeps for inspection (Inspect: its worker's recording side,
+// pauses, subscriptions for readers off the loader), and where it is in its life (State).
 //
 // It is being moved out of package engine piece by piece (issue 20): the shape to reach is
 // controller-runtime's manager/controller split, a Version built from a compiled Program and
@@ -22,6 +23,7 @@
 // goroutine through the fanout, the loader, a scheduler, a scrape, the inspection API) to one
 // version's queue, and from there to its index stage and worker; only the index stage writes
 // it after it was queued (Values), before passing it on. A Subscription is written by the
-// goroutine that subscribes (the loader) before it is shared and read-only afterwards. The
+// goroutine that subscribes (the loader) before it is shared and read-only afterwards; the
+// loader publishes the list to other goroutines through Inspect.SetSubscriptions. The
 // objects events carry come from the informers' caches and are never mutated.
 package version
