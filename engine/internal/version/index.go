@@ -62,11 +62,8 @@ func NewIndexStage(prog *scripting.Program, opts scripting.Options, names []stri
 // Runtimes are the stage's runtimes; none for a nil stage (a script without index functions).
 // Every way a version ends closes them all.
 func (s *IndexStage) Runtimes() []*scripting.Script {
-	switch {
-	case s == nil:
+	if s == nil {
 		return nil
-	case s.second == nil:
-		return []*scripting.Script{s.first}
 	}
 	return []*scripting.Script{s.first, s.second}
 }
@@ -126,7 +123,7 @@ func (s *IndexStage) batch(batch []Event) {
 // index runtimes. Index functions are pure by contract, so which runtime computes an object's
 // values cannot matter to the script.
 func (s *IndexStage) indexAll(objs []scripting.Object, results []scripting.IndexResult) {
-	if s.second == nil || len(objs)*len(s.names) < splitMin {
+	if len(objs)*len(s.names) < splitMin {
 		s.first.IndexAll(objs, results)
 		return
 	}
