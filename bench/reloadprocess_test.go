@@ -45,6 +45,7 @@ type reloadContender struct {
 type reloadRound struct {
 	latencies []float64 // ms, rename to "script reloaded"
 	loads     []float64 // ms, the runner's own "took": from compiling to serving (no debounce, no rescan)
+	faults    []float64 // thousands of minor page faults from the rename until the reload served
 	gc        float64   // collection cycles over the round, from the first write to the pause after the last reload
 	allocMB   float64   // bytes allocated over the same span, in MiB
 	cpuMS     float64   // process CPU over the same span
@@ -60,8 +61,9 @@ type reloadRound struct {
 // round by round, and the ratios are this tree's over the baseline's. Per contender it
 // reports p50 and p99 (nearest rank), and per reload the collection cycles, the bytes
 // allocated and the process CPU (from the runner's own /metrics, over the whole round with
-// its pauses, so the collection the engine starts after a reload counts), and the median of
-// the processes' peak RSS.
+// its pauses, so the collection the engine starts after a reload counts), the median of
+// the processes' peak RSS, and the p50 and p99 of the minor page faults a reload took (from
+// the rename until it served; see minorFaults).
 func BenchmarkProcessReload(b *testing.B) {
 	cp := seeded(b)
 	contenders := []reloadContender{{name: "runner", bin: deployedCopy(b, buildRunner(b)), profile: os.Getenv(profileEnv) != ""}}
@@ -74,19 +76,20 @@ func BenchmarkProcessReload(b *testing.B) {
 			for i, c := range contenders {
 				r := runReloadRound(b, cp, c, round)
 				rounds[i] = append(rounds[i], r)
-				b.Logf("round %d %s: reloads (ms) %.0f, of which loading %.0f, gc %.1f, alloc %.0f MiB, cpu %.0f ms, peak RSS %.0f MiB",
-					round+1, c.name, r.latencies, r.loads, r.gc, r.allocMB, r.cpuMS, r.rssMB)
+				b.Logf("round %d %s: reloads (ms) %.0f, of which loading %.0f, minor page faults (thousands) %.1f, gc %.1f, alloc %.0f MiB, cpu %.0f ms, peak RSS %.0f MiB",
+					round+1, c.name, r.latencies, r.loads, r.faults, r.gc, r.allocMB, r.cpuMS, r.rssMB)
 			}
 		}
 	}
 	p50 := make([]float64, len(contenders))
 	p99 := make([]float64, len(contenders))
 	for i, c := range contenders {
-		var all, loads, rss []float64
+		var all, loads, faults, rss []float64
 		var gc, alloc, cpu float64
 		for _, r := range rounds[i] {
 			all = append(all, r.latencies...)
 			loads = append(loads, r.loads...)
+			faults = append(faults, r.faults...)
 			gc, alloc, cpu = gc+r.gc, alloc+r.allocMB, cpu+r.cpuMS
 			rss = append(rss, r.rssMB)
 		}
@@ -95,6 +98,8 @@ func BenchmarkProcessReload(b *testing.B) {
 		b.ReportMetric(p50[i], c.name+"-p50-ms")
 		b.ReportMetric(p99[i], c.name+"-p99-ms")
 		b.ReportMetric(percentile(loads, 50), c.name+"-load-p50-ms")
+		b.ReportMetric(percentile(faults, 50), c.name+"-kfaults-p50")
+		b.ReportMetric(percentile(faults, 99), c.name+"-kfaults-p99")
 		b.ReportMetric(gc/n, c.name+"-gc/reload")
 		b.ReportMetric(alloc/n, c.name+"-MiB/reload")
 		b.ReportMetric(cpu/n, c.name+"-cpu-ms/reload")
@@ -137,12 +142,14 @@ func runReloadRound(b *testing.B, cp *controlplane.ControlPlane, c reloadContend
 		time.Sleep(processReloadPause) // not measured: latency runs from the rename
 		content := reloadScript(round*reloadsPerRound + i)
 		reloaded := logs.expect(scriptVersion(content))
+		faulted := minorFaults(b, cmd.Process.Pid)
 		start := time.Now()
 		saveByRename(b, dir, "indexed.js", content)
 		if err := waitClosed(reloadTimeout, reloaded); err != nil {
 			b.Fatalf("%s reload %d: %v\n%s", c.name, i, err, logs.tail)
 		}
 		r.latencies = append(r.latencies, ms(time.Since(start)))
+		r.faults = append(r.faults, float64(minorFaults(b, cmd.Process.Pid)-faulted)/1000)
 		r.loads = append(r.loads, logs.took(scriptVersion(content)))
 	}
 	time.Sleep(processReloadPause)
@@ -167,6 +174,26 @@ func saveByRename(b *testing.B, dir, name, content string) {
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		b.Fatalf("rename over %s: %v", name, err)
 	}
+}
+
+// minorFaults is the process's count of minor page faults so far (proc(5): field 10 of
+// /proc/PID/stat). A page the process touches for the first time is one; on a virtual
+// machine that hands freed memory back to its host each costs tens of µs
+// (BenchmarkFirstTouch), which is what makes a reload that grows the heap past its earlier
+// peak slower than the rest.
+func minorFaults(b *testing.B, pid int) uint64 {
+	b.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("read the runner's page faults: %v", err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count after it.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	n, err := strconv.ParseUint(fields[7], 10, 64) // field 10 is the 8th after the name
+	if err != nil {
+		b.Fatalf("parse the runner's page faults %q: %v", fields[7], err)
+	}
+	return n
 }
 
 // freeAddr is a loopback address with a port free a moment ago.
