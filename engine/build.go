@@ -7,7 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -91,6 +93,17 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	e.book.Added(src.Name, src.Hash, v.Version, watchesOf(targetKeys(targets)))
 	e.stats.VersionAdded(v.Version)
 	return v, nil
+}
+
+// tapped returns opts whose logger and client feed a new tap, and the recording side of the
+// Script made with them; with recording off, opts unchanged and a Worker that records
+// nothing (it still shows the call in flight).
+func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Worker) {
+	if e.trace == nil {
+		return opts, trace.NewWorker(nil, nil)
+	}
+	opts, tap := trace.Tapped(opts, e.cfg.DryRun, k8sclient.WithForcedDryRun)
+	return opts, trace.NewWorker(e.trace, tap)
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command

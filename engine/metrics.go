@@ -8,8 +8,9 @@ import (
 )
 
 // Metrics from scripts: package engine/internal/enginemetrics serves the families a
-// definition declares; the engine hands it each version (enginemetrics.Worker) and runs the
-// collects on the version's worker.
+// definition declares; each version registers its own (package engine/internal/version, an
+// enginemetrics.Worker that runs the collects on its worker). The loader checks the names
+// across scripts and swaps which version's families a scrape sees.
 
 // checkMetricNames refuses a definition that declares a family another script serves or is
 // loading, as a definition error at the family's line. Runs on the loader.

@@ -161,3 +161,21 @@ func (e *Engine) newHealth() *health.Health {
 		Loaded: e.readyOnce.Load, Informers: e.factory.Health,
 		Scripts: e.needs.scripts, InUse: e.needs.inUse, Syncing: e.needs.syncing, Changed: e.book.Bump})
 }
+
+// versions lists the live versions (syncing, current, or draining not yet removed), sorted by
+// script name, the serving one of a script first.
+func (n *needs) versions() []*loaded {
+	n.mu.Lock()
+	out := make([]*loaded, 0, len(n.byVersion))
+	for v := range n.byVersion {
+		out = append(out, v)
+	}
+	n.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Script() != out[j].Script() {
+			return out[i].Script() < out[j].Script()
+		}
+		return out[i].CurrentState() > out[j].CurrentState() // current before syncing
+	})
+	return out
+}

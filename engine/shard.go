@@ -14,8 +14,9 @@ import (
 // is its namespace/name, so an object and the reconcile key of the same name belong to the
 // same replica whatever the script or resource; a schedule entry belongs to the replica
 // owning "schedule:SCRIPT#INDEX". The keys a replica gains are replayed on the workers of the
-// serving versions (eventGained): their cached objects as initial adds, and the reconcile
-// keys their watch entries map to.
+// serving and syncing versions (version.Version.ReplayGained): their cached objects as initial
+// adds, and the reconcile keys their watch entries map to. What a version asks before each
+// call is package engine/internal/version's.
 
 // shardOwner is this replica's part of the ring (package engine/internal/shardgate); a nil
 // one (no sharding) owns every key.
