@@ -202,12 +202,12 @@ func (e *Engine) startReconciler(v, old *loaded) {
 		return
 	}
 	if old == nil {
-		v.Reconciler().Start()
+		v.StartReconcile()
 		return
 	}
 	e.retiring.Go(func() {
 		<-old.finished
-		v.Reconciler().Start() // does nothing if v was retired meanwhile
+		v.StartReconcile() // does nothing if v was retired meanwhile
 	})
 }
 
