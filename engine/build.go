@@ -80,6 +80,15 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		return nil, err // New closed the script, and so ended the lift
 	}
 	v := &loaded{Version: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
+	if err := e.start(v, targets); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// start runs v and subscribes it to its informers, and records it live. On error v is
+// being closed on a retiring goroutine.
+func (e *Engine) start(v *loaded, targets []version.Target) error {
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
 	v.Start()
@@ -87,12 +96,12 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	if err := v.Subscribe(); err != nil {
 		e.needs.remove(v)
 		e.retiring.Go(v.Close) // the worker may be in a call: not on the loader
-		return nil, err
+		return err
 	}
 	e.needs.subscribed(v, v.Subscriptions())
-	e.book.Added(src.Name, src.Hash, v.Version, watchesOf(targetKeys(targets)))
+	e.book.Added(v.Script(), v.Hash(), v.Version, watchesOf(targetKeys(targets)))
 	e.stats.VersionAdded(v.Version)
-	return v, nil
+	return nil
 }
 
 // tapped returns opts whose logger and client feed a new tap, and the recording side of the
