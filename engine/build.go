@@ -1,26 +1,44 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/jsinformer/jsinformer/dynamicinformer"
-	"github.com/jsinformer/jsinformer/engine/internal/coalesce"
-	"github.com/jsinformer/jsinformer/engine/internal/reconcile"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
-	"github.com/jsinformer/jsinformer/internal/scriptcache"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
+	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// Building a version: compile, instantiate, validate, resolve its watches and subscribe.
+// Building a version: compile, instantiate, validate, resolve its watches, then hand the
+// rest to package engine/internal/version (version.New) and subscribe.
+
+// loaded is one loaded content of a script as the loader holds it: the running version
+// (package engine/internal/version) and what only the loader uses beside it.
+type loaded struct {
+	*version.Version
+	src       plugins.Source // to load again on becoming leader
+	allocMark uint64         // the collector's mark when building began
+	gcLift    func()         // ends the collector's lift for this load (internal/gcpace); idempotent
+	// afterDrain runs once this version, retired by a reload, has drained: it ends its
+	// successor's lift, so the GC percent goes back once the reload's work is all done.
+	afterDrain func()
+	after      <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
+	finished   chan struct{}   // closed when retired and closed, after its predecessor's
+}
+
+// Released is closed once v has closed its runtimes and is done (memguard.Version).
+func (v *loaded) Released() <-chan struct{} { return v.finished }
 
 // newVersion compiles, instantiates, validates and subscribes one script content.
-func (e *Engine) newVersion(src plugins.Source) (*version, error) {
+func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	started := time.Now()
 	allocs := e.gc.Mark()
-	lift := e.gc.Lift() // ended by v.close, or once synced (onSynced)
+	lift := e.gc.Lift() // ended when the version closes, or once synced (onSynced)
 	prog, err := scripting.CompileIn(e.cfg.ScriptsDir, src.Name, src.Content)
 	if err != nil {
 		lift()
@@ -48,101 +66,58 @@ func (e *Engine) newVersion(src plugins.Source) (*version, error) {
 		lift()
 		return nil, err
 	}
-	v := &version{
-		book: e.book, src: src, standby: e.lead != nil && !e.lead.Leading(), lead: e.lead, shard: e.shard,
-		name: src.Name, hash: src.Hash, started: started, allocMark: allocs, gcLift: lift, script: script, def: def, logger: logger,
-		store: scriptcache.New(def.Indexers), queue: newEventQueue(),
-		abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}), finished: make(chan struct{}),
-		ownerNamespaced: targets[0].Resource.Namespaced,
-		insp:            newInspect(recorder, e.pauses),
+	ver, err := version.New(version.Config{
+		Name: src.Name, Hash: src.Hash, Program: prog, Options: opts, Script: script, Recorder: recorder, Def: def,
+		Targets: targets, Started: started, Standby: e.lead != nil && !e.lead.Leading(), Lead: e.lead, Shard: e.shard,
+		Book: e.book, Pauses: e.pauses, Logger: logger, MaxBacklog: e.cfg.MaxBacklog,
+		Handler:       func(handler string) *handlerMetrics { return e.stats.handler(src.Name, handler) },
+		Coalesced:     func() prometheus.Counter { return e.stats.Coalesced(src.Name) },
+		ScriptMetrics: e.scriptMetrics, Clock: e.clock, Tap: e.tapped,
+		Acquire: func(k dynamicinformer.Key) (version.Informer, error) { return e.factory.Acquire(k) },
+		Fanouts: &e.fanouts, Resolve: e.resolveName, OnClose: lift,
+	})
+	if err != nil {
+		return nil, err // New closed the script, and so ended the lift
 	}
-	v.retired, v.endRetired = context.WithCancel(context.Background())
-	// From here v owns every runtime made for it: v.close releases them on any failure.
-	if err := e.addRuntimes(v, prog, opts, targets[0]); err != nil {
-		v.close() // nothing runs yet: closing is immediate
+	v := &loaded{Version: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
+	if err := e.start(v, targets); err != nil {
 		return nil, err
 	}
-	// The worker starts first so it handles the initial adds while client-go is still
-	// delivering them: on a large cache that overlap is most of a reload's latency.
-	v.start()
-	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
-	if err := v.subscribe(e.factory, &e.fanouts, targets, e.resolveName); err != nil {
-		e.needs.remove(v)
-		e.retiring.Go(v.close) // the worker may be in a call: not on the loader
-		return nil, err
-	}
-	v.insp.SetSubscriptions(v.subs)
-	e.needs.subscribed(v, v.subs)
-	e.book.Added(v.name, v.hash, v, watchesOf(targetKeys(targets)))
-	e.stats.VersionAdded(v)
 	return v, nil
 }
 
-// addRuntimes gives v its index stage and reconciler, when the script has them, and resolves
-// its handler metrics.
-func (e *Engine) addRuntimes(v *version, prog *scripting.Program, opts scripting.Options, first target) error {
-	v.scriptMetrics = e.scriptMetrics.NewVersion(v.name, v.def.Metrics, v, v.logger) // before defines(eventCollect) reads it
-	for kind, name := range handlerNames {
-		if v.defines(eventKind(kind)) {
-			v.metrics[kind] = e.stats.handler(v.name, name)
-		}
+// start runs v and subscribes it to its informers, and records it live. On error v is
+// being closed on a retiring goroutine.
+func (e *Engine) start(v *loaded, targets []version.Target) error {
+	// The worker starts first so it handles the initial adds while client-go is still
+	// delivering them: on a large cache that overlap is most of a reload's latency.
+	v.Start()
+	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
+	if err := v.Subscribe(); err != nil {
+		e.needs.remove(v)
+		e.retiring.Go(v.Close) // the worker may be in a call: not on the loader
+		return err
 	}
-	v.intake = v.queue
-	if len(v.def.Indexers) > 0 {
-		var err error
-		if v.indexer, err = newIndexStage(prog, opts, v.def.Indexers, v.logger); err != nil {
-			return err
-		}
-		v.intake = newEventQueue()
-	}
-	if e.cfg.MaxBacklog > 0 {
-		coalesced := e.stats.Coalesced(v.name)
-		v.queue.SetOverflow(coalesce.New(e.cfg.MaxBacklog, overload, v.logger, coalesced))
-		if v.intake != v.queue {
-			v.intake.SetOverflow(coalesce.New(e.cfg.MaxBacklog, overload, v.logger, coalesced))
-		}
-	}
-	if v.def.Reconcile && !v.standby {
-		var err error
-		if v.reconciler, err = e.newReconciler(v, prog, opts, first); err != nil {
-			return err
-		}
-		v.enqueue = v.ctxEnqueue
-	}
+	e.needs.subscribed(v, v.Subscriptions())
+	e.book.Added(v.Script(), v.Hash(), v.Version, watchesOf(targetKeys(targets)))
+	e.stats.VersionAdded(v.Version)
 	return nil
 }
 
-// reconciler is a version's reconcile workers (package engine/internal/reconcile).
-type reconciler = reconcile.Workers[*scripting.Script]
-
-// newReconciler builds v's reconcile workers, one runtime each, on the first watched
-// resource's cache and the engine's clock.
-func (e *Engine) newReconciler(v *version, prog *scripting.Program, opts scripting.Options, t target) (*reconciler, error) {
-	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
-	workers := make([]*trace.Worker, len(scripts))
-	for i := range scripts {
-		tappedOpts, w := e.tapped(opts)
-		workers[i] = w
-		s, err := prog.Instantiate(tappedOpts)
-		if err != nil {
-			for _, made := range scripts[:i] {
-				made.Close()
-			}
-			return nil, fmt.Errorf("instantiate reconcile worker: %w", err)
-		}
-		scripts[i] = s
+// tapped returns opts whose logger and client feed a new tap, and the recording side of the
+// Script made with them; with recording off, opts unchanged and a Worker that records
+// nothing (it still shows the call in flight).
+func (e *Engine) tapped(opts scripting.Options) (scripting.Options, *trace.Worker) {
+	if e.trace == nil {
+		return opts, trace.NewWorker(nil, nil)
 	}
-	return reconcile.New(reconcile.Config[*scripting.Script]{
-		Name: v.name, Version: v.hash, Queue: e.clock.NewQueue(v.name), Runtimes: scripts, Recorders: workers,
-		MaxRetries: v.def.MaxRetries, Logger: v.logger, Metrics: e.stats.handler(v.name, "reconcile"), Sink: v.metricSink(),
-		Cache: &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: e.resolveName},
-		Begin: v.begin, Handles: v.handles, Hold: func() bool { return e.pauses.Wait(v.name, v.abort) },
-	}), nil
+	opts, tap := trace.Tapped(opts, e.cfg.DryRun, k8sclient.WithForcedDryRun)
+	return opts, trace.NewWorker(e.trace, tap)
 }
 
 // targets resolves a definition's watch list, filling what it leaves empty from the command
 // line, and drops duplicates.
-func (e *Engine) targets(name string, def scripting.Definition) ([]target, error) {
+func (e *Engine) targets(name string, def scripting.Definition) ([]version.Target, error) {
 	specs := def.Watch
 	if specs == nil {
 		for _, r := range e.defaults {
@@ -153,7 +128,7 @@ func (e *Engine) targets(name string, def scripting.Definition) ([]target, error
 		return nil, fmt.Errorf("%s: the script has no 'watch' and the runner was started without --gvr", name)
 	}
 	seen := map[dynamicinformer.Key]bool{}
-	var out []target
+	var out []version.Target
 	for i, spec := range specs {
 		t, err := e.target(spec)
 		if err != nil {
@@ -168,10 +143,10 @@ func (e *Engine) targets(name string, def scripting.Definition) ([]target, error
 	return out, nil
 }
 
-func (e *Engine) target(spec scripting.WatchSpec) (target, error) {
+func (e *Engine) target(spec scripting.WatchSpec) (version.Target, error) {
 	res, err := e.resolver.Resolve(spec.Resource)
 	if err != nil {
-		return target{}, err
+		return version.Target{}, err
 	}
 	key := dynamicinformer.Key{
 		GVR:           res.GVR,
@@ -182,7 +157,7 @@ func (e *Engine) target(spec scripting.WatchSpec) (target, error) {
 	if !res.Namespaced {
 		key.Namespace = ""
 	}
-	return target{Resource: res, Key: key}, nil
+	return version.Target{Resource: res, Key: key}, nil
 }
 
 func (e *Engine) resolveName(name string) (string, error) {
@@ -193,7 +168,7 @@ func (e *Engine) resolveName(name string) (string, error) {
 	return res.String(), nil
 }
 
-func targetKeys(targets []target) []dynamicinformer.Key {
+func targetKeys(targets []version.Target) []dynamicinformer.Key {
 	keys := make([]dynamicinformer.Key, len(targets))
 	for i, t := range targets {
 		keys[i] = t.Key

@@ -1,20 +1,21 @@
 // Package engine wires script files to shared informers: it is the only package that knows
 // both JavaScript (scripting) and Kubernetes informers (dynamicinformer). It owns the loader,
-// the script versions and their queues (each version's store and JS indexes are an
-// internal/scriptcache.Store the version owns), index stage, reconcile and schedules, the
-// memory guard, leader election and the state API; what it runs on (informers, clock, the
-// scripts' client) comes in through Env.
+// which builds the script versions and decides which one serves, the memory guard, leader
+// election and the state API; what it runs on (informers, clock, the scripts' client) comes in
+// through Env.
 //
-// Layout. The core is this folder: the loader (engine.go, loader.go, settle.go; the load
-// failures it holds until their content settles are internal/settle's Failures), versions
-// (build.go, version.go, state.go, handle.go, enqueue.go, schedule.go; being moved to
-// internal/version, which already holds their events, subscriptions, targets, event queues
-// and overload policy, index stage, owner keys, inspection side and states: versiontypes.go
-// names them here until the move is done),
-// the record of which informers the live versions need (needs.go), the wiring of reconcile
-// (build.go's newReconciler, the loader's start and retire) and the environment (env.go,
-// drive.go, config.go). The core's intake path lives in three packages of its own, each
-// knowing nothing of versions:
+// Layout. The core is this folder, the loader: its goroutine and loop (engine.go), its
+// transitions (loader.go; settle.go and internal/settle for the load failures it holds until
+// their content settles), what it gathers to build a version (build.go: compile, read the
+// definition, check its metric names, resolve its watches, then version.New), the record of
+// which informers the live versions need (needs.go) and the environment (env.go, drive.go,
+// config.go). A version — one loaded content of one script: its runtimes, store and indexes,
+// queues, worker, index stage, subscriptions, reconcile workers and scheduler — is
+// internal/version's Version, which takes what it needs of the engine through version.Config
+// and never imports it, as a controller-runtime controller is built by its manager. The loader
+// holds each in a loaded (build.go) with what only it uses: the source to load again, the
+// collector's mark and lift, and the chain of finished predecessors. The version's intake path
+// lives in three packages of its own, each knowing nothing of versions:
 //   - internal/fanout: the one client-go registration per informer, shared by the versions
 //     subscribed to it (fanout.Subscriber: the informer, the queue, how a notification
 //     becomes an event), its record of what it handed out and the joiner's initial adds.
@@ -32,15 +33,17 @@
 //   - internal/health: readiness (Ready, /readyz) and the informers' failure and recovery
 //     reports, computed from what needs.go records of the live versions.
 //   - internal/memguard: the memory guard's decisions (when to measure, whom to stop,
-//     when to collect to know the live heap) and its goroutine. memstop.go implements
-//     memguard.Version on the versions, starts the guard, and stops the version it names on
-//     the loader.
+//     when to collect to know the live heap) and its goroutine. A Version measures its
+//     runtimes (RequestMemory, Memory) and loaded adds Released, so loaded is a
+//     memguard.Version; memstop.go starts the guard and stops the version it names on the
+//     loader.
 //   - internal/leader: leader election, the Lease defaults and the write fence (Fence,
 //     shared with sharding). leader.go reloads the scripts on becoming leader and ends Run
 //     on losing the Lease.
 //   - internal/shardgate: this replica's member of the ring (package sharding), its
-//     goroutine and status, and the questions asked before each call (Begin, Handles);
-//     shard.go combines them with leadership and replays gained keys on the workers.
+//     goroutine and status, and the questions asked before each call (Begin, Handles), which
+//     a Version asks together with leadership; shard.go builds the member and has the serving
+//     versions replay the keys gained.
 //   - internal/gcpace: garbage-collection pacing around reloads; the loader marks and lifts
 //     each load (build.go) and settles after a drain (loader.go).
 //   - package inspection (top level: the inspection API is public): the shapes of the debug
@@ -50,24 +53,26 @@
 //   - internal/inspect: the inspection API itself (Inspector: Queue, Cache, Indexes,
 //     IndexSummaries, Explain, Subscribe, Retry, Pause, Resume, Replay), the reconcile key
 //     book and the pauses. inspect.go hands it the engine's environment (inspect.Env) and
-//     forwards the engine's methods; inspectlive.go implements inspect.Live on the versions
-//     (what the views read, and Requeue, Do: run a function on the worker, Done); replay.go is
-//     the replayed call, which runs on the worker.
+//     forwards the engine's methods. A Version is an inspect.Live (what the views read, and
+//     Requeue, Do: run a function on the worker, Done, and Replay: the replayed call, which
+//     runs on the worker).
 //   - internal/reconcile: the reconcile workers (Workers: the rate-limited workqueue, one
 //     runtime per worker, one key never run twice at once, retries up to MaxRetries, the
 //     begin/handles hooks, shutdown, drop, close, and what a reconcile run's record and key
-//     book say); build.go makes them on the version's cache and hooks, the loader starts them
-//     once the version they replace is finished, and the version stops and closes them.
+//     book say); version.New makes them on the version's cache and hooks, the loader starts
+//     them once the version they replace is finished, and the version stops and closes them.
 //   - internal/schedule: the scheduler loop (Loop: one timer on the engine's clock, each
-//     entry queued once at most); schedule.go starts it on the version's running group when
-//     the version serves, and runs each due entry on the worker.
+//     entry queued once at most); a Version starts it on its running group when the loader
+//     makes it current (StartSchedules) and runs each due entry on its worker.
 //   - internal/trace: the event recorder (records, tail subscriptions, the taps on each
 //     Script's logger and client, and Worker: the recording side of one worker and its call in
-//     flight); tracecall.go decides what a handler call's record says.
+//     flight); build.go taps each runtime (tapped), and a Version decides what a handler
+//     call's record says.
 //   - internal/enginemetrics: the engine's own series (stats.go adds the state API's handler
 //     counters to them), the scripts' metric families, the informer-health collector and the
-//     shard ring's; metrics.go hands it each version and runs the collects on the version's
-//     worker, shard.go counts the keys each script owns for it.
+//     shard ring's; each Version registers its families and runs their collects on its worker,
+//     metrics.go checks family names across scripts, shard.go counts the keys each script
+//     owns.
 //
 // Beside them, at top level: package sharding (the ring, behind internal/shardgate),
 // k8sclient (the scripts' `k8s` client, events, redaction, and the forced dry-run of one
@@ -78,7 +83,8 @@
 //   - Run's goroutine is the loader. It alone owns the map of plugins, applies file events
 //     from the plugins watcher and version syncs one at a time, and decides which version of a
 //     script is current.
-//   - Each version (one content of one file) has one worker goroutine that owns its goja
+//   - Each version (one content of one file; package engine/internal/version states its own
+//     contract in full) has one worker goroutine that owns its goja
 //     runtime and is the only writer of its store and JS indexes. The engine registers one
 //     client-go handler per informer (internal/fanout) whatever the number of versions
 //     watching it; on client-go's listener goroutine it only appends to each version's queue
@@ -106,8 +112,8 @@
 // reconciler owns its runtimes whether its workers ever start) and every goroutine it starts,
 // including the one waiting for its sync. However it ends (superseded or unloaded while
 // syncing, retired by a reload or an unload, stopped by the memory guard, or at shutdown),
-// the loader retires it once (version.retire; later calls do nothing) and a retiring goroutine
-// Run joins calls version.close, the one release: safe from any state, it interrupts what
+// the loader retires it once (Version.Retire; later calls do nothing) and a retiring goroutine
+// Run joins calls Version.Close, the one release: safe from any state, it interrupts what
 // still runs, joins every goroutine and closes every runtime. scripting.LiveRuntimes (and the
 // jsinformer_script_runtimes metric) counts the runtimes alive, for tests and operators.
 //
@@ -145,10 +151,10 @@
 // sharding runs on a goroutine Run starts (shardgate.Gate.Start) and stops after every version
 // has stopped (then it deletes its Lease). Informers, stores and indexes stay complete on every
 // replica; each handler call, reconcile run and schedule run first asks the member to begin a
-// call on its key (version.begin), which refuses keys another replica owns and counts the calls
+// call on its key (a Version asks before each call), which refuses keys another replica owns and counts the calls
 // in flight so that a key moves only once they ended. Watch enqueue mappings run on every
 // replica and each queues only the keys it owns. The loader learns of gained keys (Gains) and
-// queues an eventGained on the serving and syncing versions, whose workers replay the gained
+// queues a version.EventGained on the serving and syncing versions, whose workers replay the gained
 // objects as initial adds and enqueue the gained reconcile keys. A member that cannot renew
 // makes Run return its error; the fenced transport refuses writes from then on.
 //
@@ -175,7 +181,7 @@
 // one collector, registered once, maps each script to its serving version's families; the
 // loader swaps the entry in onSynced, when the new version takes over, and removes it when a
 // version retires without a successor, so a scrape sees one version's families per script. A
-// scrape queues an eventCollect on each serving version's worker and waits (bounded by the
+// scrape queues a version.EventCollect on each serving version's worker and waits (bounded by the
 // handler timeout per family, plus one for the call running); the worker runs the collects
 // between two events, so they read the store as the handlers do. Families without collect
 // live in Go behind a mutex per family, written by the worker, reconcile workers and
@@ -194,18 +200,18 @@
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
 // a finished version's memory.
 //
-// Inspection (inspect.go, inspectlive.go, replay.go, tracecall.go; packages inspection,
-// engine/internal/inspect, engine/internal/trace, and engine/internal/reconcile for reconcile
-// runs): every event a worker
+// Inspection (inspect.go; packages inspection, engine/internal/inspect, engine/internal/trace,
+// engine/internal/version for what a worker records and the replay, and
+// engine/internal/reconcile for reconcile runs): every event a worker
 // handles, every reconcile run and every replay becomes an inspection.TraceRecord in a bounded
 // recorder (inspection.TracePerObject per object, Config.TraceRecords overall, oldest first
 // out), with the call's log lines, writes and enqueued keys, collected by a tap wrapped around
 // each Script's logger and k8s client (each Script's calls never overlap, so one open record
 // per tap). The recorder, the taps and each worker's recording side are package
-// engine/internal/trace; the engine decides what to record and when. Explain, Queue, Cache,
+// engine/internal/trace; the version decides what to record and when. Explain, Queue, Cache,
 // Indexes, Status and Subscribe read from any goroutine: they find live versions through
 // needs and read stores under their locks. Actions never touch a version's runtime from
-// outside: Replay travels as a function on the worker's queue (inspect.Live.Do, an eventDo),
+// outside: Replay travels as a function on the worker's queue (inspect.Live.Do, a version.EventDo),
 // Retry goes through the reconcile workqueue, Pause holds the worker before its next event
 // (inspect.Pauses).
 // Package debugapi serves all of it; this package knows nothing of HTTP.

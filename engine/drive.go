@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/plugins"
 )
 
@@ -61,10 +62,9 @@ func (e *Engine) Load(ctx context.Context, name string, content []byte) error {
 // awaitSync waits until v has handled its initial list, or one of its watches fails, or ctx
 // ends. The waiting goroutine is joined on every path: a version that did not sync is halted
 // first.
-func (e *Engine) awaitSync(ctx context.Context, v *version) error {
+func (e *Engine) awaitSync(ctx context.Context, v *loaded) error {
 	synced := make(chan bool, 1)
-	subs := v.subs // the goroutine's copy: retire clears v.subs
-	go func() { synced <- v.waitSynced(subs, syncWarnAfter) }()
+	go func() { synced <- v.WaitSynced(syncWarnAfter) }()
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
 	for {
@@ -75,12 +75,12 @@ func (e *Engine) awaitSync(ctx context.Context, v *version) error {
 			}
 			return nil
 		case <-ctx.Done():
-			v.halt() // waitSynced returns on abort
+			v.Halt() // WaitSynced returns on abort
 			<-synced
 			return context.Cause(ctx)
 		case <-poll.C:
-			if err := e.failingWatch(subs); err != nil {
-				v.halt()
+			if err := e.failingWatch(v.Subscriptions()); err != nil {
+				v.Halt()
 				<-synced
 				return err
 			}
@@ -90,7 +90,7 @@ func (e *Engine) awaitSync(ctx context.Context, v *version) error {
 
 // failingWatch is the error of an informer of subs that cannot list or watch: Run would wait
 // for it, and say so in its logs and /readyz; a driver fails at once.
-func (e *Engine) failingWatch(subs []*subscription) error {
+func (e *Engine) failingWatch(subs []*version.Subscription) error {
 	for _, h := range e.factory.Health() {
 		for _, sub := range subs {
 			if h.Key == sub.Key && !h.Healthy {
@@ -105,8 +105,8 @@ func (e *Engine) failingWatch(subs []*subscription) error {
 // the next; it says nothing of reconcile queues, which belong to the Env's Clock.
 func (e *Engine) Idle() bool {
 	for _, p := range e.plugins {
-		for _, v := range []*version{p.pending, p.current} {
-			if v != nil && (!v.intake.Idle() || !v.queue.Idle()) {
+		for _, v := range []*loaded{p.pending, p.current} {
+			if v != nil && !v.QueuesIdle() {
 				return false
 			}
 		}

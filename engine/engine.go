@@ -25,6 +25,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/leader"
 	"github.com/jsinformer/jsinformer/engine/internal/settle"
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -39,7 +40,7 @@ type Engine struct {
 	discovery discovery.DiscoveryInterface // Run's connection check; nil in a driven engine
 	resolver  Resolver
 	factory   Informers
-	fanouts   fanout.Registry[event] // one client-go registration per informer, shared by the versions (internal/version: Subscription)
+	fanouts   fanout.Registry[version.Event] // one client-go registration per informer, shared by the versions (internal/version: Subscription)
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
 	stats     *stats
@@ -59,7 +60,7 @@ type Engine struct {
 	failures      settle.Failures          // held until their content settles, and reported
 	watcherSynced bool
 	ready         bool
-	synced        chan *version
+	synced        chan *loaded
 	memoryStops   chan memoryStop   // the memory guard's verdicts
 	stopped       map[string]string // script name → the content the memory guard stopped
 
@@ -78,14 +79,14 @@ type Engine struct {
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
 type plugin struct {
-	current, pending *version
+	current, pending *loaded
 	// stopped is a version the memory guard stopped while pending synced: pending's reconcile
 	// waits for it, as for a version it replaces.
-	stopped *version
+	stopped *loaded
 }
 
 // latest is the newest version: the one syncing, else the one serving.
-func (p *plugin) latest() *version {
+func (p *plugin) latest() *loaded {
 	if p.pending != nil {
 		return p.pending
 	}
@@ -158,7 +159,7 @@ func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
-	e.synced, e.gc, e.needs = make(chan *version), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
+	e.synced, e.gc, e.needs = make(chan *loaded), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
 	e.health = e.newHealth()
@@ -230,11 +231,11 @@ func (e *Engine) connect(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("connect to cluster %s: %w", host, err)
 	}
-	var version struct {
+	var server struct {
 		GitVersion string `json:"gitVersion"`
 	}
-	_ = json.Unmarshal(body, &version) // only for the log line
-	e.logger.Info("connected", "server", host, "version", version.GitVersion)
+	_ = json.Unmarshal(body, &server) // only for the log line
+	e.logger.Info("connected", "server", host, "version", server.GitVersion)
 	return nil
 }
 
@@ -321,7 +322,7 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher, shardLost <
 // shutdown stops every version without draining and every informer, and waits for them.
 func (e *Engine) shutdown() {
 	for _, p := range e.plugins {
-		for _, v := range []*version{p.pending, p.current} {
+		for _, v := range []*loaded{p.pending, p.current} {
 			if v != nil {
 				e.retire(v, false)
 			}

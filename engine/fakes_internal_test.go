@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/k8sclient"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -213,7 +214,7 @@ func (e *Engine) loadContent(name, content string) {
 }
 
 // syncUntil applies version syncs, as the loop does, until want has synced.
-func (e *Engine) syncUntil(t *testing.T, want *version) {
+func (e *Engine) syncUntil(t *testing.T, want *loaded) {
 	t.Helper()
 	for {
 		select {
@@ -223,18 +224,18 @@ func (e *Engine) syncUntil(t *testing.T, want *version) {
 				return
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("version %s did not sync within 10s", want.hash)
+			t.Fatalf("version %s did not sync within 10s", want.Hash())
 		}
 	}
 }
 
 // waitState polls until v reaches want.
-func waitState(t *testing.T, v *version, want versionState) {
+func waitState(t *testing.T, v *loaded, want version.State) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for v.currentState() != want {
+	for v.CurrentState() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("version %s is %s, want %s", v.hash, v.currentState(), want)
+			t.Fatalf("version %s is %s, want %s", v.Hash(), v.CurrentState(), want)
 		}
 		time.Sleep(time.Millisecond)
 	}

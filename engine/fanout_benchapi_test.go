@@ -12,18 +12,23 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/jsinformer/jsinformer/engine/internal/fanout"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 )
 
 // The engine's side of the fanout benchmarks (fanout_bench_test.go): the engine's events
 // through the engine's subscriptions.
 
-type benchRegistry = fanout.Registry[event]
+type benchRegistry = fanout.Registry[version.Event]
 
-func benchSubscription() *subscription { return &subscription{Queue: newEventQueue()} }
+func benchSubscription() *version.Subscription {
+	return &version.Subscription{Queue: version.NewQueue()}
+}
 
-func benchHandler(sub *subscription) cache.ResourceEventHandler { return fanout.Handler[event](sub) }
+func benchHandler(sub *version.Subscription) cache.ResourceEventHandler {
+	return fanout.Handler[version.Event](sub)
+}
 
-func benchSubscribe(fs *fanout.Registry[event], s *subscription) (err error) {
+func benchSubscribe(fs *fanout.Registry[version.Event], s *version.Subscription) (err error) {
 	s.Fan, err = fs.Subscribe(s)
 	if err == nil {
 		s.Synced = s.Fan.Synced()
@@ -31,7 +36,7 @@ func benchSubscribe(fs *fanout.Registry[event], s *subscription) (err error) {
 	return err
 }
 
-func benchUnsubscribe(fs *fanout.Registry[event], s *subscription) error {
+func benchUnsubscribe(fs *fanout.Registry[version.Event], s *version.Subscription) error {
 	return fs.Unsubscribe(s.Fan)
 }
 

@@ -9,8 +9,19 @@ import (
 )
 
 // The inspection API (package inspection's shapes; package debugapi serves it). Package
-// engine/internal/inspect answers it from the live versions (inspectlive.go), the recorder
+// engine/internal/inspect answers it from the live versions (each an inspect.Live), the recorder
 // and the pauses; these methods hand it over. Each is safe for concurrent use.
+
+// live lists the live versions for the inspection API, sorted by script name, the serving one
+// of a script first.
+func (e *Engine) live() []inspect.Live {
+	vs := e.needs.versions()
+	out := make([]inspect.Live, len(vs))
+	for i, v := range vs {
+		out[i] = v.Version // the value the book and the metrics hold
+	}
+	return out
+}
 
 // inspector is the inspection API on e. It keeps nothing of its own, so one is made per
 // question.

@@ -128,7 +128,7 @@ func liveVersions(e *Engine) int {
 }
 
 // waitChainDone waits until v's predecessors are done, so its reconcile has started.
-func waitChainDone(t *testing.T, v *version) {
+func waitChainDone(t *testing.T, v *loaded) {
 	t.Helper()
 	if v.after == nil {
 		return
@@ -136,7 +136,7 @@ func waitChainDone(t *testing.T, v *version) {
 	select {
 	case <-v.after:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("the predecessor of %s is not done after 10s", v.hash)
+		t.Fatalf("the predecessor of %s is not done after 10s", v.Hash())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -48,7 +49,7 @@ func (e *Engine) load(src plugins.Source) {
 		e.initialDone(src.Name)
 		return
 	}
-	if p := e.plugins[src.Name]; p != nil && p.current != nil && p.current.hash == src.Hash {
+	if p := e.plugins[src.Name]; p != nil && p.current != nil && p.current.Hash() == src.Hash {
 		if p.pending != nil {
 			e.retire(p.pending, false)
 			p.pending = nil
@@ -81,13 +82,10 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.retire(p.pending, false) // superseded before it synced
 	}
 	p.pending = v
-	subs := v.subs
-	v.helpers.Go(func() { // joined by v.close; returns on abort
-		if v.waitSynced(subs, syncWarnAfter) {
-			select {
-			case e.synced <- v:
-			case <-v.abort:
-			}
+	v.OnSynced(syncWarnAfter, func(abort <-chan struct{}) { // on a goroutine v.Close joins
+		select {
+		case e.synced <- v:
+		case <-abort:
 		}
 	})
 }
@@ -138,16 +136,16 @@ func (e *Engine) retryWaiting() {
 }
 
 // onSynced makes a synced version current and retires the one it replaces.
-func (e *Engine) onSynced(v *version) {
-	p := e.plugins[v.name]
+func (e *Engine) onSynced(v *loaded) {
+	p := e.plugins[v.Script()]
 	if p == nil || p.pending != v {
 		return // superseded or unloaded meanwhile
 	}
 	old := p.current
 	p.current, p.pending = v, nil
-	e.scriptMetrics.Serve(v.scriptMetrics, v.name) // the switch, as scrapes see it
-	v.setState(stateCurrent)
-	e.startSchedules(v)
+	e.scriptMetrics.Serve(v.ScriptMetrics(), v.Script()) // the switch, as scrapes see it
+	v.SetState(version.StateCurrent)
+	v.StartSchedules()
 	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {
@@ -166,11 +164,11 @@ func (e *Engine) onSynced(v *version) {
 		v.after = prev.finished
 	}
 	e.startReconciler(v, prev)
-	took := time.Since(v.started)
-	v.logger.Info("script "+result, "objects", v.store.Size(), "took", took.Round(time.Millisecond).String())
-	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.store.Size()})
-	e.stats.Loaded(v.name, result, took)
-	e.initialDone(v.name)
+	took := time.Since(v.Started())
+	v.Logger().Info("script "+result, "objects", v.Store().Size(), "took", took.Round(time.Millisecond).String())
+	e.book.Loaded(v.Script(), status.LoadStatus{Hash: v.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.Store().Size()})
+	e.stats.Loaded(v.Script(), result, took)
+	e.initialDone(v.Script())
 }
 
 func (e *Engine) unload(name string) {
@@ -180,16 +178,16 @@ func (e *Engine) unload(name string) {
 		return
 	}
 	delete(e.plugins, name)
-	version := "none"
+	running := "none"
 	if p.pending != nil {
 		e.retire(p.pending, false)
 	}
 	if p.current != nil {
-		version = p.current.hash
+		running = p.current.Hash()
 		e.retire(p.current, true)
 	}
-	e.logger.Info("script unloaded", "script", name, "version", version)
-	e.book.Loaded(name, status.LoadStatus{Hash: version, Result: status.LoadUnloaded})
+	e.logger.Info("script unloaded", "script", name, "version", running)
+	e.book.Loaded(name, status.LoadStatus{Hash: running, Result: status.LoadUnloaded})
 	e.book.Removed(name)
 	e.stats.counts.Forget(name)
 	e.initialDone(name)
@@ -199,24 +197,24 @@ func (e *Engine) unload(name string) {
 // with it every version before (see retire), so one key is never reconciled by two versions at
 // once and never by an older version after a newer one. Keys enqueued meanwhile wait,
 // deduplicated, in v's queue. The waiting goroutine is one of the retiring ones Run joins.
-func (e *Engine) startReconciler(v, old *version) {
-	if v.reconciler == nil {
+func (e *Engine) startReconciler(v, old *loaded) {
+	if v.Reconciler() == nil {
 		return
 	}
 	if old == nil {
-		v.reconciler.Start()
+		v.StartReconcile()
 		return
 	}
 	e.retiring.Go(func() {
 		<-old.finished
-		v.reconciler.Start() // does nothing if v was retired meanwhile
+		v.StartReconcile() // does nothing if v was retired meanwhile
 	})
 }
 
 // retire stops v; with drain its queued events and reconcile keys are still handled, within
 // drainLimit. Safe to call again: a retired version is left to the goroutine ending it.
-func (e *Engine) retire(v *version, drain bool) {
-	if !v.retire(drain) {
+func (e *Engine) retire(v *loaded, drain bool) {
+	if !v.Retire(drain) {
 		return
 	}
 	e.ending(v, drain, false)
@@ -224,33 +222,33 @@ func (e *Engine) retire(v *version, drain bool) {
 
 // drop retires v without draining and stops it at once: the call running is interrupted and
 // the events and reconcile keys queued are skipped; it returns how many were.
-func (e *Engine) drop(v *version) (events, keys int) {
-	if !v.retire(false) {
+func (e *Engine) drop(v *loaded) (events, keys int) {
+	if !v.Retire(false) {
 		return 0, 0
 	}
-	events, keys = v.drop()
+	events, keys = v.Drop()
 	e.ending(v, false, true)
 	return events, keys
 }
 
 // ending hands a retired v to a retiring goroutine (one Run joins), which waits for v to
 // finish, within drainLimit when draining and the running call's own deadline otherwise,
-// then closes it (v.close: every goroutine joined, every runtime closed) and marks it done,
+// then closes it (v.Close: every goroutine joined, every runtime closed) and marks it done,
 // after its predecessors.
-func (e *Engine) ending(v *version, drain, dropped bool) {
+func (e *Engine) ending(v *loaded, drain, dropped bool) {
 	e.needs.remove(v)
-	e.scriptMetrics.Withdraw(v.scriptMetrics)
-	v.setState(stateDraining)
+	e.scriptMetrics.Withdraw(v.ScriptMetrics())
+	v.SetState(version.StateDraining)
 	limit := drainLimit
 	if !drain {
 		limit = e.cfg.HandlerTimeout + time.Second // the running call's own deadline, and some
 	}
 	e.retiring.Go(func() {
-		if !dropped && !v.idle(limit) {
-			v.logger.Warn("retired version still busy; interrupted it")
+		if !dropped && !v.WaitIdle(limit) {
+			v.Logger().Warn("retired version still busy; interrupted it")
 		}
-		v.close()
-		e.stats.VersionEnded(v)
+		v.Close()
+		e.stats.VersionEnded(v.Version) // the value VersionAdded was given
 		if drain {
 			if v.afterDrain != nil {
 				v.afterDrain() // the GC percent back (package engine/internal/gcpace), before settle reads the goal
@@ -260,7 +258,7 @@ func (e *Engine) ending(v *version, drain, dropped bool) {
 		if v.after != nil {
 			<-v.after // the chain: v counts as finished only after its predecessors
 		}
-		v.setState(stateDone)
+		v.SetState(version.StateDone)
 		close(v.finished)
 	})
 }
@@ -268,7 +266,7 @@ func (e *Engine) ending(v *version, drain, dropped bool) {
 // runningVersion names the version that keeps serving a script after a failed load.
 func (e *Engine) runningVersion(name string) string {
 	if p := e.plugins[name]; p != nil && p.current != nil {
-		return p.current.hash
+		return p.current.Hash()
 	}
 	return "none"
 }

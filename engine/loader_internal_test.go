@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 )
 
 // Unit tests of the loader's transitions on fakes (-short): each asserts on version states and
@@ -16,8 +18,8 @@ func cmScript(tag, body string) string {
 export default { watch: { resource: "v1/configmaps", namespace: "ns" }, %s };`, tag, body)
 }
 
-func pending(e *Engine, name string) *version { return e.plugins[name].pending }
-func current(e *Engine, name string) *version { return e.plugins[name].current }
+func pending(e *Engine, name string) *loaded { return e.plugins[name].pending }
+func current(e *Engine, name string) *loaded { return e.plugins[name].current }
 func refs(s *fakeSource) (informers, total int) {
 	for _, n := range s.Active() {
 		informers++
@@ -30,7 +32,7 @@ func TestRapidSavesEndWithTheLastOnly(t *testing.T) {
 	t.Parallel()
 	source := newFakeSource(20)
 	e := loaderEngine(t, source)
-	var versions []*version
+	var versions []*loaded
 	for i := range 3 {
 		e.loadContent("a.js", cmScript(fmt.Sprint("v", i), `onAdd() {}`))
 		versions = append(versions, pending(e, "a.js"))
@@ -40,9 +42,9 @@ func TestRapidSavesEndWithTheLastOnly(t *testing.T) {
 		t.Fatalf("current %v, pending %v: want the last save serving alone", current(e, "a.js"), pending(e, "a.js"))
 	}
 	for _, v := range versions[:2] {
-		waitState(t, v, stateDone)
+		waitState(t, v, version.StateDone)
 	}
-	if n := versions[2].store.Size(); n != 20 {
+	if n := versions[2].Store().Size(); n != 20 {
 		t.Errorf("the serving version holds %d objects, want 20", n)
 	}
 	if informers, total := refs(source); informers != 1 || total != 1 {
@@ -58,11 +60,11 @@ func TestUnloadDuringSync(t *testing.T) {
 	e := loaderEngine(t, source)
 	e.loadContent("a.js", cmScript("v1", `onAdd() {}`))
 	v := pending(e, "a.js")
-	if v.currentState() != stateSyncing {
-		t.Fatalf("state %s, want syncing", v.currentState())
+	if v.CurrentState() != version.StateSyncing {
+		t.Fatalf("state %s, want syncing", v.CurrentState())
 	}
 	e.unload("a.js")
-	waitState(t, v, stateDone)
+	waitState(t, v, version.StateDone)
 	if _, ok := e.plugins["a.js"]; ok {
 		t.Error("the plugin is still known after unload")
 	}
@@ -86,27 +88,27 @@ func TestReloadDuringDrain(t *testing.T) {
 	e.loadContent("a.js", cmScript("v2", slow))
 	v2 := pending(e, "a.js")
 	e.syncUntil(t, v2)
-	if v1.currentState() != stateDraining {
-		t.Fatalf("v1 is %s right after v2 took over, want draining (its reconciles are slow)", v1.currentState())
+	if v1.CurrentState() != version.StateDraining {
+		t.Fatalf("v1 is %s right after v2 took over, want draining (its reconciles are slow)", v1.CurrentState())
 	}
 	e.loadContent("a.js", cmScript("v3", slow))
 	v3 := pending(e, "a.js")
 	e.syncUntil(t, v3)
-	if v3.currentState() != stateCurrent || v2.currentState() == stateCurrent {
-		t.Fatalf("states v2 %s, v3 %s", v2.currentState(), v3.currentState())
+	if v3.CurrentState() != version.StateCurrent || v2.CurrentState() == version.StateCurrent {
+		t.Fatalf("states v2 %s, v3 %s", v2.CurrentState(), v3.CurrentState())
 	}
-	waitState(t, v2, stateDone)
-	if v1.currentState() != stateDone {
-		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.currentState())
+	waitState(t, v2, version.StateDone)
+	if v1.CurrentState() != version.StateDone {
+		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.CurrentState())
 	}
-	if got := v2.reconciler.Len(); got != 3 {
+	if got := v2.Reconciler().Len(); got != 3 {
 		t.Errorf("v2 has %d of its 3 keys left: it reconciled, though retired before its turn", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for v3.reconciler.Len() > 0 && time.Now().Before(deadline) {
+	for v3.Reconciler().Len() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // v3 reconciles once its predecessors are done
 	}
-	if n := v3.reconciler.Len(); n > 0 {
+	if n := v3.Reconciler().Len(); n > 0 {
 		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
 	}
 }
@@ -123,7 +125,7 @@ func TestMemoryStopTransitions(t *testing.T) {
 	e.syncUntil(t, v1)
 
 	e.onMemoryStop(memoryStop{v: v1, bytes: 1 << 30})
-	waitState(t, v1, stateDone)
+	waitState(t, v1, version.StateDone)
 	if _, ok := e.plugins["a.js"]; ok {
 		t.Fatal("the plugin is still known after its only version was stopped")
 	}
@@ -152,8 +154,8 @@ func TestMemoryStopTransitions(t *testing.T) {
 	if v3.after != (<-chan struct{})(v2.finished) {
 		t.Error("the version that synced after the stop does not wait for the stopped one to finish")
 	}
-	if v3.currentState() != stateCurrent {
-		t.Errorf("v3 is %s, want current", v3.currentState())
+	if v3.CurrentState() != version.StateCurrent {
+		t.Errorf("v3 is %s, want current", v3.CurrentState())
 	}
 }
 
@@ -170,7 +172,7 @@ func TestMemoryStopOfAReplacedVersionDoesNothing(t *testing.T) {
 	v2 := pending(e, "a.js")
 	e.syncUntil(t, v2)
 	e.onMemoryStop(memoryStop{v: v1, bytes: 1 << 30})
-	if current(e, "a.js") != v2 || len(e.stopped) != 0 || v2.currentState() != stateCurrent {
+	if current(e, "a.js") != v2 || len(e.stopped) != 0 || v2.CurrentState() != version.StateCurrent {
 		t.Fatalf("a stale verdict changed the loader: current %v (want v2), stopped %v", current(e, "a.js"), e.stopped)
 	}
 }

@@ -6,13 +6,12 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
 	"github.com/jsinformer/jsinformer/plugins"
-	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
 
 // memoryStop is the guard's verdict on a version, carried to the loader.
 type memoryStop struct {
-	v     *version
+	v     *loaded
 	bytes int64
 }
 
@@ -27,13 +26,13 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 		Serving: e.needs.serving,
 		Stop: func(ctx context.Context, m memguard.Version, bytes int64) {
 			select {
-			case e.memoryStops <- memoryStop{v: m.(*version), bytes: bytes}:
+			case e.memoryStops <- memoryStop{v: m.(*loaded), bytes: bytes}:
 			case <-ctx.Done():
 			}
 		},
 		Usage: func(m memguard.Version, bytes int64) {
-			e.stats.MemoryMeasured(m.(*version).name, bytes)
-			e.memory.Store(m.(*version).name, bytes)
+			e.stats.MemoryMeasured(m.(*loaded).Script(), bytes)
+			e.memory.Store(m.(*loaded).Script(), bytes)
 		},
 	}
 	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
@@ -50,23 +49,23 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 // since each of them could grow it further.
 func (e *Engine) onMemoryStop(s memoryStop) {
 	v := s.v
-	p := e.plugins[v.name]
+	p := e.plugins[v.Script()]
 	if p == nil || p.current != v {
 		return // replaced or unloaded meanwhile: its memory is going anyway
 	}
 	p.current = nil
 	if p.pending == nil {
-		delete(e.plugins, v.name)
+		delete(e.plugins, v.Script())
 	} else {
 		p.stopped = v
 	}
 	events, keys := e.drop(v)
-	e.stopped[v.name] = v.hash
-	v.logger.Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
+	e.stopped[v.Script()] = v.Hash()
+	v.Logger().Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
-	e.book.Stopped(v.name, v.hash, s.bytes)
-	e.book.Loaded(v.name, status.LoadStatus{Hash: v.hash, Result: status.LoadStopped})
-	e.stats.MemoryStopped(v.name, events+keys)
+	e.book.Stopped(v.Script(), v.Hash(), s.bytes)
+	e.book.Loaded(v.Script(), status.LoadStatus{Hash: v.Hash(), Result: status.LoadStopped})
+	e.stats.MemoryStopped(v.Script(), events+keys)
 }
 
 // stoppedForMemory reports whether src is the content the guard stopped, which stays stopped;
@@ -87,34 +86,6 @@ func (e *Engine) liftStop(name string) {
 		e.book.Stopped(name, "", 0)
 		e.stats.StopLifted(name)
 	}
-}
-
-// Released is closed once v has closed its runtimes and is done (memguard.Version).
-func (v *version) Released() <-chan struct{} { return v.finished }
-
-// RequestMemory asks each runtime of v for a measurement after its next call.
-func (v *version) RequestMemory() {
-	for _, s := range v.runtimes() {
-		s.RequestMemoryUsage()
-	}
-}
-
-// Memory sums v's runtimes' latest measurements; seq changes whenever one of them does.
-func (v *version) Memory() (bytes int64, seq uint64, truncated bool) {
-	for _, s := range v.runtimes() {
-		m := s.MemoryUsage()
-		bytes, seq, truncated = bytes+m.Bytes, seq+m.Seq, truncated || m.Truncated
-	}
-	return bytes, seq, truncated
-}
-
-// runtimes are v's Scripts: the worker's, the index stage's and the reconcile workers'.
-func (v *version) runtimes() []*scripting.Script {
-	out := append([]*scripting.Script{v.script}, v.indexer.Runtimes()...)
-	if v.reconciler != nil {
-		out = append(out, v.reconciler.Runtimes()...)
-	}
-	return out
 }
 
 // ScriptMemory is each script's runtimes' memory as the memory guard last measured it. The

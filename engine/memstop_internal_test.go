@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 )
 
 // A memory-guard stop is immediate: the call running is interrupted, the events queued behind
@@ -21,7 +23,7 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 	e.loadContent("a.js", cmScript("slow", `onUpdate() { const until = Date.now() + 1500; while (Date.now() < until) {} }`))
 	v := pending(e, "a.js")
 	e.syncUntil(t, v)
-	listener := handlerFor(v.subs[0], v.intake)
+	listener := handlerFor(v.Subscriptions()[0])
 	for n := range queued {
 		listener.OnUpdate(stormObject(0, n), stormObject(0, n+1))
 	}
@@ -29,14 +31,14 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 		return series(t, e, "jsinformer_handler_calls_total", "script", "a.js", "handler", "onUpdate", "result", result)
 	}
 	eventually(t, func() error { // the first call is running, the others queued
-		if v.queue.Len() >= queued {
-			return fmt.Errorf("no call started: %d queued", v.queue.Len())
+		if v.Backlog() >= queued {
+			return fmt.Errorf("no call started: %d queued", v.Backlog())
 		}
 		return nil
 	})
 	stopped := time.Now()
 	e.onMemoryStop(memoryStop{v: v, bytes: 1 << 30})
-	waitState(t, v, stateDone)
+	waitState(t, v, version.StateDone)
 	took := time.Since(stopped)
 	dropped := series(t, e, "jsinformer_memory_guard_dropped_total", "script", "a.js")
 	t.Logf("done %v after the stop; %v events dropped", took.Round(time.Millisecond), dropped)
@@ -81,7 +83,7 @@ func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 	e.loadContent("hog.js", hog)
 	v := pending(e, "hog.js")
 	e.syncUntil(t, v)
-	listener := handlerFor(v.subs[0], v.intake)
+	listener := handlerFor(v.Subscriptions()[0])
 
 	stopSampling := make(chan struct{})
 	peak := make(chan uint64, 1)
@@ -104,7 +106,7 @@ func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 	}
 	tick.Stop()
 	e.onMemoryStop(stop)
-	waitState(t, v, stateDone)
+	waitState(t, v, version.StateDone)
 	stopGuard()
 	joinGuard()
 	close(stopSampling)

@@ -11,6 +11,7 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/health"
 	"github.com/jsinformer/jsinformer/engine/internal/memguard"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 )
 
 // Which informers the live versions need, and the engine's side of their health (package
@@ -25,7 +26,7 @@ var ErrNotReady = health.ErrNotReady
 // the debug views read it.
 type needs struct {
 	mu        sync.Mutex
-	byVersion map[*version]need
+	byVersion map[*loaded]need
 }
 
 type need struct {
@@ -36,20 +37,20 @@ type need struct {
 	synced    bool
 }
 
-func newNeeds() *needs { return &needs{byVersion: map[*version]need{}} }
+func newNeeds() *needs { return &needs{byVersion: map[*loaded]need{}} }
 
-func (n *needs) add(v *version, targets []target) {
+func (n *needs) add(v *loaded, targets []version.Target) {
 	keys := make([]dynamicinformer.Key, len(targets))
 	for i, t := range targets {
 		keys[i] = t.Key
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.byVersion[v] = need{script: v.name, keys: keys, since: time.Now()}
+	n.byVersion[v] = need{script: v.Script(), keys: keys, since: time.Now()}
 }
 
 // subscribed records v's informers, for the state API.
-func (n *needs) subscribed(v *version, subs []*subscription) {
+func (n *needs) subscribed(v *loaded, subs []*version.Subscription) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if nd, ok := n.byVersion[v]; ok {
@@ -74,7 +75,7 @@ func (n *needs) informers() map[dynamicinformer.Key]cache.SharedIndexInformer {
 	return out
 }
 
-func (n *needs) synced(v *version) {
+func (n *needs) synced(v *loaded) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if nd, ok := n.byVersion[v]; ok {
@@ -96,7 +97,7 @@ func (n *needs) serving() []memguard.Version {
 	return out
 }
 
-func (n *needs) remove(v *version) {
+func (n *needs) remove(v *loaded) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.byVersion, v)
@@ -159,4 +160,22 @@ func (e *Engine) newHealth() *health.Health {
 	return health.New(health.Config{UnhealthyAfter: e.cfg.UnhealthyAfter, Logger: e.logger,
 		Loaded: e.readyOnce.Load, Informers: e.factory.Health,
 		Scripts: e.needs.scripts, InUse: e.needs.inUse, Syncing: e.needs.syncing, Changed: e.book.Bump})
+}
+
+// versions lists the live versions (syncing, current, or draining not yet removed), sorted by
+// script name, the serving one of a script first.
+func (n *needs) versions() []*loaded {
+	n.mu.Lock()
+	out := make([]*loaded, 0, len(n.byVersion))
+	for v := range n.byVersion {
+		out = append(out, v)
+	}
+	n.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Script() != out[j].Script() {
+			return out[i].Script() < out[j].Script()
+		}
+		return out[i].CurrentState() > out[j].CurrentState() // current before syncing
+	})
+	return out
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 )
 
 // A schedule runs on the worker once the version serves, and stops with it.
@@ -25,5 +27,5 @@ func TestScheduleRunsWhileCurrentOnly(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.unload("s.js")
-	waitState(t, v, stateDone) // done: the scheduler, one of the version's goroutines, returned
+	waitState(t, v, version.StateDone) // done: the scheduler, one of the version's goroutines, returned
 }

@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"strconv"
-
 	"github.com/jsinformer/jsinformer/engine/internal/shardgate"
-	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -16,8 +14,9 @@ import (
 // is its namespace/name, so an object and the reconcile key of the same name belong to the
 // same replica whatever the script or resource; a schedule entry belongs to the replica
 // owning "schedule:SCRIPT#INDEX". The keys a replica gains are replayed on the workers of the
-// serving versions (eventGained): their cached objects as initial adds, and the reconcile
-// keys their watch entries map to.
+// serving and syncing versions (version.Version.ReplayGained): their cached objects as initial
+// adds, and the reconcile keys their watch entries map to. What a version asks before each
+// call is package engine/internal/version's.
 
 // shardOwner is this replica's part of the ring (package engine/internal/shardgate); a nil
 // one (no sharding) owns every key.
@@ -50,68 +49,13 @@ func (e *Engine) onShardGains() {
 		return
 	}
 	for _, p := range e.plugins {
-		for _, v := range []*version{p.current, p.pending} {
-			if v != nil && len(v.subs) > 0 {
-				subs := append([]*subscription(nil), v.subs...)
-				v.queue.Push(event{Kind: eventGained, Gained: &gainedKeys{Has: has, Subs: subs}})
+		for _, v := range []*loaded{p.current, p.pending} {
+			if v != nil {
+				v.ReplayGained(has)
 			}
 		}
 	}
 	e.book.Bump()
-}
-
-// begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
-// or another replica owns key. end is called when the call is over.
-func (v *version) begin(key string) (end func(), ok bool) {
-	if v.standby || !v.lead.Valid() {
-		return nil, false
-	}
-	return v.shard.Begin(key)
-}
-
-// handles reports whether this runner enqueues reconcile key: always without sharding.
-func (v *version) handles(key string) bool { return v.shard.Handles(key) }
-
-// scheduleKey is the key that decides which replica runs schedule entry i.
-func (v *version) scheduleKey(i int) string { return "schedule:" + v.name + "#" + strconv.Itoa(i) }
-
-// replayGained runs on the worker: every cached object whose key was gained is shown to the
-// handlers as an initial add, and every reconcile key the cached objects map to that was
-// gained is enqueued, as after a re-list.
-func (v *version) replayGained(g *gainedKeys) {
-	v.enqueueOnly = g.Has
-	defer func() { v.enqueueOnly = nil }()
-	for _, sub := range g.Subs {
-		for _, key := range v.store.Keys(sub.Cache.Resource) {
-			obj := v.store.Get(sub.Cache.Resource, key)
-			if obj == nil {
-				continue
-			}
-			ev := event{Kind: eventAdd, Sub: sub, Key: key, Obj: obj, Initial: true}
-			gained := g.Has(key)
-			if !gained && v.reconciler == nil {
-				continue
-			}
-			var rec *inspection.TraceRecord
-			if gained {
-				rec = v.traceStart(ev)
-				v.call(ev, rec)
-			}
-			if v.reconciler != nil {
-				v.enqueueFor(ev, rec)
-			}
-			v.traceDone(rec)
-		}
-	}
-}
-
-// notOwned notes in rec, when recording, which replica owns key when it is another's.
-func (v *version) notOwned(key string, rec *inspection.TraceRecord) {
-	if rec != nil {
-		if owner := v.shard.OtherOwner(key); owner != "" {
-			rec.Owner = owner
-		}
-	}
 }
 
 func (e *Engine) shardStatus() *status.ShardStatus { return e.shard.Status() }
@@ -121,18 +65,18 @@ func (e *Engine) shardStatus() *status.ShardStatus { return e.shard.Status() }
 func (e *Engine) shardOwned() map[string]int {
 	out := map[string]int{}
 	for _, v := range e.needs.versions() {
-		if v.currentState() != stateCurrent {
+		if v.CurrentState() != version.StateCurrent {
 			continue
 		}
 		n := 0
-		for _, sub := range v.subscriptions() {
-			for _, key := range v.store.Keys(sub.Cache.Resource) {
+		for _, sub := range v.Subscriptions() {
+			for _, key := range v.Store().Keys(sub.Cache.Resource) {
 				if e.shard.Handles(key) {
 					n++
 				}
 			}
 		}
-		out[v.name] = n
+		out[v.Script()] = n
 	}
 	return out
 }

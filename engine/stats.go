@@ -24,12 +24,3 @@ type handlerMetrics = enginemetrics.Handler
 func (s *stats) handler(script, handler string) *handlerMetrics {
 	return s.Handler(script, handler, s.counts.Get(script, handler))
 }
-
-// QueueDepth is v's script, content and the events queued for it (enginemetrics.Backlogged).
-func (v *version) QueueDepth() (script, hash string, queued int) {
-	n := v.queue.Len()
-	if v.intake != v.queue {
-		n += v.intake.Len()
-	}
-	return v.name, v.hash, n
-}

@@ -93,13 +93,3 @@ func (e *Engine) informerStatus() []status.InformerStatus {
 	})
 	return out
 }
-
-// Status is v's VersionStatus now (status.Live).
-func (v *version) Status() status.VersionStatus {
-	vs := status.VersionStatus{Hash: v.hash, State: status.VersionState(v.currentState().String()), Started: v.started,
-		Objects: v.store.Size(), Queued: v.queue.Len()}
-	if v.intake != nil && v.intake != v.queue {
-		vs.Queued += v.intake.Len()
-	}
-	return vs
-}

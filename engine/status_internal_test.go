@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -35,7 +36,7 @@ func TestStatusThroughTheLoader(t *testing.T) {
 	}
 	e.syncUntil(t, v1)
 	s := script("a.js")
-	if cur, ok := s.Current(); !ok || cur.Hash != v1.hash || cur.Objects != 4 || s.State != status.ScriptServing {
+	if cur, ok := s.Current(); !ok || cur.Hash != v1.Hash() || cur.Objects != 4 || s.State != status.ScriptServing {
 		t.Fatalf("after sync: %+v", s)
 	}
 	if len(s.Loads) != 1 || s.Loads[0].Result != status.LoadLoaded || s.Loads[0].Objects != 4 {
@@ -48,19 +49,19 @@ func TestStatusThroughTheLoader(t *testing.T) {
 	if last.Result != status.LoadFailed || last.Error == nil || last.Error.Line != 1 || last.Error.Column == 0 {
 		t.Fatalf("failed load = %+v, want its error at line 1 with a column", last)
 	}
-	if cur, _ := s.Current(); cur.Hash != v1.hash || s.State != status.ScriptServing {
+	if cur, _ := s.Current(); cur.Hash != v1.Hash() || s.State != status.ScriptServing {
 		t.Fatalf("after a failed save v1 must still serve: %+v", s)
 	}
 
 	e.loadContent("a.js", cmScript("v2", `onAdd() {}`))
 	v2 := pending(e, "a.js")
 	e.syncUntil(t, v2)
-	waitState(t, v1, stateDone)
+	waitState(t, v1, version.StateDone)
 	s = script("a.js")
-	if old, ok := s.Version(v1.hash); !ok || old.State != status.VersionDone {
+	if old, ok := s.Version(v1.Hash()); !ok || old.State != status.VersionDone {
 		t.Fatalf("v1 = %+v, want done", old)
 	}
-	if cur, _ := s.Current(); cur.Hash != v2.hash || s.Loads[len(s.Loads)-1].Result != status.LoadReloaded {
+	if cur, _ := s.Current(); cur.Hash != v2.Hash() || s.Loads[len(s.Loads)-1].Result != status.LoadReloaded {
 		t.Fatalf("after reload: %+v", s)
 	}
 	if _, err := json.Marshal(e.Status()); err != nil {

@@ -83,7 +83,7 @@ func (s ScriptStatus) Current() (VersionStatus, bool) {
 	return VersionStatus{}, false
 }
 
-// VersionState is where a version is in its life (package engine, state.go).
+// VersionState is where a version is in its life (package engine/internal/version, State).
 type VersionState string
 
 const (

@@ -29,8 +29,8 @@ func unwrap(obj any) (scripting.Object, string, bool) {
 }
 
 // unwrapMeta is unwrap, and the object's metadata.resourceVersion: read here, while the
-// metadata is in the CPU's cache, so that the worker's trace record (tracecall.go) need not
-// fetch it from memory again for every object of a reload.
+// metadata is in the CPU's cache, so that the worker's trace record (package
+// engine/internal/version) need not fetch it from memory again for every object of a reload.
 func unwrapMeta(obj any) (u scripting.Object, key, rv string, ok bool) {
 	uns, ok := obj.(*unstructured.Unstructured)
 	if !ok || uns == nil {

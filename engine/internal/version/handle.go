@@ -1,4 +1,4 @@
-package engine
+package version
 
 import (
 	"time"
@@ -10,15 +10,15 @@ import (
 
 // handle applies one event to the store and indexes, then calls the script. Runs on the
 // version's worker only.
-func (v *version) handle(ev event) {
+func (v *Version) handle(ev Event) {
 	switch ev.Kind {
-	case eventSynced:
+	case EventSynced:
 		close(v.synced)
 		return
-	case eventDo:
+	case EventDo:
 		ev.Do()
 		return
-	case eventGained:
+	case EventGained:
 		v.replayGained(ev.Gained)
 		return
 	}
@@ -26,15 +26,15 @@ func (v *version) handle(ev event) {
 		return // stopped while paused
 	}
 	switch ev.Kind {
-	case eventAdd, eventUpdate:
+	case EventAdd, EventUpdate:
 		k := scriptcache.Key{Resource: ev.Sub.Cache.Resource, Object: ev.Key}
 		v.store.Set(k, ev.Obj, ev.Values)
-	case eventDelete:
+	case EventDelete:
 		v.store.Remove(scriptcache.Key{Resource: ev.Sub.Cache.Resource, Object: ev.Key})
-	case eventSchedule:
+	case EventSchedule:
 		v.callSchedule(ev.Due)
 		return
-	case eventCollect:
+	case EventCollect:
 		v.collectMetrics(ev.Collect)
 		return
 	}
@@ -48,7 +48,7 @@ func (v *version) handle(ev event) {
 
 // call runs the handler for ev, if the script defines one, and logs a failure; nothing a
 // script does escapes as a panic. rec, when recording, gets what the call did.
-func (v *version) call(ev event, rec *inspection.TraceRecord) {
+func (v *Version) call(ev Event, rec *inspection.TraceRecord) {
 	if !v.defines(ev.Kind) {
 		return
 	}
@@ -62,7 +62,7 @@ func (v *version) call(ev event, rec *inspection.TraceRecord) {
 }
 
 // callHandler calls the handler of kind with ev's objects.
-func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRecord, dryRun bool) {
+func (v *Version) callHandler(ev Event, kind Kind, rec *inspection.TraceRecord, dryRun bool) {
 	ctx := scripting.Event{
 		Resource:          ev.Sub.Cache.Resource,
 		IsInInitialList:   ev.Initial,
@@ -75,11 +75,11 @@ func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRec
 	start := v.recorder().Call(handler, ev.Sub.Cache.Resource, ev.Key, rec, dryRun)
 	var err error
 	switch kind {
-	case eventAdd:
+	case EventAdd:
 		err = v.script.OnAdd(ev.Obj, ctx)
-	case eventUpdate:
+	case EventUpdate:
 		err = v.script.OnUpdate(ev.Old, ev.Obj, ctx)
-	case eventDelete:
+	case EventDelete:
 		err = v.script.OnDelete(ev.Obj, ctx)
 	}
 	took := time.Since(start)
@@ -91,25 +91,25 @@ func (v *version) callHandler(ev event, kind eventKind, rec *inspection.TraceRec
 }
 
 // handlerNames are the JS names of the handlers, indexed by the event kind that calls them.
-var handlerNames = [...]string{eventAdd: "onAdd", eventUpdate: "onUpdate", eventDelete: "onDelete", eventSchedule: "schedule", eventCollect: "collect"}
+var handlerNames = [...]string{EventAdd: "onAdd", EventUpdate: "onUpdate", EventDelete: "onDelete", EventSchedule: "schedule", EventCollect: "collect"}
 
-func (v *version) defines(kind eventKind) bool {
+func (v *Version) defines(kind Kind) bool {
 	switch kind {
-	case eventAdd:
+	case EventAdd:
 		return v.def.OnAdd
-	case eventUpdate:
+	case EventUpdate:
 		return v.def.OnUpdate
-	case eventDelete:
+	case EventDelete:
 		return v.def.OnDelete
-	case eventSchedule:
+	case EventSchedule:
 		return len(v.def.Schedules) > 0
-	case eventCollect:
+	case EventCollect:
 		return v.scriptMetrics.Collected()
 	}
 	return false
 }
 
 // logFailure logs a script error with its position and JS stack.
-func (v *version) logFailure(handler, resource, key string, err error) {
-	logScriptFailure(v.logger, handler, resource, key, err)
+func (v *Version) logFailure(handler, resource, key string, err error) {
+	LogFailure(v.logger, handler, resource, key, err)
 }

@@ -1,4 +1,4 @@
-package engine
+package version
 
 import (
 	"strings"
@@ -13,10 +13,10 @@ import (
 
 func TestBacklogReportsQueuedEventsPerVersion(t *testing.T) {
 	t.Parallel()
-	v := &version{name: "a.js", hash: "abc", queue: queue.New[event](), intake: queue.New[event]()}
-	v.intake.Push(event{Kind: eventAdd})
-	v.queue.Push(event{Kind: eventAdd})
-	v.queue.Push(event{Kind: eventUpdate})
+	v := &Version{name: "a.js", hash: "abc", queue: queue.New[Event](), intake: queue.New[Event]()}
+	v.intake.Push(Event{Kind: EventAdd})
+	v.queue.Push(Event{Kind: EventAdd})
+	v.queue.Push(Event{Kind: EventUpdate})
 	reg := prometheus.NewRegistry()
 	m := enginemetrics.NewEngine(reg)
 	m.VersionAdded(v)

@@ -1,4 +1,4 @@
-package engine
+package version
 
 import (
 	"github.com/jsinformer/jsinformer/inspection"
@@ -8,12 +8,12 @@ import (
 // enqueueFor enqueues for reconcile what ev's watch entry says: the object's own key, its
 // controller owner's key, nothing, or the keys the script's function names. Runs on the worker.
 // rec, when recording, gets the keys.
-func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
+func (v *Version) enqueueFor(ev Event, rec *inspection.TraceRecord) {
 	switch ev.Sub.Target.Enqueue {
 	case scripting.EnqueueSelf:
 		v.enqueueBecause(ev.Key, rec, "event", ev)
 	case scripting.EnqueueOwner:
-		if key, ok := ownerKey(ev.Obj, v.ownerNamespaced); ok {
+		if key, ok := ControllerKey(ev.Obj, v.ownerNamespaced); ok {
 			v.enqueueBecause(key, rec, "owner", ev)
 		}
 	case scripting.EnqueueFunc:
@@ -23,7 +23,7 @@ func (v *version) enqueueFor(ev event, rec *inspection.TraceRecord) {
 
 // enqueueMapped asks the script's watch[i].enqueue function for keys; a deleted object whose
 // last state is unknown enqueues nothing.
-func (v *version) enqueueMapped(ev event, rec *inspection.TraceRecord) {
+func (v *Version) enqueueMapped(ev Event, rec *inspection.TraceRecord) {
 	if ev.Obj == nil || v.standby || !v.lead.Valid() {
 		return
 	}
@@ -39,14 +39,14 @@ func (v *version) enqueueMapped(ev event, rec *inspection.TraceRecord) {
 
 // enqueueBecause queues key for reconcile because of ev (how: event, owner, watch.enqueue)
 // and notes it in rec. Runs on the worker.
-func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how string, ev event) {
+func (v *Version) enqueueBecause(key string, rec *inspection.TraceRecord, how string, ev Event) {
 	if v.enqueueOnly != nil && !v.enqueueOnly(key) {
 		return // replaying gained keys: the others were enqueued when they were this replica's
 	}
 	var reason string
 	switch how {
 	case "event":
-		reason = eventNames[ev.Kind] + " of " + ev.Sub.Cache.Resource + " " + ev.Key
+		reason = EventNames[ev.Kind] + " of " + ev.Sub.Cache.Resource + " " + ev.Key
 	default:
 		reason = how + " of " + ev.Sub.Cache.Resource + " " + ev.Key
 	}
@@ -58,7 +58,7 @@ func (v *version) enqueueBecause(key string, rec *inspection.TraceRecord, how st
 
 // ctxEnqueue is ctx.enqueue of the version's handlers and schedules: the reason names the
 // call running on the worker.
-func (v *version) ctxEnqueue(key string) {
+func (v *Version) ctxEnqueue(key string) {
 	reason := "ctx.enqueue"
 	w := v.recorder()
 	if c := w.InFlight(); c != nil {

@@ -1,0 +1,75 @@
+package version
+
+import (
+	"strconv"
+
+	"github.com/jsinformer/jsinformer/inspection"
+)
+
+// A version under sharding (package engine/internal/shardgate: this replica's part of the
+// ring): it keeps its store and indexes complete, but calls handlers and reconciles only for
+// the keys this replica owns; the keys it gains are replayed on its worker (EventGained).
+
+// ReplayGained queues on v's worker the replay of the keys has says this replica gained, if
+// v has subscribed. Called by the loader, which owns v's subscriptions.
+func (v *Version) ReplayGained(has func(string) bool) {
+	if len(v.subs) == 0 {
+		return
+	}
+	subs := append([]*Subscription(nil), v.subs...) // the worker must not read the loader's list
+	v.queue.Push(Event{Kind: EventGained, Gained: &Gained{Has: has, Subs: subs}})
+}
+
+// begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
+// or another replica owns key. end is called when the call is over.
+func (v *Version) begin(key string) (end func(), ok bool) {
+	if v.standby || !v.lead.Valid() {
+		return nil, false
+	}
+	return v.shard.Begin(key)
+}
+
+// handles reports whether this runner enqueues reconcile key: always without sharding.
+func (v *Version) handles(key string) bool { return v.shard.Handles(key) }
+
+// scheduleKey is the key that decides which replica runs schedule entry i.
+func (v *Version) scheduleKey(i int) string { return "schedule:" + v.name + "#" + strconv.Itoa(i) }
+
+// replayGained runs on the worker: every cached object whose key was gained is shown to the
+// handlers as an initial add, and every reconcile key the cached objects map to that was
+// gained is enqueued, as after a re-list.
+func (v *Version) replayGained(g *Gained) {
+	v.enqueueOnly = g.Has
+	defer func() { v.enqueueOnly = nil }()
+	for _, sub := range g.Subs {
+		for _, key := range v.store.Keys(sub.Cache.Resource) {
+			obj := v.store.Get(sub.Cache.Resource, key)
+			if obj == nil {
+				continue
+			}
+			ev := Event{Kind: EventAdd, Sub: sub, Key: key, Obj: obj, Initial: true}
+			gained := g.Has(key)
+			if !gained && v.reconciler == nil {
+				continue
+			}
+			var rec *inspection.TraceRecord
+			if gained {
+				rec = v.traceStart(ev)
+				v.call(ev, rec)
+			}
+			if v.reconciler != nil {
+				v.enqueueFor(ev, rec)
+			}
+			v.traceDone(rec)
+		}
+	}
+}
+
+// notOwned notes in rec, when recording, which replica owns key when it is another's.
+func (v *Version) notOwned(key string, rec *inspection.TraceRecord) {
+	if rec != nil {
+		if owner := v.shard.OtherOwner(key); owner != "" {
+			rec.Owner = owner
+		}
+	}
+}
