@@ -20,10 +20,10 @@ import (
 // loaded is one loaded content of a script as the loader holds it: the running version
 // (package engine/internal/version) and what only the loader uses beside it.
 type loaded struct {
-	*version.Version
-	src       plugins.Source // to load again on becoming leader
-	allocMark uint64         // the collector's mark when building began
-	gcLift    func()         // ends the collector's lift for this load (internal/gcpace); idempotent
+	ver       *version.Version // not embedded: a *loaded must never pass for the version where records match by pointer
+	src       plugins.Source   // to load again on becoming leader
+	allocMark uint64           // the collector's mark when building began
+	gcLift    func()           // ends the collector's lift for this load (internal/gcpace); idempotent
 	// afterDrain runs once this version, retired by a reload, has drained: it ends its
 	// successor's lift, so the GC percent goes back once the reload's work is all done.
 	afterDrain func()
@@ -79,7 +79,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	if err != nil {
 		return nil, err // New closed the script, and so ended the lift
 	}
-	v := &loaded{Version: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
+	v := &loaded{ver: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
 	if err := e.start(v, targets); err != nil {
 		return nil, err
 	}
@@ -91,16 +91,16 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 func (e *Engine) start(v *loaded, targets []version.Target) error {
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
-	v.Start()
+	v.ver.Start()
 	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
-	if err := v.Subscribe(); err != nil {
+	if err := v.ver.Subscribe(); err != nil {
 		e.needs.remove(v)
-		e.retiring.Go(v.Close) // the worker may be in a call: not on the loader
+		e.retiring.Go(v.ver.Close) // the worker may be in a call: not on the loader
 		return err
 	}
-	e.needs.subscribed(v, v.Subscriptions())
-	e.book.Added(v.Script(), v.Hash(), v.Version, watchesOf(targetKeys(targets)))
-	e.stats.VersionAdded(v.Version)
+	e.needs.subscribed(v, v.ver.Subscriptions())
+	e.book.Added(v.ver.Script(), v.ver.Hash(), v.ver, watchesOf(targetKeys(targets)))
+	e.stats.VersionAdded(v.ver)
 	return nil
 }
 
@@ -182,3 +182,9 @@ func firstNonEmpty(a, b string) string {
 	}
 	return b
 }
+
+// RequestMemory asks v's runtimes for a measurement (memguard.Version).
+func (v *loaded) RequestMemory() { v.ver.RequestMemory() }
+
+// Memory is what v's runtimes measured last (memguard.Version).
+func (v *loaded) Memory() (bytes int64, seq uint64, truncated bool) { return v.ver.Memory() }

@@ -92,7 +92,7 @@ func TestSlowHandlerUnderAnUpdateStorm(t *testing.T) {
 	e.loadContent("a.js", cmScript("storm", slowUpdates))
 	v := pending(e, "a.js")
 	e.syncUntil(t, v)
-	listener := handlerFor(v.Subscriptions()[0])
+	listener := handlerFor(v.ver.Subscriptions()[0])
 
 	state := make([]*unstructured.Unstructured, objects)
 	for i := range state {
@@ -109,7 +109,7 @@ func TestSlowHandlerUnderAnUpdateStorm(t *testing.T) {
 			listener.OnUpdate(state[i], next)
 			state[i] = next
 		}
-		maxDepth = max(maxDepth, v.Backlog())
+		maxDepth = max(maxDepth, v.ver.Backlog())
 		if len(heaps) < int(elapsed/(5*time.Second))+1 {
 			heaps = append(heaps, liveHeapAfterGC())
 		}
@@ -131,8 +131,8 @@ func TestSlowHandlerUnderAnUpdateStorm(t *testing.T) {
 		t.Errorf("live heap grew %d MB during the storm, want flat (under 20 MB)", grew>>20)
 	}
 	eventually(t, func() error {
-		if !v.QueuesIdle() {
-			return fmt.Errorf("queue still holds %d events", v.Backlog())
+		if !v.ver.QueuesIdle() {
+			return fmt.Errorf("queue still holds %d events", v.ver.Backlog())
 		}
 		return nil
 	})

@@ -64,7 +64,7 @@ func (e *Engine) Load(ctx context.Context, name string, content []byte) error {
 // first.
 func (e *Engine) awaitSync(ctx context.Context, v *loaded) error {
 	synced := make(chan bool, 1)
-	go func() { synced <- v.WaitSynced(syncWarnAfter) }()
+	go func() { synced <- v.ver.WaitSynced(syncWarnAfter) }()
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
 	for {
@@ -75,12 +75,12 @@ func (e *Engine) awaitSync(ctx context.Context, v *loaded) error {
 			}
 			return nil
 		case <-ctx.Done():
-			v.Halt() // WaitSynced returns on abort
+			v.ver.Halt() // WaitSynced returns on abort
 			<-synced
 			return context.Cause(ctx)
 		case <-poll.C:
-			if err := e.failingWatch(v.Subscriptions()); err != nil {
-				v.Halt()
+			if err := e.failingWatch(v.ver.Subscriptions()); err != nil {
+				v.ver.Halt()
 				<-synced
 				return err
 			}
@@ -106,7 +106,7 @@ func (e *Engine) failingWatch(subs []*version.Subscription) error {
 func (e *Engine) Idle() bool {
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.pending, p.current} {
-			if v != nil && !v.QueuesIdle() {
+			if v != nil && !v.ver.QueuesIdle() {
 				return false
 			}
 		}

@@ -224,7 +224,7 @@ func (e *Engine) syncUntil(t *testing.T, want *loaded) {
 				return
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("version %s did not sync within 10s", want.Hash())
+			t.Fatalf("version %s did not sync within 10s", want.ver.Hash())
 		}
 	}
 }
@@ -233,9 +233,9 @@ func (e *Engine) syncUntil(t *testing.T, want *loaded) {
 func waitState(t *testing.T, v *loaded, want version.State) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for v.CurrentState() != want {
+	for v.ver.CurrentState() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("version %s is %s, want %s", v.Hash(), v.CurrentState(), want)
+			t.Fatalf("version %s is %s, want %s", v.ver.Hash(), v.ver.CurrentState(), want)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -18,7 +18,7 @@ func (e *Engine) live() []inspect.Live {
 	vs := e.needs.versions()
 	out := make([]inspect.Live, len(vs))
 	for i, v := range vs {
-		out[i] = v.Version // the value the book and the metrics hold
+		out[i] = v.ver // the value the book and the metrics hold
 	}
 	return out
 }

@@ -136,7 +136,7 @@ func waitChainDone(t *testing.T, v *loaded) {
 	select {
 	case <-v.after:
 	case <-time.After(10 * time.Second):
-		t.Fatalf("the predecessor of %s is not done after 10s", v.Hash())
+		t.Fatalf("the predecessor of %s is not done after 10s", v.ver.Hash())
 	}
 }
 

@@ -49,7 +49,7 @@ func (e *Engine) load(src plugins.Source) {
 		e.initialDone(src.Name)
 		return
 	}
-	if p := e.plugins[src.Name]; p != nil && p.current != nil && p.current.Hash() == src.Hash {
+	if p := e.plugins[src.Name]; p != nil && p.current != nil && p.current.ver.Hash() == src.Hash {
 		if p.pending != nil {
 			e.retire(p.pending, false)
 			p.pending = nil
@@ -82,7 +82,7 @@ func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 		e.retire(p.pending, false) // superseded before it synced
 	}
 	p.pending = v
-	v.OnSynced(syncWarnAfter, func(abort <-chan struct{}) { // on a goroutine v.Close joins
+	v.ver.OnSynced(syncWarnAfter, func(abort <-chan struct{}) { // on a goroutine v.Close joins
 		select {
 		case e.synced <- v:
 		case <-abort:
@@ -137,15 +137,15 @@ func (e *Engine) retryWaiting() {
 
 // onSynced makes a synced version current and retires the one it replaces.
 func (e *Engine) onSynced(v *loaded) {
-	p := e.plugins[v.Script()]
+	p := e.plugins[v.ver.Script()]
 	if p == nil || p.pending != v {
 		return // superseded or unloaded meanwhile
 	}
 	old := p.current
 	p.current, p.pending = v, nil
-	e.scriptMetrics.Serve(v.ScriptMetrics(), v.Script()) // the switch, as scrapes see it
-	v.SetState(version.StateCurrent)
-	v.StartSchedules()
+	e.scriptMetrics.Serve(v.ver.ScriptMetrics(), v.ver.Script()) // the switch, as scrapes see it
+	v.ver.SetState(version.StateCurrent)
+	v.ver.StartSchedules()
 	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {
@@ -164,11 +164,11 @@ func (e *Engine) onSynced(v *loaded) {
 		v.after = prev.finished
 	}
 	e.startReconciler(v, prev)
-	took := time.Since(v.Started())
-	v.Logger().Info("script "+result, "objects", v.Store().Size(), "took", took.Round(time.Millisecond).String())
-	e.book.Loaded(v.Script(), status.LoadStatus{Hash: v.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.Store().Size()})
-	e.stats.Loaded(v.Script(), result, took)
-	e.initialDone(v.Script())
+	took := time.Since(v.ver.Started())
+	v.ver.Logger().Info("script "+result, "objects", v.ver.Store().Size(), "took", took.Round(time.Millisecond).String())
+	e.book.Loaded(v.ver.Script(), status.LoadStatus{Hash: v.ver.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.ver.Store().Size()})
+	e.stats.Loaded(v.ver.Script(), result, took)
+	e.initialDone(v.ver.Script())
 }
 
 func (e *Engine) unload(name string) {
@@ -183,7 +183,7 @@ func (e *Engine) unload(name string) {
 		e.retire(p.pending, false)
 	}
 	if p.current != nil {
-		running = p.current.Hash()
+		running = p.current.ver.Hash()
 		e.retire(p.current, true)
 	}
 	e.logger.Info("script unloaded", "script", name, "version", running)
@@ -198,23 +198,23 @@ func (e *Engine) unload(name string) {
 // once and never by an older version after a newer one. Keys enqueued meanwhile wait,
 // deduplicated, in v's queue. The waiting goroutine is one of the retiring ones Run joins.
 func (e *Engine) startReconciler(v, old *loaded) {
-	if v.Reconciler() == nil {
+	if v.ver.Reconciler() == nil {
 		return
 	}
 	if old == nil {
-		v.StartReconcile()
+		v.ver.StartReconcile()
 		return
 	}
 	e.retiring.Go(func() {
 		<-old.finished
-		v.StartReconcile() // does nothing if v was retired meanwhile
+		v.ver.StartReconcile() // does nothing if v was retired meanwhile
 	})
 }
 
 // retire stops v; with drain its queued events and reconcile keys are still handled, within
 // drainLimit. Safe to call again: a retired version is left to the goroutine ending it.
 func (e *Engine) retire(v *loaded, drain bool) {
-	if !v.Retire(drain) {
+	if !v.ver.Retire(drain) {
 		return
 	}
 	e.ending(v, drain, false)
@@ -223,10 +223,10 @@ func (e *Engine) retire(v *loaded, drain bool) {
 // drop retires v without draining and stops it at once: the call running is interrupted and
 // the events and reconcile keys queued are skipped; it returns how many were.
 func (e *Engine) drop(v *loaded) (events, keys int) {
-	if !v.Retire(false) {
+	if !v.ver.Retire(false) {
 		return 0, 0
 	}
-	events, keys = v.Drop()
+	events, keys = v.ver.Drop()
 	e.ending(v, false, true)
 	return events, keys
 }
@@ -237,18 +237,18 @@ func (e *Engine) drop(v *loaded) (events, keys int) {
 // after its predecessors.
 func (e *Engine) ending(v *loaded, drain, dropped bool) {
 	e.needs.remove(v)
-	e.scriptMetrics.Withdraw(v.ScriptMetrics())
-	v.SetState(version.StateDraining)
+	e.scriptMetrics.Withdraw(v.ver.ScriptMetrics())
+	v.ver.SetState(version.StateDraining)
 	limit := drainLimit
 	if !drain {
 		limit = e.cfg.HandlerTimeout + time.Second // the running call's own deadline, and some
 	}
 	e.retiring.Go(func() {
-		if !dropped && !v.WaitIdle(limit) {
-			v.Logger().Warn("retired version still busy; interrupted it")
+		if !dropped && !v.ver.WaitIdle(limit) {
+			v.ver.Logger().Warn("retired version still busy; interrupted it")
 		}
-		v.Close()
-		e.stats.VersionEnded(v.Version) // the value VersionAdded was given
+		v.ver.Close()
+		e.stats.VersionEnded(v.ver) // the value VersionAdded was given
 		if drain {
 			if v.afterDrain != nil {
 				v.afterDrain() // the GC percent back (package engine/internal/gcpace), before settle reads the goal
@@ -258,7 +258,7 @@ func (e *Engine) ending(v *loaded, drain, dropped bool) {
 		if v.after != nil {
 			<-v.after // the chain: v counts as finished only after its predecessors
 		}
-		v.SetState(version.StateDone)
+		v.ver.SetState(version.StateDone)
 		close(v.finished)
 	})
 }
@@ -266,7 +266,7 @@ func (e *Engine) ending(v *loaded, drain, dropped bool) {
 // runningVersion names the version that keeps serving a script after a failed load.
 func (e *Engine) runningVersion(name string) string {
 	if p := e.plugins[name]; p != nil && p.current != nil {
-		return p.current.Hash()
+		return p.current.ver.Hash()
 	}
 	return "none"
 }

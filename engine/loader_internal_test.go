@@ -44,7 +44,7 @@ func TestRapidSavesEndWithTheLastOnly(t *testing.T) {
 	for _, v := range versions[:2] {
 		waitState(t, v, version.StateDone)
 	}
-	if n := versions[2].Store().Size(); n != 20 {
+	if n := versions[2].ver.Store().Size(); n != 20 {
 		t.Errorf("the serving version holds %d objects, want 20", n)
 	}
 	if informers, total := refs(source); informers != 1 || total != 1 {
@@ -60,8 +60,8 @@ func TestUnloadDuringSync(t *testing.T) {
 	e := loaderEngine(t, source)
 	e.loadContent("a.js", cmScript("v1", `onAdd() {}`))
 	v := pending(e, "a.js")
-	if v.CurrentState() != version.StateSyncing {
-		t.Fatalf("state %s, want syncing", v.CurrentState())
+	if v.ver.CurrentState() != version.StateSyncing {
+		t.Fatalf("state %s, want syncing", v.ver.CurrentState())
 	}
 	e.unload("a.js")
 	waitState(t, v, version.StateDone)
@@ -88,27 +88,27 @@ func TestReloadDuringDrain(t *testing.T) {
 	e.loadContent("a.js", cmScript("v2", slow))
 	v2 := pending(e, "a.js")
 	e.syncUntil(t, v2)
-	if v1.CurrentState() != version.StateDraining {
-		t.Fatalf("v1 is %s right after v2 took over, want draining (its reconciles are slow)", v1.CurrentState())
+	if v1.ver.CurrentState() != version.StateDraining {
+		t.Fatalf("v1 is %s right after v2 took over, want draining (its reconciles are slow)", v1.ver.CurrentState())
 	}
 	e.loadContent("a.js", cmScript("v3", slow))
 	v3 := pending(e, "a.js")
 	e.syncUntil(t, v3)
-	if v3.CurrentState() != version.StateCurrent || v2.CurrentState() == version.StateCurrent {
-		t.Fatalf("states v2 %s, v3 %s", v2.CurrentState(), v3.CurrentState())
+	if v3.ver.CurrentState() != version.StateCurrent || v2.ver.CurrentState() == version.StateCurrent {
+		t.Fatalf("states v2 %s, v3 %s", v2.ver.CurrentState(), v3.ver.CurrentState())
 	}
 	waitState(t, v2, version.StateDone)
-	if v1.CurrentState() != version.StateDone {
-		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.CurrentState())
+	if v1.ver.CurrentState() != version.StateDone {
+		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.ver.CurrentState())
 	}
-	if got := v2.Reconciler().Len(); got != 3 {
+	if got := v2.ver.Reconciler().Len(); got != 3 {
 		t.Errorf("v2 has %d of its 3 keys left: it reconciled, though retired before its turn", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for v3.Reconciler().Len() > 0 && time.Now().Before(deadline) {
+	for v3.ver.Reconciler().Len() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // v3 reconciles once its predecessors are done
 	}
-	if n := v3.Reconciler().Len(); n > 0 {
+	if n := v3.ver.Reconciler().Len(); n > 0 {
 		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
 	}
 }
@@ -154,8 +154,8 @@ func TestMemoryStopTransitions(t *testing.T) {
 	if v3.after != (<-chan struct{})(v2.finished) {
 		t.Error("the version that synced after the stop does not wait for the stopped one to finish")
 	}
-	if v3.CurrentState() != version.StateCurrent {
-		t.Errorf("v3 is %s, want current", v3.CurrentState())
+	if v3.ver.CurrentState() != version.StateCurrent {
+		t.Errorf("v3 is %s, want current", v3.ver.CurrentState())
 	}
 }
 
@@ -172,7 +172,7 @@ func TestMemoryStopOfAReplacedVersionDoesNothing(t *testing.T) {
 	v2 := pending(e, "a.js")
 	e.syncUntil(t, v2)
 	e.onMemoryStop(memoryStop{v: v1, bytes: 1 << 30})
-	if current(e, "a.js") != v2 || len(e.stopped) != 0 || v2.CurrentState() != version.StateCurrent {
+	if current(e, "a.js") != v2 || len(e.stopped) != 0 || v2.ver.CurrentState() != version.StateCurrent {
 		t.Fatalf("a stale verdict changed the loader: current %v (want v2), stopped %v", current(e, "a.js"), e.stopped)
 	}
 }

@@ -31,8 +31,8 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 			}
 		},
 		Usage: func(m memguard.Version, bytes int64) {
-			e.stats.MemoryMeasured(m.(*loaded).Script(), bytes)
-			e.memory.Store(m.(*loaded).Script(), bytes)
+			e.stats.MemoryMeasured(m.(*loaded).ver.Script(), bytes)
+			e.memory.Store(m.(*loaded).ver.Script(), bytes)
 		},
 	}
 	if heap := e.cfg.heap; heap != nil { // a test's heap: no garbage, nothing to collect
@@ -49,23 +49,23 @@ func (e *Engine) startMemoryGuard(ctx context.Context) (join func()) {
 // since each of them could grow it further.
 func (e *Engine) onMemoryStop(s memoryStop) {
 	v := s.v
-	p := e.plugins[v.Script()]
+	p := e.plugins[v.ver.Script()]
 	if p == nil || p.current != v {
 		return // replaced or unloaded meanwhile: its memory is going anyway
 	}
 	p.current = nil
 	if p.pending == nil {
-		delete(e.plugins, v.Script())
+		delete(e.plugins, v.ver.Script())
 	} else {
 		p.stopped = v
 	}
 	events, keys := e.drop(v)
-	e.stopped[v.Script()] = v.Hash()
-	v.Logger().Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
+	e.stopped[v.ver.Script()] = v.ver.Hash()
+	v.ver.Logger().Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",
 		"memory_bytes", s.bytes, "limit_bytes", e.cfg.MemoryLimit, "dropped_events", events, "dropped_keys", keys)
-	e.book.Stopped(v.Script(), v.Hash(), s.bytes)
-	e.book.Loaded(v.Script(), status.LoadStatus{Hash: v.Hash(), Result: status.LoadStopped})
-	e.stats.MemoryStopped(v.Script(), events+keys)
+	e.book.Stopped(v.ver.Script(), v.ver.Hash(), s.bytes)
+	e.book.Loaded(v.ver.Script(), status.LoadStatus{Hash: v.ver.Hash(), Result: status.LoadStopped})
+	e.stats.MemoryStopped(v.ver.Script(), events+keys)
 }
 
 // stoppedForMemory reports whether src is the content the guard stopped, which stays stopped;

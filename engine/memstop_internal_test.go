@@ -23,7 +23,7 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 	e.loadContent("a.js", cmScript("slow", `onUpdate() { const until = Date.now() + 1500; while (Date.now() < until) {} }`))
 	v := pending(e, "a.js")
 	e.syncUntil(t, v)
-	listener := handlerFor(v.Subscriptions()[0])
+	listener := handlerFor(v.ver.Subscriptions()[0])
 	for n := range queued {
 		listener.OnUpdate(stormObject(0, n), stormObject(0, n+1))
 	}
@@ -31,8 +31,8 @@ func TestMemoryStopInterruptsAndDropsTheQueue(t *testing.T) {
 		return series(t, e, "jsinformer_handler_calls_total", "script", "a.js", "handler", "onUpdate", "result", result)
 	}
 	eventually(t, func() error { // the first call is running, the others queued
-		if v.Backlog() >= queued {
-			return fmt.Errorf("no call started: %d queued", v.Backlog())
+		if v.ver.Backlog() >= queued {
+			return fmt.Errorf("no call started: %d queued", v.ver.Backlog())
 		}
 		return nil
 	})
@@ -83,7 +83,7 @@ func TestMemoryGuardKeepsTheHogUnderTheLimit(t *testing.T) {
 	e.loadContent("hog.js", hog)
 	v := pending(e, "hog.js")
 	e.syncUntil(t, v)
-	listener := handlerFor(v.Subscriptions()[0])
+	listener := handlerFor(v.ver.Subscriptions()[0])
 
 	stopSampling := make(chan struct{})
 	peak := make(chan uint64, 1)

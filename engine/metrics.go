@@ -18,7 +18,7 @@ func (e *Engine) checkMetricNames(name string, def scripting.Definition) error {
 	return enginemetrics.CheckNames(name, def.Metrics, func(yield func(string, []scripting.MetricSpec) bool) {
 		for other, p := range e.plugins {
 			for _, v := range []*loaded{p.current, p.pending} {
-				if other != name && v != nil && !yield(other, v.Definition().Metrics) {
+				if other != name && v != nil && !yield(other, v.ver.Definition().Metrics) {
 					return
 				}
 			}

@@ -46,7 +46,7 @@ func (n *needs) add(v *loaded, targets []version.Target) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.byVersion[v] = need{script: v.Script(), keys: keys, since: time.Now()}
+	n.byVersion[v] = need{script: v.ver.Script(), keys: keys, since: time.Now()}
 }
 
 // subscribed records v's informers, for the state API.
@@ -172,10 +172,10 @@ func (n *needs) versions() []*loaded {
 	}
 	n.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Script() != out[j].Script() {
-			return out[i].Script() < out[j].Script()
+		if out[i].ver.Script() != out[j].ver.Script() {
+			return out[i].ver.Script() < out[j].ver.Script()
 		}
-		return out[i].CurrentState() > out[j].CurrentState() // current before syncing
+		return out[i].ver.CurrentState() > out[j].ver.CurrentState() // current before syncing
 	})
 	return out
 }

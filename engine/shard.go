@@ -51,7 +51,7 @@ func (e *Engine) onShardGains() {
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.current, p.pending} {
 			if v != nil {
-				v.ReplayGained(has)
+				v.ver.ReplayGained(has)
 			}
 		}
 	}
@@ -65,18 +65,18 @@ func (e *Engine) shardStatus() *status.ShardStatus { return e.shard.Status() }
 func (e *Engine) shardOwned() map[string]int {
 	out := map[string]int{}
 	for _, v := range e.needs.versions() {
-		if v.CurrentState() != version.StateCurrent {
+		if v.ver.CurrentState() != version.StateCurrent {
 			continue
 		}
 		n := 0
-		for _, sub := range v.Subscriptions() {
-			for _, key := range v.Store().Keys(sub.Cache.Resource) {
+		for _, sub := range v.ver.Subscriptions() {
+			for _, key := range v.ver.Store().Keys(sub.Cache.Resource) {
 				if e.shard.Handles(key) {
 					n++
 				}
 			}
 		}
-		out[v.Script()] = n
+		out[v.ver.Script()] = n
 	}
 	return out
 }

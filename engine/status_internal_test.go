@@ -36,7 +36,7 @@ func TestStatusThroughTheLoader(t *testing.T) {
 	}
 	e.syncUntil(t, v1)
 	s := script("a.js")
-	if cur, ok := s.Current(); !ok || cur.Hash != v1.Hash() || cur.Objects != 4 || s.State != status.ScriptServing {
+	if cur, ok := s.Current(); !ok || cur.Hash != v1.ver.Hash() || cur.Objects != 4 || s.State != status.ScriptServing {
 		t.Fatalf("after sync: %+v", s)
 	}
 	if len(s.Loads) != 1 || s.Loads[0].Result != status.LoadLoaded || s.Loads[0].Objects != 4 {
@@ -49,7 +49,7 @@ func TestStatusThroughTheLoader(t *testing.T) {
 	if last.Result != status.LoadFailed || last.Error == nil || last.Error.Line != 1 || last.Error.Column == 0 {
 		t.Fatalf("failed load = %+v, want its error at line 1 with a column", last)
 	}
-	if cur, _ := s.Current(); cur.Hash != v1.Hash() || s.State != status.ScriptServing {
+	if cur, _ := s.Current(); cur.Hash != v1.ver.Hash() || s.State != status.ScriptServing {
 		t.Fatalf("after a failed save v1 must still serve: %+v", s)
 	}
 
@@ -58,10 +58,10 @@ func TestStatusThroughTheLoader(t *testing.T) {
 	e.syncUntil(t, v2)
 	waitState(t, v1, version.StateDone)
 	s = script("a.js")
-	if old, ok := s.Version(v1.Hash()); !ok || old.State != status.VersionDone {
+	if old, ok := s.Version(v1.ver.Hash()); !ok || old.State != status.VersionDone {
 		t.Fatalf("v1 = %+v, want done", old)
 	}
-	if cur, _ := s.Current(); cur.Hash != v2.Hash() || s.Loads[len(s.Loads)-1].Result != status.LoadReloaded {
+	if cur, _ := s.Current(); cur.Hash != v2.ver.Hash() || s.Loads[len(s.Loads)-1].Result != status.LoadReloaded {
 		t.Fatalf("after reload: %+v", s)
 	}
 	if _, err := json.Marshal(e.Status()); err != nil {
