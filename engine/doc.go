@@ -34,9 +34,9 @@
 //     reports, computed from what needs.go records of the live versions.
 //   - internal/memguard: the memory guard's decisions (when to measure, whom to stop,
 //     when to collect to know the live heap) and its goroutine. A Version measures its
-//     runtimes (RequestMemory, Memory) and loaded adds Released, so loaded is a
-//     memguard.Version; memstop.go starts the guard and stops the version it names on the
-//     loader.
+//     runtimes (RequestMemory, Memory); loaded passes those on and adds Released, so loaded
+//     is a memguard.Version; memstop.go starts the guard and stops the version it names on
+//     the loader.
 //   - internal/leader: leader election, the Lease defaults and the write fence (Fence,
 //     shared with sharding). leader.go reloads the scripts on becoming leader and ends Run
 //     on losing the Lease.
