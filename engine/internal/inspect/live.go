@@ -12,7 +12,7 @@ import (
 )
 
 // Live is what the inspection API reads of one live script version (syncing, current, or
-// draining not yet removed) and asks of it; package engine's versions implement it. Every
+// draining not yet removed) and asks of it; package engine/internal/version's Version implements it. Every
 // method is safe from any goroutine (the store is read under its own locks, the rest are
 // atomics or fixed at build), except Replay, which runs on the version's worker only.
 type Live interface {
