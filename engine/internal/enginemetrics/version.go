@@ -10,8 +10,8 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// Worker runs one version's collects: the engine's version, whose worker goroutine owns the
-// Script.
+// Worker runs one version's collects: an engine/internal/version Version, whose worker
+// goroutine owns the Script.
 type Worker interface {
 	// QueueCollect queues req for the worker, which answers it with req.Serve between two
 	// events; false when the version takes no more events (retired). It never blocks.

@@ -22,7 +22,8 @@ const (
 )
 
 // Version is what the guard needs of a script version: its runtimes' memory, summed. The
-// engine's versions implement it; the guard compares them by identity.
+// engine's loader implements it for each version it holds (its loaded, passing the
+// measurement on to the version's runtimes); the guard compares them by identity.
 type Version interface {
 	// RequestMemory asks each runtime for a measurement after its next call.
 	RequestMemory()
