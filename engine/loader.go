@@ -198,7 +198,7 @@ func (e *Engine) unload(name string) {
 // once and never by an older version after a newer one. Keys enqueued meanwhile wait,
 // deduplicated, in v's queue. The waiting goroutine is one of the retiring ones Run joins.
 func (e *Engine) startReconciler(v, old *loaded) {
-	if v.ver.Reconciler() == nil {
+	if !v.ver.Reconciles() {
 		return
 	}
 	if old == nil {

@@ -101,14 +101,14 @@ func TestReloadDuringDrain(t *testing.T) {
 	if v1.ver.CurrentState() != version.StateDone {
 		t.Errorf("v2 is done while v1 is %s: the chain is broken", v1.ver.CurrentState())
 	}
-	if got := v2.ver.Reconciler().Len(); got != 3 {
+	if got := v2.ver.ReconcileQueued(); got != 3 {
 		t.Errorf("v2 has %d of its 3 keys left: it reconciled, though retired before its turn", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for v3.ver.Reconciler().Len() > 0 && time.Now().Before(deadline) {
+	for v3.ver.ReconcileQueued() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond) // v3 reconciles once its predecessors are done
 	}
-	if n := v3.ver.Reconciler().Len(); n > 0 {
+	if n := v3.ver.ReconcileQueued(); n > 0 {
 		t.Errorf("v3 still has %d keys queued: its reconcile never started", n)
 	}
 }

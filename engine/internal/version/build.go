@@ -73,8 +73,8 @@ type Clock interface {
 	NewQueue(name string) workqueue.TypedRateLimitingInterface[string]
 }
 
-// Reconciler is a version's reconcile workers (package engine/internal/reconcile).
-type Reconciler = reconcile.Workers[*scripting.Script]
+// reconcileWorkers are a version's reconcile workers (package engine/internal/reconcile).
+type reconcileWorkers = reconcile.Workers[*scripting.Script]
 
 // New builds a version on cfg: its store, queues, index stage and reconcile workers, each
 // with runtimes of its own. Nothing runs yet: the loader calls Start, then Subscribe. On
@@ -132,7 +132,7 @@ func (v *Version) addRuntimes(cfg Config) error {
 
 // newReconciler builds v's reconcile workers, one runtime each, on the first watched
 // resource's cache and the engine's clock.
-func (v *Version) newReconciler(cfg Config) (*Reconciler, error) {
+func (v *Version) newReconciler(cfg Config) (*reconcileWorkers, error) {
 	scripts := make([]*scripting.Script, max(1, v.def.Concurrency))
 	workers := make([]*trace.Worker, len(scripts))
 	for i := range scripts {

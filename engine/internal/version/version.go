@@ -53,7 +53,7 @@ type Version struct {
 	metrics       [len(handlerNames)]*enginemetrics.Handler // by event kind; nil for a handler not defined
 	scriptMetrics *enginemetrics.Version                    // the definition's metric families; nil without
 
-	reconciler  *Reconciler       // nil unless the script exports reconcile
+	reconciler  *reconcileWorkers // nil unless the script exports reconcile
 	enqueue     func(string)      // ctx.enqueue: reconciler.Enqueue, nil without reconcile
 	enqueueOnly func(string) bool // the worker's, while replaying gained keys: which keys to enqueue
 
@@ -92,8 +92,17 @@ func (v *Version) Definition() scripting.Definition { return v.def }
 // ScriptMetrics are the metric families v's definition declares; nil without.
 func (v *Version) ScriptMetrics() *enginemetrics.Version { return v.scriptMetrics }
 
-// Reconciler is v's reconcile workers; nil unless the script reconciles (or v is a standby's).
-func (v *Version) Reconciler() *Reconciler { return v.reconciler }
+// Reconciles reports whether v has reconcile workers: the script reconciles and v is not a
+// standby's.
+func (v *Version) Reconciles() bool { return v.reconciler != nil }
+
+// ReconcileQueued is how many keys wait in v's reconcile queue; 0 without reconcile workers.
+func (v *Version) ReconcileQueued() int {
+	if v.reconciler == nil {
+		return 0
+	}
+	return v.reconciler.Len()
+}
 
 // Subscribe acquires an informer per target and registers v's handler on it, then publishes
 // the subscriptions (Subscriptions). On error everything acquired so far is given back.
