@@ -32,7 +32,7 @@ func caseScript(ns string) string {
 `, ns)
 }
 
-// scriptCase is one k8s call made by caseScript, checked in the log and on the server.
+// scriptCase is one k8s call made by caseScript, checked in its trace record and on the server.
 type scriptCase struct {
 	name  string
 	setup func(t *testing.T, r *runner, ns string) // objects the code expects; may be nil
@@ -52,10 +52,9 @@ func runCases(t *testing.T, r *runner, ns string, cases []scriptCase) {
 			trigger := configmap(ns, "case-"+tc.name, map[string]any{"jsinformer-test/case": tc.name},
 				map[string]any{"code": tc.code})
 			r.create(t, configmapsGVR, trigger)
-			got := r.log.waitFor(t, "case "+tc.name, 1, msg("result", "case", tc.name))[0].attrs["outcome"]
-			if got != tc.want {
-				caught := r.log.find(msg("caught", "case", tc.name))
-				t.Fatalf("outcome = %q, want %q (thrown: %v)", got, tc.want, caught)
+			rec := r.calls.waitFor(t, "case "+tc.name, 1, call{Script: "cases.js", Object: ns + "/case-" + tc.name, Handler: "onAdd"}.match)[0]
+			if got := logAttr(rec, "result", "outcome"); got != tc.want {
+				t.Fatalf("outcome = %q, want %q; the call: %s", got, tc.want, recordString(rec))
 			}
 			if tc.check != nil {
 				tc.check(t, r, ns)

@@ -30,11 +30,11 @@ func TestInitialListArrivesAsAdds(t *testing.T) {
 	r := startEngine(t, map[string]string{"a.js": watchScript(ns, `
   onAdd(cm, ctx) { log.info("add", { name: cm.metadata.name, initial: ctx.isInInitialList }); },`)}, nil)
 	// Ready means every informer synced and the initial adds were handled.
-	if got := r.log.find(msg("add", "initial", "true")); len(got) != 3 {
-		t.Fatalf("initial adds at ready = %d, want 3\n%s", len(got), r.log.dump())
+	if got := r.calls.find(call{Script: "a.js", Event: "add", Handler: "onAdd", Result: "ok", Initial: initial(true)}.match); len(got) != 3 {
+		t.Fatalf("initial adds at ready = %d, want 3\n%s", len(got), r.calls.dump())
 	}
 	r.create(t, configmapsGVR, configmap(ns, "later", nil, nil))
-	r.log.waitFor(t, "live add", 1, msg("add", "name", "later", "initial", "false"))
+	r.calls.waitFor(t, "live add", 1, call{Script: "a.js", Event: "add", Object: ns + "/later", Result: "ok", Initial: initial(false)}.match)
 }
 
 func TestTwoScriptsShareOneWatch(t *testing.T) {
@@ -58,7 +58,9 @@ func TestTwoScriptsShareOneWatch(t *testing.T) {
 	})
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
-	r.log.waitFor(t, "both scripts see x", 2, msg("seen", "name", "x"))
+	for _, script := range []string{"a.js", "b.js"} {
+		r.calls.waitFor(t, script+" sees x", 1, call{Script: script, Event: "add", Object: ns + "/x", Handler: "onAdd", Result: "ok"}.match)
+	}
 	if got := watches.Load(); got != 1 {
 		t.Fatalf("watch requests for share/configmaps = %d, want 1 shared by two scripts", got)
 	}
@@ -80,7 +82,9 @@ func TestThrowIsLoggedWithPositionAndOthersContinue(t *testing.T) {
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
 	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
-	r.log.waitFor(t, "good sees both", 2, msg("good"))
+	for _, name := range []string{"one", "two"} {
+		r.calls.waitFor(t, "good sees "+name, 1, call{Script: "good.js", Object: ns + "/" + name, Handler: "onAdd", Result: "ok"}.match)
+	}
 	fails := r.log.waitFor(t, "two failures", 2, msg("script handler failed", "script", "bad.js"))
 	if e := fails[0].attrs["error"]; !strings.Contains(e, "bad.js:4:") || !strings.Contains(e, "boom one") {
 		t.Fatalf("error %q lacks bad.js:4:col and the message", e)
@@ -105,7 +109,7 @@ func TestEndlessLoopIsInterrupted(t *testing.T) {
 	waitScript(t, r.engine, "loop.js", "the endless call timed out", func(s status.ScriptStatus) bool {
 		return s.Handlers["onAdd"].Timeouts == 1
 	})
-	r.log.waitFor(t, "the next event still handled", 1, msg("after", "name", "next"))
+	r.calls.waitFor(t, "the next event still handled", 1, call{Script: "loop.js", Object: ns + "/next", Handler: "onAdd", Result: "ok"}.match)
 }
 
 func TestObjectsAreReadOnly(t *testing.T) {
@@ -122,13 +126,15 @@ func TestObjectsAreReadOnly(t *testing.T) {
 	}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", map[string]any{"team": "web"}, map[string]any{"v": "1"}))
-	r.log.waitFor(t, "write refused", 1, msg("write refused", "type", "TypeError"))
-	r.log.waitFor(t, "delete refused", 1, msg("delete refused", "type", "TypeError"))
-	r.patch(t, configmapsGVR, ns, "x", `{"data":{"v":"2"}}`)
-	r.log.waitFor(t, "reader sees the original label", 1, msg("reader", "team", "web", "v", "2"))
-	if got := r.log.find(msg("write allowed")); len(got) > 0 {
-		t.Fatal("a write to a cached object succeeded")
+	add := r.calls.waitFor(t, "writer's add", 1, call{Script: "writer.js", Object: ns + "/x", Handler: "onAdd", Result: "ok"}.match)[0]
+	for _, refused := range []string{"write refused", "delete refused"} {
+		if got := logAttr(add, refused, "type"); got != "TypeError" {
+			t.Fatalf("%s: error type %q, want TypeError; the call: %s", refused, got, recordString(add))
+		}
 	}
+	r.patch(t, configmapsGVR, ns, "x", `{"data":{"v":"2"}}`)
+	r.calls.waitFor(t, "reader sees the original label", 1, call{Script: "reader.js", Handler: "onUpdate",
+		Logged: "reader", Attrs: map[string]string{"team": "web", "v": "2"}}.match)
 }
 
 func TestEventsForOneObjectArriveInOrder(t *testing.T) {
@@ -143,10 +149,11 @@ func TestEventsForOneObjectArriveInOrder(t *testing.T) {
 	for i := 1; i <= updates; i++ {
 		r.patch(t, configmapsGVR, ns, "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, i))
 	}
-	r.log.waitFor(t, "last update", 1, msg("seq", "n", strconv.Itoa(updates)))
+	r.calls.waitFor(t, "last update", 1, call{Script: "order.js", Logged: "seq", Attrs: map[string]string{"n": strconv.Itoa(updates)}}.match)
+	r.calls.complete(t)
 	var seen []int
-	for _, rec := range r.log.find(msg("seq")) {
-		n, _ := strconv.Atoi(rec.attrs["n"])
+	for _, rec := range r.calls.find(call{Script: "order.js", Handler: "onUpdate"}.match) {
+		n, _ := strconv.Atoi(logAttr(rec, "seq", "n"))
 		seen = append(seen, n)
 	}
 	if !slices.IsSorted(seen) || len(seen) != updates {

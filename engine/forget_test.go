@@ -24,7 +24,9 @@ func TestRemovedScriptsLeaveNoSeries(t *testing.T) {
 	})
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "c", nil, nil))
-	r.log.waitFor(t, "both scripts' calls", 2, msg("seen"))
+	for _, script := range []string{"gone.js", "stays.js"} {
+		r.calls.waitFor(t, script+"'s call", 1, call{Script: script, Object: ns + "/c", Handler: "onAdd", Result: "ok"}.match)
+	}
 	for _, s := range []string{"gone.js", "stays.js", "broken.js"} {
 		if len(seriesOf(t, reg, s)) == 0 {
 			t.Fatalf("no series for %s before the removal", s)

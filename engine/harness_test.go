@@ -147,6 +147,7 @@ type runner struct {
 	engine *engine.Engine
 	dir    string
 	log    *sink
+	calls  *calls // the engine's trace records, from before it ran
 	dyn    dynamic.Interface
 	done   chan error
 	cancel context.CancelFunc
@@ -183,6 +184,7 @@ func startEngineOn(t *testing.T, cp *controlplane.ControlPlane, scripts map[stri
 		t.Fatalf("new engine: %v", err)
 	}
 	r.engine = e
+	r.calls = watchCalls(t, e) // its cleanup joins the drain after the engine stopped
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() { r.done <- e.Run(ctx) }()

@@ -197,9 +197,9 @@ func TestK8sForbiddenByRBAC(t *testing.T) {
 // wantThrown checks the message of the error a case caught.
 func wantThrown(name, want string) func(*testing.T, *runner, string) {
 	return func(t *testing.T, r *runner, ns string) {
-		caught := r.log.find(msg("caught", "case", name))
-		if len(caught) != 1 || !strings.Contains(caught[0].attrs["message"], want) {
-			t.Fatalf("caught %v, want a message containing %q", caught, want)
+		recs := r.calls.find(call{Script: "cases.js", Object: ns + "/case-" + name, Handler: "onAdd"}.match)
+		if len(recs) != 1 || !strings.Contains(logAttr(recs[0], "caught", "message"), want) {
+			t.Fatalf("calls %v, want one that caught a message containing %q", recs, want)
 		}
 	}
 }

@@ -58,7 +58,8 @@ func TestMemoryGuardStopsTheGrowingScript(t *testing.T) {
 		t.Errorf("healthy.js is %s, want serving", h.State)
 	}
 	r.create(t, configmapsGVR, configmap(ns, "after-stop", nil, nil))
-	r.log.waitFor(t, "the healthy script handling an event after the stop", 1, msg("healthy saw", "name", "after-stop"))
+	r.calls.waitFor(t, "the healthy script handling an event after the stop", 1,
+		call{Script: "healthy.js", Object: ns + "/after-stop", Handler: "onAdd", Result: "ok"}.match)
 
 	// Any new content lifts the stop.
 	r.write(t, "leak.js", `export default { watch: "configmaps", onAdd() {} };`)

@@ -204,9 +204,9 @@ func TestScriptMetricFailuresAreContained(t *testing.T) {
 	if got := series(t, reg, "test_seen_total"); len(got) != 3 {
 		t.Errorf("test_seen_total has %d series, want the limit, 3: %v", len(got), got)
 	}
-	failures := r.log.waitFor(t, "the onAdd calls past the limit failing", 2, msg("script handler failed", "handler", "onAdd"))
-	if !strings.Contains(failures[0].attrs["error"], "series, the limit per family (--metric-series-limit)") {
-		t.Errorf("the handler's error does not name the limit: %s", failures[0].attrs["error"])
+	failures := r.calls.waitFor(t, "the onAdd calls past the limit failing", 2, call{Script: "contained.js", Handler: "onAdd", Result: "error"}.match)
+	if !strings.Contains(failures[0].Error, "series, the limit per family (--metric-series-limit)") {
+		t.Errorf("the handler's error does not name the limit: %s", failures[0].Error)
 	}
 }
 
