@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // Tests of the automation examples 05-08, each running the example file unchanged. They act
@@ -83,13 +85,15 @@ func TestExample06RestartOnConfigChange(t *testing.T) {
 	r.waitAnnotations(t, ns, "app", "a data change restarts the deployment", func(hash, restarted string) bool {
 		return hash != first.hash && restarted != ""
 	})
-	r.log.waitFor(t, "restart logged", 1, msg("restarted deployment", "deployment", ns+"/app", "configMaps", "settings"))
+	restarted := call{Script: "06-restart-on-config-change.js", Logged: "restarted deployment"}
+	r.calls.waitFor(t, "restart logged", 1, call{Script: restarted.Script, Logged: restarted.Logged,
+		Attrs: map[string]string{"deployment": ns + "/app", "configMaps": "settings"}}.match)
 
 	r.create(t, configmapsGVR, configmap(ns, "later", nil, map[string]any{"v": "1"}))
 	r.waitAnnotations(t, ns, "waiter", "a ConfigMap created late is recorded, not a restart", func(hash, restarted string) bool {
 		return hash != "" && restarted == ""
 	})
-	if got := r.log.find(msg("restarted deployment")); len(got) != 1 {
+	if got := r.calls.find(restarted.match); len(got) != 1 {
 		t.Fatalf("restarts = %v, want only app's after its data change", got)
 	}
 	if a := r.mustFetch(t, deploymentsGVR, ns, "bystander").GetAnnotations(); len(a) > 0 {
@@ -146,7 +150,8 @@ func TestExample07TTLCleanup(t *testing.T) {
 	// Nothing changes these after creation: only requeueAfter can bring reconcile back.
 	eventually(t, "a 1s ttl is deleted once it expires", r.gone(t, configmapsGVR, ns, "short"))
 	eventually(t, "a Job's ttl is honoured", r.gone(t, jobsGVR, ns, "short"))
-	r.log.waitFor(t, "the bogus ttl reported", 1, msg("ignoring a ttl that is neither a duration nor a time", "object", ns+"/bogus"))
+	r.calls.waitFor(t, "the bogus ttl reported", 1, call{Script: "07-ttl-cleanup.js", Event: "reconcile", Object: ns + "/bogus",
+		Logged: "ignoring a ttl that is neither a duration nor a time", Attrs: map[string]string{"object": ns + "/bogus"}}.match)
 	for _, name := range []string{"long", "future", "bogus", "plain"} {
 		r.mustFetch(t, configmapsGVR, ns, name)
 	}
@@ -174,11 +179,18 @@ func TestExample08DefaultTeamLabel(t *testing.T) {
 			return nil
 		})
 	}
-	r.log.waitFor(t, "labelling logged", 1, msg("labelled deployment", "deployment", ns+"/after-start"))
+	const script = "08-default-team-label.js"
+	r.calls.waitFor(t, "labelling logged", 1, call{Script: script, Object: ns + "/after-start",
+		Logged: "labelled deployment", Attrs: map[string]string{"deployment": ns + "/after-start"}}.match)
 	if got := r.mustFetch(t, deploymentsGVR, ns, "staffed").GetLabels()["team"]; got != "payments" {
 		t.Fatalf("staffed team = %q, want payments kept", got)
 	}
-	if got := r.log.find(msg("labelled deployment", "deployment", ns+"/staffed")); len(got) > 0 {
+	patchedStaffed := func(rec inspection.TraceRecord) bool {
+		return rec.Script == script && slices.ContainsFunc(rec.Writes, func(w inspection.APIWrite) bool {
+			return w.Namespace == ns && w.Name == "staffed"
+		})
+	}
+	if got := r.calls.find(patchedStaffed); len(got) > 0 {
 		t.Fatalf("a Deployment that has a team was patched: %v", got)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -37,28 +39,34 @@ func labelled(d map[string]any, labels map[string]any) map[string]any {
 func TestExample09And10ShareAModule(t *testing.T) {
 	t.Parallel()
 	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), nil)
-	if ready := r.log.find(msg("ready")); len(ready) != 1 || ready[0].attrs["scripts"] != "2" {
-		t.Fatalf("ready with %v, want the 2 plugins and not lib/labels.js", ready)
+	var loaded []string
+	for _, s := range r.engine.Status().Scripts {
+		loaded = append(loaded, s.Name)
+	}
+	if want := []string{"09-require-labels.js", "10-team-deployments.js"}; !slices.Equal(loaded, want) {
+		t.Fatalf("ready with %v, want the 2 plugins %v and not lib/labels.js", loaded, want)
 	}
 	ns := r.namespace(t, uniqueName("ex09"))
 	team := ns // a team of this test's own, so counts ignore other tests' Deployments
 	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
-	r.log.waitFor(t, "09 reports the missing labels", 1, msg("missing labels",
-		"script", "09-require-labels.js", "deployment", ns+"/web", "missing", "app.kubernetes.io/name,team"))
+	r.calls.waitFor(t, "09 reports the missing labels", 1, call{Script: "09-require-labels.js", Logged: "missing labels",
+		Attrs: map[string]string{"deployment": ns + "/web", "missing": "app.kubernetes.io/name,team"}}.match)
 
 	r.patch(t, deploymentsGVR, ns, "web", `{"metadata":{"labels":{"app.kubernetes.io/name":"web","team":"`+team+`"}}}`)
-	r.log.waitFor(t, "09 sees the labels fixed", 1, msg("labels complete", "script", "09-require-labels.js", "deployment", ns+"/web"))
-	r.log.waitFor(t, "10 counts web in its team", 1, msg("team deployments",
-		"script", "10-team-deployments.js", "team", team, "count", "1", "deployments", ns+"/web"))
+	r.calls.waitFor(t, "09 sees the labels fixed", 1, call{Script: "09-require-labels.js", Logged: "labels complete",
+		Attrs: map[string]string{"deployment": ns + "/web"}}.match)
+	teamCount := func(count, deployments string) func(inspection.TraceRecord) bool {
+		return call{Script: "10-team-deployments.js", Logged: "team deployments",
+			Attrs: map[string]string{"team": team, "count": count, "deployments": deployments}}.match
+	}
+	r.calls.waitFor(t, "10 counts web in its team", 1, teamCount("1", ns+"/web"))
 
 	r.create(t, deploymentsGVR, labelled(deployment(ns, "api", "nginx:1.27", 1),
 		map[string]any{"app.kubernetes.io/name": "api", "team": team}))
-	r.log.waitFor(t, "10 counts both", 1, msg("team deployments",
-		"script", "10-team-deployments.js", "team", team, "count", "2", "deployments", ns+"/api,"+ns+"/web"))
+	r.calls.waitFor(t, "10 counts both", 1, teamCount("2", ns+"/api,"+ns+"/web"))
 	r.delete(t, deploymentsGVR, ns, "web")
-	r.log.waitFor(t, "10 counts api alone", 1, msg("team deployments",
-		"script", "10-team-deployments.js", "team", team, "count", "1", "deployments", ns+"/api"))
-	if got := r.log.find(msg("missing labels", "deployment", ns+"/api")); len(got) > 0 {
+	r.calls.waitFor(t, "10 counts api alone", 1, teamCount("1", ns+"/api"))
+	if got := r.calls.find(call{Script: "09-require-labels.js", Logged: "missing labels", Attrs: map[string]string{"deployment": ns + "/api"}}.match); len(got) > 0 {
 		t.Errorf("09 reported a fully labelled Deployment: %v", got)
 	}
 }
@@ -90,11 +98,17 @@ func TestExample11NpmPackage(t *testing.T) {
 	ns := r.namespace(t, uniqueName("ex11"))
 	r.create(t, deploymentsGVR, deployment(ns, "current", "registry.local:5000/library/nginx:1.27.3", 1))
 	r.create(t, deploymentsGVR, deployment(ns, "old", "nginx:1.24-alpine", 1))
-	r.log.waitFor(t, "the old image flagged", 1, msg("outdated image", "deployment", ns+"/old",
-		"image", "nginx:1.24-alpine", "version", "1.24.0", "minimum", "1.25.0"))
+	outdated := func(key string, attrs ...string) func(inspection.TraceRecord) bool {
+		want := map[string]string{"deployment": key}
+		for i := 0; i+1 < len(attrs); i += 2 {
+			want[attrs[i]] = attrs[i+1]
+		}
+		return call{Script: "11-outdated-images.js", Logged: "outdated image", Attrs: want}.match
+	}
+	r.calls.waitFor(t, "the old image flagged", 1, outdated(ns+"/old", "image", "nginx:1.24-alpine", "version", "1.24.0", "minimum", "1.25.0"))
 	r.patch(t, deploymentsGVR, ns, "old", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.23"}]}}}}`)
-	r.log.waitFor(t, "the downgrade flagged", 1, msg("outdated image", "deployment", ns+"/old", "version", "1.23.0"))
-	if got := r.log.find(msg("outdated image", "deployment", ns+"/current")); len(got) > 0 {
+	r.calls.waitFor(t, "the downgrade flagged", 1, outdated(ns+"/old", "version", "1.23.0"))
+	if got := r.calls.find(outdated(ns + "/current")); len(got) > 0 {
 		t.Errorf("a current image was flagged: %v", got)
 	}
 }

@@ -39,14 +39,17 @@ func TestExample01LogChanges(t *testing.T) {
 	r := startEngine(t, example(t, "01-log-changes.js"), nil)
 	ns := r.namespace(t, uniqueName("ex01"))
 	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
-	r.log.waitFor(t, "created", 1, msg("deployment created", "name", ns+"/web"))
+	const script = "01-log-changes.js"
+	r.calls.waitFor(t, "created", 1, call{Script: script, Event: "add", Object: ns + "/web", Result: "ok",
+		Logged: "deployment created", Attrs: map[string]string{"name": ns + "/web"}}.match)
 	r.patch(t, deploymentsGVR, ns, "web", `{"spec":{"replicas":3}}`)
-	got := r.log.waitFor(t, "changed", 1, msg("deployment changed", "name", ns+"/web"))
-	if c := got[0].attrs["changes"]; c != "spec.replicas: 1 -> 3" {
+	got := r.calls.waitFor(t, "changed", 1, call{Script: script, Event: "update", Object: ns + "/web", Result: "ok", Logged: "deployment changed"}.match)
+	if c := logAttr(got[0], "deployment changed", "changes"); c != "spec.replicas: 1 -> 3" {
 		t.Fatalf("changes = %q, want spec.replicas: 1 -> 3", c)
 	}
 	r.delete(t, deploymentsGVR, ns, "web")
-	r.log.waitFor(t, "deleted", 1, msg("deployment deleted", "name", ns+"/web", "finalStateUnknown", "false"))
+	r.calls.waitFor(t, "deleted", 1, call{Script: script, Event: "delete", Object: ns + "/web", Result: "ok",
+		Logged: "deployment deleted", Attrs: map[string]string{"name": ns + "/web", "finalStateUnknown": "false"}}.match)
 }
 
 func TestExample02IndexByImage(t *testing.T) {
@@ -55,11 +58,11 @@ func TestExample02IndexByImage(t *testing.T) {
 	ns := r.namespace(t, uniqueName("ex02"))
 	r.create(t, deploymentsGVR, deployment(ns, "a", ns+"/app:1", 1))
 	r.create(t, deploymentsGVR, deployment(ns, "b", ns+"/app:1", 1))
-	r.log.waitFor(t, "both share the image", 1, msg("deployments using image", "image", ns+"/app:1", "count", "2",
-		"deployments", ns+"/a,"+ns+"/b"))
+	r.calls.waitFor(t, "both share the image", 1, call{Script: "02-index-by-image.js", Logged: "deployments using image",
+		Attrs: map[string]string{"image": ns + "/app:1", "count": "2", "deployments": ns + "/a," + ns + "/b"}}.match)
 	r.patch(t, deploymentsGVR, ns, "b", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"`+ns+`/app:2"}]}}}}`)
-	r.log.waitFor(t, "b alone on the new image", 1, msg("deployments using image", "image", ns+"/app:2", "count", "1",
-		"deployments", ns+"/b"))
+	r.calls.waitFor(t, "b alone on the new image", 1, call{Script: "02-index-by-image.js", Object: ns + "/b", Logged: "deployments using image",
+		Attrs: map[string]string{"image": ns + "/app:2", "count": "1", "deployments": ns + "/b"}}.match)
 }
 
 func TestExample03PodOwner(t *testing.T) {
@@ -76,8 +79,8 @@ func TestExample03PodOwner(t *testing.T) {
 		"spec":     map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nginx:1.27"}}}}
 	setOwner(pod, rsObj)
 	r.create(t, podsGVR, pod)
-	r.log.waitFor(t, "owner chain", 1, msg("pod owner", "pod", ns+"/web-5d8f-x2x",
-		"owners", "ReplicaSet/web-5d8f <- Deployment/web"))
+	r.calls.waitFor(t, "owner chain", 1, call{Script: "03-pod-owner.js", Object: ns + "/web-5d8f-x2x", Logged: "pod owner",
+		Attrs: map[string]string{"pod": ns + "/web-5d8f-x2x", "owners": "ReplicaSet/web-5d8f <- Deployment/web"}}.match)
 }
 
 func setOwner(obj map[string]any, owner *unstructured.Unstructured) {
@@ -96,9 +99,11 @@ func TestExample04CustomResource(t *testing.T) {
 	ns := r.namespace(t, uniqueName("ex04"))
 	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "gear", "namespace": ns}, "spec": map[string]any{"size": int64(3), "color": "red"}})
-	r.log.waitFor(t, "widget logged", 1, msg("widget", "name", ns+"/gear", "size", "3", "color", "red"))
+	r.calls.waitFor(t, "widget logged", 1, call{Script: "04-widgets.ts", Object: ns + "/gear", Logged: "widget",
+		Attrs: map[string]string{"name": ns + "/gear", "size": "3", "color": "red"}}.match)
 	r.patch(t, widgetsGVR, ns, "gear", `{"spec":{"size":12}}`)
-	r.log.waitFor(t, "too large", 1, msg("widget too large", "name", "gear", "size", "12"))
+	r.calls.waitFor(t, "too large", 1, call{Script: "04-widgets.ts", Object: ns + "/gear", Logged: "widget too large",
+		Attrs: map[string]string{"name": "gear", "size": "12"}}.match)
 }
 
 // applyWidgetCRD creates examples/crds/widgets.yaml and waits until widgets are served.
@@ -155,7 +160,7 @@ func TestCRDCreatedAfterStart(t *testing.T) {
 	ns := r.namespace(t, uniqueName("late-crd"))
 	r.create(t, gizmos, map[string]any{"apiVersion": group + "/v1", "kind": "Gizmo",
 		"metadata": map[string]any{"name": "g1", "namespace": ns}})
-	r.log.waitFor(t, "gizmo seen", 1, msg("gizmo", "name", "g1"))
+	r.calls.waitFor(t, "gizmo seen", 1, call{Script: "g.js", Event: "add", Object: ns + "/g1", Handler: "onAdd", Result: "ok"}.match)
 }
 
 func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
@@ -192,5 +197,5 @@ func TestScriptOnMissingCRDLoadsOnceItExists(t *testing.T) {
 	waitLoad(t, r, "s.js", status.LoadLoaded, "")
 	sprockets := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "sprockets"}
 	r.create(t, sprockets, map[string]any{"apiVersion": group + "/v1", "kind": "Sprocket", "metadata": map[string]any{"name": "s1"}})
-	r.log.waitFor(t, "sprocket seen", 1, msg("sprocket", "name", "s1"))
+	r.calls.waitFor(t, "sprocket seen", 1, call{Script: "s.js", Event: "add", Object: "s1", Handler: "onAdd", Result: "ok"}.match)
 }
