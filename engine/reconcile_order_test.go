@@ -26,15 +26,17 @@ func TestReconcileVersionsNeverOverlap(t *testing.T) {
 	r := startEngine(t, map[string]string{"slow.js": script("v1")}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "c", nil, nil))
-	r.log.waitFor(t, "v1 reconciling", 1, msg("reconcile", "edge", "begin", "tag", "v1"))
+	waitRunning(t, r.engine, "slow.js", hashOf(script("v1")), ns+"/c")
 	r.write(t, "slow.js", script("v2"))
 	waitLoad(t, r, "slow.js", status.LoadReloaded, hashOf(script("v2")))
 	r.write(t, "slow.js", script("v3"))
-	r.log.waitFor(t, "v3 reconciled", 1, msg("reconcile", "edge", "end", "tag", "v3"))
+	r.calls.waitFor(t, "v3 reconciled", 1, call{Script: "slow.js", Version: hashOf(script("v3")), Event: "reconcile", Result: "ok"}.match)
+	r.calls.complete(t)
 
+	// The edges every run logged, in the order they were logged.
 	running, newest := "", 0
-	for _, rec := range r.log.find(msg("reconcile")) {
-		tag, edge := rec.attrs["tag"], rec.attrs["edge"]
+	for _, l := range linesOf(r.calls.find(call{Script: "slow.js", Event: "reconcile"}.match)) {
+		tag, edge := lineAttr(l, "tag"), lineAttr(l, "edge")
 		var n int
 		fmt.Sscanf(tag, "v%d", &n) //nolint:errcheck // tags are ours
 		switch edge {

@@ -2,9 +2,14 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 // reconcileScript is a script on the ConfigMaps of ns: module-level declarations state, then
@@ -21,14 +26,36 @@ export default {
 `, ns, state, body)
 }
 
-// millis reads a numeric attribute logged by a script.
-func millis(t *testing.T, r record, key string) int64 {
-	t.Helper()
-	n, err := strconv.ParseInt(r.attrs[key], 10, 64)
-	if err != nil {
-		t.Fatalf("attribute %s of %v: %v", key, r, err)
+// runsOf matches the reconcile runs of key by script.
+func runsOf(script, key string) func(inspection.TraceRecord) bool {
+	return call{Script: script, Event: "reconcile", Object: key, Handler: "reconcile"}.match
+}
+
+// gapsMs are the milliseconds between the starts of runs.
+func gapsMs(runs []inspection.TraceRecord) []int64 {
+	var gaps []int64
+	for i := 1; i < len(runs); i++ {
+		gaps = append(gaps, runs[i].Time.Sub(runs[i-1].Time).Milliseconds())
 	}
-	return n
+	return gaps
+}
+
+// waitGaveUp waits until the queue view no longer holds key of script: a key that failed
+// maxRetries+1 times is dropped.
+func waitGaveUp(t *testing.T, r *runner, script, key string) {
+	t.Helper()
+	waitUntil(t, script+" giving up on "+key, time.Now().Add(30*time.Second), func() bool {
+		q, err := r.engine.Queue(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range q.Scripts {
+			if slices.ContainsFunc(s.Keys, func(k inspection.KeyState) bool { return k.Key == key }) {
+				return false
+			}
+		}
+		return true
+	}, r)
 }
 
 func TestReconcileRetriesWithBackoffThenGivesUp(t *testing.T) {
@@ -37,35 +64,37 @@ func TestReconcileRetriesWithBackoffThenGivesUp(t *testing.T) {
 	const maxRetries = 4
 	r := startEngine(t, map[string]string{"retry.js": reconcileScript(ns, "", `  maxRetries: 4,
   reconcile(key) {
-    log.info("attempt", { key, at: Date.now() });
     throw new Error("always fails");
   },`)}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
 	key := ns + "/x"
-	giveUp := msg("reconcile failed; giving up on key", "script", "retry.js", "object", key)
-	r.log.waitFor(t, "giving up", 1, giveUp)
-	attempts := r.log.find(msg("attempt", "key", key))
+	last := func(rec inspection.TraceRecord) bool {
+		return runsOf("retry.js", key)(rec) && rec.Attempt == maxRetries+1
+	}
+	r.calls.waitFor(t, "the last attempt", 1, last)
+	waitGaveUp(t, r, "retry.js", key)
+	attempts := r.calls.find(runsOf("retry.js", key))
 	if len(attempts) != maxRetries+1 {
 		t.Fatalf("attempts before giving up = %d, want maxRetries+1 = %d", len(attempts), maxRetries+1)
 	}
-	// Exponential backoff: 5ms, 10ms, 20ms, 40ms between attempts, so the gaps grow.
-	var gaps []int64
-	for i := 1; i < len(attempts); i++ {
-		gaps = append(gaps, millis(t, attempts[i], "at")-millis(t, attempts[i-1], "at"))
+	for i, a := range attempts {
+		if a.Attempt != i+1 || a.Result != "error" || !strings.Contains(a.Error, "always fails") {
+			t.Fatalf("run %d: attempt %d, result %s, error %q; want attempt %d failing", i+1, a.Attempt, a.Result, a.Error, i+1)
+		}
 	}
+	// Exponential backoff: 5ms, 10ms, 20ms, 40ms between attempts, so the gaps grow.
+	gaps := gapsMs(attempts)
 	if gaps[len(gaps)-1] < 30 || gaps[len(gaps)-1] <= gaps[0] {
 		t.Fatalf("gaps between attempts %v ms do not back off", gaps)
 	}
 	t.Logf("gaps between attempts: %v ms", gaps)
-	if got := r.log.find(msg("reconcile failed; will retry", "object", key)); len(got) != maxRetries {
-		t.Fatalf("retry warnings = %d, want %d", len(got), maxRetries)
-	}
 	// A new event starts afresh: the failure count was forgotten, and no stray retry of the
 	// first round slipped in.
 	r.patch(t, configmapsGVR, ns, "x", `{"data":{"again":"yes"}}`)
-	r.log.waitFor(t, "giving up again", 2, giveUp)
-	if got := r.log.find(msg("attempt", "key", key)); len(got) != 2*(maxRetries+1) {
+	r.calls.waitFor(t, "the last attempt again", 2, last)
+	waitGaveUp(t, r, "retry.js", key)
+	if got := r.calls.find(runsOf("retry.js", key)); len(got) != 2*(maxRetries+1) {
 		t.Fatalf("attempts after two rounds = %d, want %d", len(got), 2*(maxRetries+1))
 	}
 }
@@ -75,15 +104,14 @@ func TestReconcileRequeueAfter(t *testing.T) {
 	ns := uniqueName("rec-requeue")
 	r := startEngine(t, map[string]string{"requeue.js": reconcileScript(ns, "let runs = 0;", `  reconcile(key) {
     runs++;
-    log.info("run", { key, n: runs, at: Date.now() });
     if (runs < 3) return { requeueAfter: "200ms" };
   },`)}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
-	runs := r.log.waitFor(t, "three runs", 3, msg("run", "key", ns+"/x"))
-	for i := 1; i < 3; i++ {
-		if gap := millis(t, runs[i], "at") - millis(t, runs[i-1], "at"); gap < 195 {
-			t.Fatalf("run %d came %dms after the previous one, want >= 200ms", i+1, gap)
+	runs := r.calls.waitFor(t, "three runs", 3, runsOf("requeue.js", ns+"/x"))
+	for i, gap := range gapsMs(runs[:3]) {
+		if gap < 195 {
+			t.Fatalf("run %d came %dms after the previous one, want >= 200ms", i+2, gap)
 		}
 	}
 }
@@ -110,21 +138,22 @@ func TestReconcileKeyNeverRunsTwiceAtOnce(t *testing.T) {
 	r.create(t, configmapsGVR, configmap(ns, "a", nil, nil))
 	r.create(t, configmapsGVR, configmap(ns, "b", nil, nil))
 	for _, k := range keys {
-		r.log.waitFor(t, "4 runs of "+k, 4, msg("end", "key", k))
+		r.calls.waitFor(t, "4 runs of "+k, 4, call{Script: "excl.js", Event: "reconcile", Object: k, Result: "ok"}.match)
 	}
-	// Log records arrive in the order the handlers logged them.
+	r.calls.complete(t)
+	// The starts and ends every run logged, in the order they were logged.
 	running := map[string]bool{}
 	overlapped := false
-	for _, rec := range r.log.find(func(rec record) bool { return rec.msg == "start" || rec.msg == "end" }) {
-		k := rec.attrs["key"]
-		if running[k] == (rec.msg == "start") {
-			t.Fatalf("%s of %s while running=%v: one key reconciled twice at once\n%s", rec.msg, k, running[k], r.log.dump())
+	for _, l := range linesOf(r.calls.find(call{Script: "excl.js", Event: "reconcile"}.match)) {
+		k := lineAttr(l, "key")
+		if running[k] == (l.Message == "start") {
+			t.Fatalf("%s of %s while running=%v: one key reconciled twice at once\n%s", l.Message, k, running[k], r.calls.dump())
 		}
-		running[k] = rec.msg == "start"
+		running[k] = l.Message == "start"
 		overlapped = overlapped || (running[keys[0]] && running[keys[1]])
 	}
 	if !overlapped {
-		t.Fatalf("different keys never ran in parallel with concurrency 3\n%s", r.log.dump())
+		t.Fatalf("different keys never ran in parallel with concurrency 3\n%s", r.calls.dump())
 	}
 }
 
@@ -161,8 +190,10 @@ func TestReconcileBurstCollapses(t *testing.T) {
 		return
 	}
 	r.patch(t, configmapsGVR, ns, "x", fmt.Sprintf(`{"data":{"n":"%d"}}`, updates))
-	r.log.waitFor(t, "the last state reconciled", 1, msg("reconciled", "n", strconv.Itoa(updates)))
-	got := len(r.log.find(msg("reconciled", "key", ns+"/x")))
+	r.calls.waitFor(t, "the last state reconciled", 1, call{Script: "burst.js", Event: "reconcile", Object: ns + "/x", Result: "ok",
+		Logged: "reconciled", Attrs: map[string]string{"n": strconv.Itoa(updates)}}.match)
+	r.calls.complete(t)
+	got := len(r.calls.find(runsOf("burst.js", ns+"/x")))
 	// One run waits out the burst, the key queued meanwhile runs once more, and its event may
 	// reach the queue after that run has started (a third); more than 5 means events were run
 	// one by one while a run of the same key was waiting.
@@ -176,12 +207,12 @@ func TestEnqueueFromHandlerTriggersReconcile(t *testing.T) {
 	t.Parallel()
 	ns := uniqueName("rec-enqueue")
 	r := startEngine(t, map[string]string{"enq.js": reconcileScript(ns, "", `  onUpdate(oldCM, cm, ctx) { ctx.enqueue(ns + "/" + cm.data.target); },
-  reconcile(key) { log.info("reconcile", { key }); },`)}, nil)
+  reconcile(key) {},`)}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "src", nil, map[string]any{"target": "none"}))
 	r.patch(t, configmapsGVR, ns, "src", `{"data":{"target":"virtual"}}`)
 	// No object is called "virtual": only ctx.enqueue can have queued that key.
-	r.log.waitFor(t, "reconcile of the enqueued key", 1, msg("reconcile", "key", ns+"/virtual"))
+	r.calls.waitFor(t, "reconcile of the enqueued key", 1, call{Script: "enq.js", Event: "reconcile", Object: ns + "/virtual", Result: "ok"}.match)
 }
 
 func TestReloadNeverReconcilesOneKeyInTwoVersionsAtOnce(t *testing.T) {
@@ -197,12 +228,12 @@ func TestReloadNeverReconcilesOneKeyInTwoVersionsAtOnce(t *testing.T) {
 	r := startEngine(t, map[string]string{"a.js": script("v1")}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
-	r.log.waitFor(t, "v1 reconciling", 1, msg("start", "v", "v1"))
+	waitRunning(t, r.engine, "a.js", hashOf(script("v1")), ns+"/x")
 	r.write(t, "a.js", script("v2"))
-	r.log.waitFor(t, "v2 reconciled", 1, msg("end", "v", "v2"))
+	r.calls.waitFor(t, "v2 reconciled", 1, call{Script: "a.js", Version: hashOf(script("v2")), Event: "reconcile", Result: "ok"}.match)
 	var order []string
-	for _, rec := range r.log.find(func(rec record) bool { return rec.msg == "start" || rec.msg == "end" }) {
-		order = append(order, rec.msg+" "+rec.attrs["v"])
+	for _, l := range linesOf(r.calls.find(call{Script: "a.js", Event: "reconcile"}.match)) {
+		order = append(order, l.Message+" "+lineAttr(l, "v"))
 	}
 	want := []string{"start v1", "end v1", "start v2", "end v2"}
 	if fmt.Sprint(order) != fmt.Sprint(want) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -15,8 +16,8 @@ import (
 func shardScript(ns string) string {
 	return `export default {
   watch: { resource: "v1/configmaps", namespace: "` + ns + `", enqueue: "owner" },
-  reconcile(key, ctx) { log.info("reconciled", { key }); },
-  schedule: [{ every: "1s", run(ctx) { log.info("tick", {}); } }],
+  reconcile(key, ctx) {},
+  schedule: [{ every: "1s", run(ctx) {} }],
 };`
 }
 
@@ -25,6 +26,23 @@ func shardedAs(ns, ring, id string) func(*engine.Config) {
 		c.Sharding = &engine.LeaderElection{Namespace: ns, Name: ring, Identity: id,
 			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond}
 	}
+}
+
+// reconciled matches the runs of key's reconcile by s.js.
+func reconciled(key string) func(inspection.TraceRecord) bool {
+	return call{Script: "s.js", Event: "reconcile", Object: key, Handler: "reconcile", Result: "ok"}.match
+}
+
+// ticks is how many times r ran s.js's schedule.
+func ticks(r *runner) uint64 {
+	s, _ := r.engine.Status().Script("s.js")
+	return s.Handlers["schedule"].Calls
+}
+
+// waitTicks waits until r ran s.js's schedule n times.
+func waitTicks(t *testing.T, r *runner, what string, n uint64) {
+	t.Helper()
+	waitScript(t, r.engine, "s.js", what, func(s status.ScriptStatus) bool { return s.Handlers["schedule"].Calls >= n })
 }
 
 func waitRing(t *testing.T, r *runner, members int) {
@@ -66,8 +84,8 @@ func TestShardedReconcileAndSchedule(t *testing.T) {
 		if ring.Owner(key) != ring.Owner(child) {
 			crossed++
 		}
-		owner.log.waitFor(t, "reconcile of "+key, 1, msg("reconciled", "key", key))
-		if got := other.log.find(msg("reconciled", "key", key)); len(got) > 0 {
+		owner.calls.waitFor(t, "reconcile of "+key, 1, reconciled(key))
+		if got := other.calls.find(reconciled(key)); len(got) > 0 {
 			t.Errorf("%s reconciled by its non-owner too", key)
 		}
 	}
@@ -79,9 +97,9 @@ func TestShardedReconcileAndSchedule(t *testing.T) {
 	if ring.Owner("schedule:s.js#0") == "b" {
 		scheduler, idle = b, a
 	}
-	scheduler.log.waitFor(t, "two ticks", 2, msg("tick"))
-	if got := idle.log.find(msg("tick")); len(got) > 0 {
-		t.Errorf("the schedule ran on both replicas (%d ticks on the non-owner)", len(got))
+	waitTicks(t, scheduler, "two ticks", 2)
+	if got := ticks(idle); got > 0 {
+		t.Errorf("the schedule ran on both replicas (%d ticks on the non-owner)", got)
 	}
 
 	// b stops (as on SIGTERM): a reconciles b's keys again and runs the schedule.
@@ -92,9 +110,8 @@ func TestShardedReconcileAndSchedule(t *testing.T) {
 	for i := range n {
 		key := fmt.Sprintf("%s/parent-%d", ns, i)
 		if ring.Owner(key) == "b" {
-			a.log.waitFor(t, "reconcile of b's "+key, 1, msg("reconciled", "key", key))
+			a.calls.waitFor(t, "reconcile of b's "+key, 1, reconciled(key))
 		}
 	}
-	ticks := len(a.log.find(msg("tick")))
-	a.log.waitFor(t, "a tick on a", ticks+1, msg("tick"))
+	waitTicks(t, a, "a tick on a", ticks(a)+1)
 }
