@@ -3,6 +3,8 @@ package engine_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/jsinformer/jsinformer/inspection"
 )
 
 const indexScript = `export default {
@@ -32,13 +34,19 @@ func TestIndexFollowsAddsUpdatesAndDeletes(t *testing.T) {
 	r.namespace(t, ns)
 	r.create(t, deploymentsGVR, deployment(ns, "good", "nginx:1.27", 1))
 	r.create(t, deploymentsGVR, deployment(ns, "bad", "nginx:1.27", 1))
-	r.log.waitFor(t, "both indexed by image", 1, msg("index", "n127", ns+"/bad,"+ns+"/good", "good", "1", "broken", "0"))
+	// What the handlers see of the index, as each call logs it.
+	index := func(event, object string, attrs map[string]string) func(inspection.TraceRecord) bool {
+		return call{Script: "idx.js", Event: event, Object: ns + "/" + object, Result: "ok", Logged: "index", Attrs: attrs}.match
+	}
+	r.calls.waitFor(t, "both indexed by image", 1, index("add", "bad", map[string]string{"n127": ns + "/bad," + ns + "/good", "good": "1", "broken": "0"}))
 	r.patch(t, deploymentsGVR, ns, "good", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"nginx:1.28"}]}}}}`)
-	r.log.waitFor(t, "good moved to 1.28", 1, msg("index", "n127", ns+"/bad", "n128", "good"))
+	moved := map[string]string{"n127": ns + "/bad", "n128": "good"}
+	r.calls.waitFor(t, "good moved to 1.28", 1, index("update", "good", moved))
 	r.patch(t, deploymentsGVR, ns, "bad", `{"metadata":{"labels":{"touched":"yes"}}}`)
-	r.log.waitFor(t, "update of bad handled", 2, msg("index", "n127", ns+"/bad", "n128", "good"))
+	r.calls.waitFor(t, "update of bad handled", 1, index("update", "bad", moved))
 	r.delete(t, deploymentsGVR, ns, "bad")
-	r.log.waitFor(t, "bad gone", 1, msg("index", "n127", "", "n128", "good"))
+	r.calls.waitFor(t, "bad gone", 1, index("delete", "bad", map[string]string{"n127": "", "n128": "good"}))
+	// Index failures have no call of their own: the one ERROR per object is the behaviour.
 	fails := r.log.find(msg("script handler failed", "handler", "indexers.broken"))
 	if len(fails) != 1 {
 		t.Fatalf("index failure logged %d times, want once per object\n%s", len(fails), r.log.dump())

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -153,16 +154,25 @@ func TestMemoryGuardStopFreesTheHogUnderTheLimit(t *testing.T) {
 	if len(stops) != 1 {
 		t.Fatalf("the stop was logged %d times, want once", len(stops))
 	}
-	ranBefore := len(r.log.find(msg("hog ran")))
 	if stops[0].attrs["dropped_events"] == "" {
 		t.Errorf("the stop's ERROR line does not say how many events it dropped: %v", stops[0])
 	}
-	r.write(t, "hog.js", watchScript(ns, `  onUpdate() { log.info("harmless ran"); },`))
-	r.log.waitFor(t, "the harmless version handling an update", 1, msg("harmless ran"))
+	s, _ := r.engine.Status().Script("hog.js")
+	stop, ok := lastLoad(s, status.LoadStopped)
+	if !ok {
+		t.Fatalf("the stop is not among the loads: %+v", s.Loads)
+	}
+	harmless := watchScript(ns, `  onUpdate() {},`)
+	r.write(t, "hog.js", harmless)
+	r.calls.waitFor(t, "the harmless version handling an update", 1, call{Script: "hog.js", Version: hashOf(harmless), Handler: "onUpdate", Result: "ok"}.match)
 	close(stopSampling)
 	wg.Wait()
-	if ran := len(r.log.find(msg("hog ran"))); ran != ranBefore {
-		t.Errorf("the hog ran %d more calls after its stop", ran-ranBefore)
+	// Every call of the hog has returned: its version was replaced.
+	late := r.calls.find(func(rec inspection.TraceRecord) bool {
+		return rec.Version == hashOf(hogScript(ns)) && rec.Handler != "" && rec.Time.After(stop.At)
+	})
+	if len(late) > 0 {
+		t.Errorf("the hog began %d calls after its stop", len(late))
 	}
 	t.Logf("live heap: %d MB before the hog, peak %d MB with a %d MB limit; stop: %v", before>>20, peak>>20, limit>>20, stops[0].attrs)
 	if peak >= limit {

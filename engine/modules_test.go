@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -39,13 +40,17 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 	}
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
-	r.log.waitFor(t, "a.js on v1", 1, msg("hello", "script", "a.js", "tag", "v1/one"))
-	r.log.waitFor(t, "team/b.js on v1", 1, msg("hello", "script", "team/b.js", "tag", "v1/one"))
+	// hello is what each call logs: the tag the module gave it.
+	hello := func(script, tag string) func(inspection.TraceRecord) bool {
+		return call{Script: script, Handler: "onAdd", Result: "ok", Logged: "hello", Attrs: map[string]string{"tag": tag}}.match
+	}
+	r.calls.waitFor(t, "a.js on v1", 1, hello("a.js", "v1/one"))
+	r.calls.waitFor(t, "team/b.js on v1", 1, hello("team/b.js", "v1/one"))
 
 	r.write(t, "lib/tag.js", tagModule("v2"))
 	for _, script := range []string{"a.js", "team/b.js"} {
 		waitLoad(t, r, script, status.LoadReloaded, "")
-		r.log.waitFor(t, script+" replays on v2", 1, msg("hello", "script", script, "tag", "v2/one"))
+		r.calls.waitFor(t, script+" replays on v2", 1, hello(script, "v2/one"))
 	}
 
 	broken := "// the shared module\nexport function tag(obj) {\n  return obj.metadata.name +;\n}\n"
@@ -60,8 +65,8 @@ func TestSavingAModuleReloadsItsImporters(t *testing.T) {
 		}
 	}
 	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
-	r.log.waitFor(t, "a.js still serves v2", 1, msg("hello", "script", "a.js", "tag", "v2/two"))
-	r.log.waitFor(t, "team/b.js still serves v2", 1, msg("hello", "script", "team/b.js", "tag", "v2/two"))
+	r.calls.waitFor(t, "a.js still serves v2", 1, hello("a.js", "v2/two"))
+	r.calls.waitFor(t, "team/b.js still serves v2", 1, hello("team/b.js", "v2/two"))
 
 	r.write(t, "lib/tag.js", "export function tag(obj) {\n  if (obj.metadata.name === \"three\") throw new Error(\"no threes\");\n  return \"v3\";\n}\n")
 	waitScript(t, r.engine, "a.js", "reloaded once more", func(s status.ScriptStatus) bool { return loads(s, status.LoadReloaded) == 2 })

@@ -61,6 +61,7 @@ func TestChangeDuringASplitReplay(t *testing.T) {
 			})
 			v1, v2 := script(1, true), script(2, false)
 			r.write(t, "a.js", v1)
+			// Index functions have no trace record: the stalls are known by what the script logs.
 			r.log.waitFor(t, "both index runtimes of version 1 stalled in its replay", 2, msg("stalled", "version", "1"))
 			changed := time.Now()
 			tt.change(t, r, v2)
@@ -75,6 +76,7 @@ func TestChangeDuringASplitReplay(t *testing.T) {
 			if took := time.Since(changed); took > 20*time.Second {
 				t.Errorf("version 1 took %s to end: its stalled calls were not interrupted", took)
 			}
+			// The log, not the state API: an unloaded script's loads are forgotten with it.
 			if got := r.log.find(msg("script reloaded", "version", hashOf(v1))); len(got) != 0 {
 				t.Fatalf("the version stalled in its replay served: %v", got)
 			}
@@ -84,7 +86,8 @@ func TestChangeDuringASplitReplay(t *testing.T) {
 			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 			r.create(t, configmapsGVR, configmap(ns, "probe", nil, map[string]any{"color": "x"}))
 			per := objects / 4
-			r.log.waitFor(t, "version 2 indexed every object", 1, msg("probe", "version", "2", "counts", fmt.Sprintf("%d,%d,%d,%d", per, per, per, per)))
+			r.calls.waitFor(t, "version 2 indexed every object", 1, call{Script: "a.js", Version: hashOf(v2), Object: ns + "/probe", Result: "ok",
+				Logged: "probe", Attrs: map[string]string{"counts": fmt.Sprintf("%d,%d,%d,%d", per, per, per, per)}}.match)
 		})
 	}
 }

@@ -49,9 +49,10 @@ func TestReloadsDuringUpdatesEndWithServerState(t *testing.T) {
 	wg.Wait()
 	want := serverState(t, r, ns)
 	r.create(t, configmapsGVR, configmap(ns, "probe", nil, map[string]any{"n": "probe"}))
-	got := r.log.waitFor(t, "final version's state", 1, msg("state", "version", fmt.Sprint(reloads)))
-	if got[0].attrs["state"] != want {
-		t.Fatalf("final version's cache differs from the server:\n got %s\nwant %s", got[0].attrs["state"], want)
+	got := r.calls.waitFor(t, "final version's state", 1, call{Script: "a.js", Version: hashOf(stormScript(ns, reloads)), Object: ns + "/probe",
+		Result: "ok", Logged: "state"}.match)
+	if state := logAttr(got[0], "state", "state"); state != want {
+		t.Fatalf("final version's cache differs from the server:\n got %s\nwant %s", state, want)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -26,6 +27,12 @@ func hashOf(src string) string {
 // taggedScript logs "hello" with its tag for every add in namespace ns.
 func taggedScript(ns, tag string) string {
 	return watchScript(ns, fmt.Sprintf(`  onAdd(cm, ctx) { log.info("hello", { tag: %q, name: cm.metadata.name, initial: ctx.isInInitialList }); },`, tag))
+}
+
+// addBy matches the add of key that content src of a.js handled, as an initial add or not
+// (either when init is nil).
+func addBy(src, key string, init *bool) func(inspection.TraceRecord) bool {
+	return call{Script: "a.js", Version: hashOf(src), Event: "add", Object: key, Handler: "onAdd", Result: "ok", Initial: init}.match
 }
 
 func mustRun(t *testing.T, name string, args ...string) {
@@ -88,7 +95,7 @@ func TestReloadOnEveryKindOfFileChange(t *testing.T) {
 			r := startEngine(t, map[string]string{"a.js": v1}, nil)
 			r.namespace(t, ns)
 			r.create(t, configmapsGVR, configmap(ns, "first", nil, nil))
-			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
+			r.calls.waitFor(t, "v1 sees first", 1, addBy(v1, ns+"/first", nil))
 			tt.change(t, r.dir, filepath.Join(r.dir, "a.js"), v2)
 			if tt.removed {
 				waitGone(t, r, "a.js")
@@ -96,10 +103,10 @@ func TestReloadOnEveryKindOfFileChange(t *testing.T) {
 				return
 			}
 			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
-			r.log.waitFor(t, "v2 gets the cache as initial adds", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
+			r.calls.waitFor(t, "v2 gets the cache as initial adds", 1, addBy(v2, ns+"/first", initial(true)))
 			r.create(t, configmapsGVR, configmap(ns, "second", nil, nil))
-			r.log.waitFor(t, "v2 sees second", 1, msg("hello", "tag", "v2", "name", "second", "initial", "false"))
-			if got := r.log.find(msg("hello", "tag", "v1", "name", "second")); len(got) != 0 {
+			r.calls.waitFor(t, "v2 sees second", 1, addBy(v2, ns+"/second", initial(false)))
+			if got := r.calls.find(call{Script: "a.js", Version: hashOf(v1), Object: ns + "/second"}.match); len(got) != 0 {
 				t.Fatal("the old version still handled events after the reload")
 			}
 			if n := countLoads(r, "a.js", status.LoadFailed); n != 0 {
@@ -125,13 +132,14 @@ func TestReloadThroughConfigMapVolumeSymlinks(t *testing.T) {
 	waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "x", nil, nil))
-	r.log.waitFor(t, "v2 serves", 1, msg("hello", "tag", "v2", "name", "x"))
+	r.calls.waitFor(t, "v2 serves", 1, addBy(v2, ns+"/x", nil))
 }
 
 func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 	t.Parallel()
 	ns := uniqueName("reload-broken")
-	r := startEngine(t, map[string]string{"a.js": taggedScript(ns, "v1")}, nil)
+	v1 := taggedScript(ns, "v1")
+	r := startEngine(t, map[string]string{"a.js": v1}, nil)
 	r.namespace(t, ns)
 	broken := "export default {\n  watch: \"configmaps\",\n  onAdd(cm) { log.info(\"x\" }\n};\n"
 	r.write(t, "a.js", broken)
@@ -140,7 +148,7 @@ func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 		t.Fatalf("load error %+v lacks a.js:3:col", e)
 	}
 	r.create(t, configmapsGVR, configmap(ns, "during", nil, nil))
-	r.log.waitFor(t, "v1 still serving", 1, msg("hello", "tag", "v1", "name", "during"))
+	r.calls.waitFor(t, "v1 still serving", 1, addBy(v1, ns+"/during", nil))
 	r.write(t, "a.js", broken) // the same broken content again: no second report
 	invalid := watchScript(ns, `  onAdd: "not a function",`)
 	r.write(t, "a.js", invalid)
@@ -148,7 +156,7 @@ func TestBrokenSaveKeepsOldVersionUntilFixed(t *testing.T) {
 	v2 := taggedScript(ns, "v2")
 	r.write(t, "a.js", v2)
 	waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
-	r.log.waitFor(t, "v2 sees the cache", 1, msg("hello", "tag", "v2", "name", "during"))
+	r.calls.waitFor(t, "v2 sees the cache", 1, addBy(v2, ns+"/during", nil))
 	if n := countLoads(r, "a.js", status.LoadFailed); n != 2 {
 		t.Fatalf("%d failed loads, want 2 (one per distinct broken content)", n)
 	}
@@ -173,7 +181,10 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	r.create(t, configmapsGVR, configmap(ns, "a", nil, map[string]any{"color": "blue", "shade": "red"}))
 	r.create(t, configmapsGVR, configmap(ns, "b", nil, map[string]any{"color": "red", "shade": "blue"}))
 	r.create(t, configmapsGVR, configmap(ns, "probe", nil, map[string]any{"color": "x", "shade": "x"}))
-	r.log.waitFor(t, "index by color", 1, msg("probe", "keys", ns+"/a"))
+	probe := func(src, name, keys string) func(inspection.TraceRecord) bool {
+		return call{Script: "a.js", Version: hashOf(src), Object: ns + "/" + name, Result: "ok", Logged: "probe", Attrs: map[string]string{"keys": keys}}.match
+	}
+	r.calls.waitFor(t, "index by color", 1, probe(script("color"), "probe", ns+"/a"))
 	v2 := script("shade")
 	r.write(t, "a.js", v2)
 	reloaded := waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
@@ -188,7 +199,7 @@ func TestReloadChangesIndexFunction(t *testing.T) {
 	// A probe created after the reload is handled after every initial add of the new version,
 	// so its answer covers all cached objects, indexed by the new function.
 	r.create(t, configmapsGVR, configmap(ns, "probe2", nil, map[string]any{"color": "x", "shade": "x"}))
-	r.log.waitFor(t, "index by shade after reload", 1, msg("probe", "name", "probe2", "keys", ns+"/b"))
+	r.calls.waitFor(t, "index by shade after reload", 1, probe(v2, "probe2", ns+"/b"))
 }
 
 func TestReloadChangingWatchMovesInformers(t *testing.T) {

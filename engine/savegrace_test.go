@@ -32,7 +32,7 @@ func TestSaveInPlaceInTwoParts(t *testing.T) {
 			r := startEngine(t, map[string]string{"a.js": v1}, func(c *engine.Config) { c.Registerer = reg })
 			r.namespace(t, ns)
 			r.create(t, configmapsGVR, configmap(ns, "first", nil, nil))
-			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
+			r.calls.waitFor(t, "v1 sees first", 1, addBy(v1, ns+"/first", nil))
 
 			f, err := os.OpenFile(filepath.Join(r.dir, "a.js"), os.O_WRONLY|os.O_TRUNC, 0o644)
 			mustDo(t, err)
@@ -60,7 +60,7 @@ func TestSaveInPlaceInTwoParts(t *testing.T) {
 			wrote := time.Since(began)
 
 			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
-			r.log.waitFor(t, "v2 gets the cache", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
+			r.calls.waitFor(t, "v2 gets the cache", 1, addBy(v2, ns+"/first", initial(true)))
 			// Once the whole file has settled, a report of the half can no longer come.
 			r.log.waitFor(t, "the whole file settled", 1, msg("script file settled", "script", "a.js", "version", hashOf(v2)))
 			if !reported && wrote >= grace {
@@ -100,7 +100,7 @@ func TestSaveInSeveralWrites(t *testing.T) {
 			})
 			r.namespace(t, ns)
 			r.create(t, configmapsGVR, configmap(ns, "first", nil, nil))
-			r.log.waitFor(t, "v1 sees first", 1, msg("hello", "tag", "v1", "name", "first"))
+			r.calls.waitFor(t, "v1 sees first", 1, addBy(v1, ns+"/first", nil))
 
 			f, err := os.OpenFile(filepath.Join(r.dir, "a.js"), os.O_WRONLY|os.O_TRUNC, 0o644)
 			mustDo(t, err)
@@ -118,7 +118,7 @@ func TestSaveInSeveralWrites(t *testing.T) {
 			wrote := time.Since(began)
 
 			waitLoad(t, r, "a.js", status.LoadReloaded, hashOf(v2))
-			r.log.waitFor(t, "v2 gets the cache", 1, msg("hello", "tag", "v2", "name", "first", "initial", "true"))
+			r.calls.waitFor(t, "v2 gets the cache", 1, addBy(v2, ns+"/first", initial(true)))
 			// Once the whole file has settled, a report of a part can no longer come.
 			r.log.waitFor(t, "the whole file settled", 1, msg("script file settled", "script", "a.js", "version", hashOf(v2)))
 			s := waitScript(t, r.engine, "a.js", "v2 serving", func(s status.ScriptStatus) bool {
@@ -137,7 +137,7 @@ func TestSaveInSeveralWrites(t *testing.T) {
 			if got := r.log.find(msg("script not loaded")); len(got) != 0 {
 				t.Errorf("script not loaded logged %d times, want none: %v", len(got), got)
 			}
-			if got := r.log.find(msg("hello", "tag", "v2", "name", "first")); len(got) != 1 {
+			if got := r.calls.find(addBy(v2, ns+"/first", nil)); len(got) != 1 {
 				t.Errorf("v2's onAdd of first ran %d times, want once (one version serving)", len(got))
 			}
 			if err := wantMetric(t, reg, "jsinformer_script_loads_total", map[string]string{"script": "a.js", "result": "failed"}, 0); err != nil {
