@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -51,7 +52,8 @@ func TestStuckHandlerIsAbandoned(t *testing.T) {
 	start := time.Now()
 	r.create(t, configmapsGVR, configmap(ns, "stuck-1", nil, nil))
 	r.create(t, configmapsGVR, configmap(ns, "after", nil, nil))
-	r.log.waitFor(t, "the event after the stuck one", 1, msg("handled", "name", "after"))
+	r.calls.waitFor(t, "the event after the stuck one", 1, call{Script: "stuck.js", Object: ns + "/after", Handler: "onAdd", Result: "ok",
+		Logged: "handled"}.match)
 	if took := time.Since(start); took > stuckFor/2 {
 		t.Errorf("the next event waited %v behind the stuck call, want about %v", took, timeout+scripting.DefaultGrace)
 	}
@@ -70,7 +72,7 @@ func TestStuckHandlerIsAbandoned(t *testing.T) {
 
 	// Shut down while a second call is stuck.
 	r.create(t, configmapsGVR, configmap(ns, "stuck-2", nil, nil))
-	r.log.waitFor(t, "the second stuck call", 1, msg("begin", "name", "stuck-2"))
+	waitInFlight(t, r, "stuck.js", ns+"/stuck-2")
 	start = time.Now()
 	if stopped, err := r.stop(stuckFor / 2); !stopped || err != nil {
 		t.Fatalf("Run did not return within %v of cancel while a call was stuck (err %v)", stuckFor/2, err)
@@ -86,7 +88,10 @@ func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
 	r := startEngine(t, map[string]string{"a.js": good}, nil)
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "one", nil, nil))
-	r.log.waitFor(t, "the add", 1, msg("add", "name", "one"))
+	added := func(name string) func(inspection.TraceRecord) bool {
+		return call{Script: "a.js", Event: "add", Object: ns + "/" + name, Handler: "onAdd", Result: "ok"}.match
+	}
+	r.calls.waitFor(t, "the add", 1, added("one"))
 	r.write(t, "a.js", "export default {")
 	waitLoad(t, r, "a.js", status.LoadFailed, hashOf("export default {"))
 	r.write(t, "a.js", good)
@@ -95,8 +100,8 @@ func TestSavingBackTheRunningVersionDoesNothing(t *testing.T) {
 		return ok && s.Hash == hashOf(good) && cur.Hash == hashOf(good) && len(s.Versions) == 1
 	})
 	r.create(t, configmapsGVR, configmap(ns, "two", nil, nil))
-	r.log.waitFor(t, "a later add", 1, msg("add", "name", "two"))
-	if got := r.log.find(msg("add", "name", "one")); len(got) != 1 {
+	r.calls.waitFor(t, "a later add", 1, added("two"))
+	if got := r.calls.find(added("one")); len(got) != 1 {
 		t.Errorf("%q was handled %d times, want once: the save back replayed the cache", "one", len(got))
 	}
 	if n := countLoads(r, "a.js", status.LoadLoaded); n != 1 {

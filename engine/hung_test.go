@@ -107,12 +107,11 @@ func TestHungAPIServerIsNoticed(t *testing.T) {
 	}
 }
 
-// waitView polls until the script's last logged view contains want.
+// waitView polls until the view hung.js logged in its last call contains want.
 func waitView(t *testing.T, r *runner, want string) {
 	t.Helper()
 	waitUntil(t, "a view with "+want, time.Now().Add(30*time.Second), func() bool {
-		views := r.log.find(msg("view"))
-		return len(views) > 0 && strings.Contains(views[len(views)-1].attrs["view"], want)
+		return strings.Contains(r.calls.lastLogged("hung.js", "view", "view"), want)
 	}, r)
 }
 

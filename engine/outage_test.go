@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
@@ -91,14 +92,8 @@ func (o *outageEnv) serverView(t *testing.T) string {
 	return strings.Join(out, ",")
 }
 
-// scriptView is the script's last logged view.
-func (o *outageEnv) scriptView() string {
-	views := o.r.log.find(msg("view"))
-	if len(views) == 0 {
-		return ""
-	}
-	return views[len(views)-1].attrs["view"]
-}
+// scriptView is the view the script logged in its last call.
+func (o *outageEnv) scriptView() string { return o.r.calls.lastLogged("outage.js", "view", "view") }
 
 // waitConverged polls until the script's view equals the server's and returns how long it
 // took.
@@ -190,11 +185,8 @@ func TestOutagesKeepTheScriptsViewRight(t *testing.T) {
 		if n := len(o.r.log.find(warn)); n != 4 {
 			t.Errorf("%d WARNs for 4 outages, want one each", n)
 		}
-		for _, r := range o.r.log.find(recovered) {
-			t.Logf("%s", r)
-		}
-		if n := len(o.r.log.find(recovered)); n != 4 {
-			t.Errorf("%d recovery INFOs for 4 outages, want one each", n)
+		if got := o.r.log.find(recovered); len(got) != 4 {
+			t.Errorf("%d recovery INFOs for 4 outages, want one each: %v", len(got), got)
 		}
 	})
 	t.Run("compacted etcd forces a relist", func(t *testing.T) {
@@ -206,11 +198,13 @@ func TestOutagesKeepTheScriptsViewRight(t *testing.T) {
 		}
 	})
 	t.Run("a re-created object is a delete and an add", func(t *testing.T) {
-		deletes := o.r.log.find(msg("deleted", "name", "c2", "unknown", "true"))
+		deletes := o.r.calls.find(func(rec inspection.TraceRecord) bool {
+			return call{Script: "outage.js", Event: "delete", Object: o.ns + "/c2", Handler: "onDelete", Result: "ok"}.match(rec) && rec.FinalStateUnknown
+		})
 		if len(deletes) == 0 {
-			t.Fatalf("c2 was re-created during outages, but no onDelete with finalStateUnknown:\n%s", o.r.log.dump())
+			t.Fatalf("c2 was re-created during outages, but no onDelete with finalStateUnknown:\n%s", o.r.calls.dump())
 		}
-		if joined := o.r.log.find(msg("an update joined two objects")); len(joined) > 0 {
+		if joined := o.r.calls.find(call{Script: "outage.js", Logged: "an update joined two objects"}.match); len(joined) > 0 {
 			t.Errorf("onUpdate was called across a uid change: %v", joined)
 		}
 	})

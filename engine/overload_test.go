@@ -50,14 +50,16 @@ func TestSlowHandlerCoalescesServerUpdates(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Each call logs the n it was given, old and new.
+	updated := call{Script: "slow.js", Handler: "onUpdate", Result: "ok", Logged: "update"}.match
 	final := map[string]string{}
 	for _, kv := range splitState(serverState(t, r, ns)) {
 		final[kv[0]] = kv[1]
 	}
 	eventually(t, "the last call for every object to see its final state", func() error {
 		last := map[string]string{}
-		for _, rec := range r.log.find(msg("update")) {
-			last[rec.attrs["name"]] = rec.attrs["n"]
+		for _, rec := range r.calls.find(updated) {
+			last[logAttr(rec, "update", "name")] = logAttr(rec, "update", "n")
 		}
 		for name, n := range final {
 			if last[name] != n {
@@ -66,14 +68,15 @@ func TestSlowHandlerCoalescesServerUpdates(t *testing.T) {
 		}
 		return nil
 	})
-	calls := r.log.find(msg("update"))
+	r.calls.complete(t)
+	calls := r.calls.find(updated)
 	prev := map[string]string{}
 	for _, rec := range calls {
-		name := rec.attrs["name"]
-		if p, ok := prev[name]; ok && rec.attrs["old"] != p {
-			t.Errorf("%s: a call was given old n=%q after a call with new n=%q", name, rec.attrs["old"], p)
+		name, old := logAttr(rec, "update", "name"), logAttr(rec, "update", "old")
+		if p, ok := prev[name]; ok && old != p {
+			t.Errorf("%s: a call was given old n=%q after a call with new n=%q", name, old, p)
 		}
-		prev[name] = rec.attrs["n"]
+		prev[name] = logAttr(rec, "update", "n")
 	}
 	coalesced := metricValue(t, reg, "jsinformer_events_coalesced_total", map[string]string{"script": "slow.js"})
 	warns := r.log.find(msg("script backlog over its limit: coalescing updates of the same object until it catches up", "script", "slow.js"))
