@@ -42,7 +42,9 @@ type record struct {
 
 func (r record) String() string { return fmt.Sprintf("%s %s %v", r.level, r.msg, r.attrs) }
 
-// sink captures log records so tests can wait for what scripts and the engine say.
+// sink captures log records. Tests wait on the state API and the trace records (runner.calls)
+// instead, since log wording may change; the log is for lines that are themselves the
+// behaviour under test (a WARN or ERROR operators rely on, said once), and for failure dumps.
 type sink struct {
 	mu      sync.Mutex
 	records []record
