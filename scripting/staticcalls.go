@@ -73,6 +73,7 @@ type analysis struct {
 	k8sUses    []*ast.Identifier             // k8s referenced other than as a method call's receiver
 	calls      []*ast.CallExpression
 	busy       map[string]bool // names being evaluated, against cycles
+	joining    int             // concatenations being evaluated (see name)
 }
 
 // findCalls analyses a parsed program; pos maps an offset to file and line.

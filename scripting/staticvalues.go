@@ -118,6 +118,8 @@ func (a *analysis) union(depth int, exprs ...ast.Expression) ([]string, bool) {
 
 // concat is every value of the first expression joined with every value of the others.
 func (a *analysis) concat(depth int, exprs ...ast.Expression) ([]string, bool) {
+	a.joining++
+	defer func() { a.joining-- }()
 	out := []string{""}
 	for _, e := range exprs {
 		vals, ok := a.values(e, depth+1)
@@ -149,11 +151,20 @@ func (a *analysis) template(n *ast.TemplateLiteral, depth int) ([]string, bool) 
 	return a.concat(depth, parts...)
 }
 
-// name is the values of every binding of a name; a name with none (a global) is unknown.
+// name is the values of every binding of a name; a name with none (a global) is unknown. A
+// name met again while its values are being computed adds nothing when it was reached
+// through copies only (a parameter passed on under the same name): the least solution of
+// x = x ∪ A is A. Through a concatenation (x = x + "s") it is unknown: that has no finite one.
 func (a *analysis) name(name string, depth int) ([]string, bool) {
 	bs := a.bindings[name]
-	if len(bs) == 0 || a.busy[name] {
+	if len(bs) == 0 {
 		return nil, false
+	}
+	if a.busy[name] {
+		if a.joining > 0 {
+			return nil, false
+		}
+		return []string{}, true
 	}
 	a.busy[name] = true
 	defer delete(a.busy, name)
