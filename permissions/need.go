@@ -135,7 +135,7 @@ var subresources = map[string]bool{"status": true, "scale": true}
 var callVerbs = map[string][]string{
 	"get": {"get"}, "list": {"list"}, "create": {"create"}, "update": {"update"}, "patch": {"patch"},
 	"delete": {"delete"}, "updateStatus": {"update"}, "patchStatus": {"patch"},
-	"event": {"create", "patch"}, // a repeated Event is counted with a patch (k8sclient)
+	"event":        {"create", "patch"}, // a repeated Event is counted with a patch (k8sclient)
 	"addFinalizer": {"get", "patch"}, "removeFinalizer": {"get", "patch"},
 }
 
