@@ -31,7 +31,7 @@ type Need struct {
 
 // String reads as a sentence fragment: "patch apps/deployments in all namespaces".
 func (n Need) String() string {
-	return fmt.Sprintf("%s %s %s", n.Verb, n.GroupResource(), n.where())
+	return fmt.Sprintf("%s %s%s", n.Verb, n.GroupResource(), n.where())
 }
 
 // GroupResource is "deployments.apps", "configmaps" for the core group.

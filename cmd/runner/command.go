@@ -99,7 +99,7 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.addFlags(cmd)
-	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand())
+	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand(), newRBACCommand())
 	cmd.AddCommand(newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
 		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd
