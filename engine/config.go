@@ -57,6 +57,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the engine's metrics when set.
 	Registerer prometheus.Registerer
+	// PermissionCheckInterval is how often the runner asks the API server whether it holds
+	// what its loaded scripts need (also at start and on each reload), and how long an answer
+	// is cached; default permissions.DefaultInterval (30s), negative turns the check off.
+	PermissionCheckInterval time.Duration
 	// UnhealthyAfter is how long an informer a loaded script needs may fail to list/watch, or a
 	// version may take to sync, before Ready reports the runner not ready; default 30s.
 	UnhealthyAfter time.Duration

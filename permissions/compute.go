@@ -53,7 +53,7 @@ func Compute(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Needs: opts.Runner.needs()}
+	rep := &Report{Needs: opts.Runner.Needs()}
 	var errs []error
 	for _, src := range sources {
 		needs, dyn, err := loadScript(opts, src)

@@ -19,7 +19,8 @@ type Runner struct {
 	DebugAuth bool
 }
 
-func (o Runner) needs() []Need {
+// Needs are the runner's own needs.
+func (o Runner) Needs() []Need {
 	var out []Need
 	lease := func(verb, name, script string) {
 		why := "the replicas' Leases"
