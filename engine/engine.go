@@ -76,7 +76,7 @@ type Engine struct {
 
 	perms  *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
 	trace  *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
-	pauses *inspect.Pauses // scripts paused through the debug API
+	pauses *inspect.Pauses      // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.

@@ -37,7 +37,7 @@ func ReadGrants(data []byte) (Grants, error) {
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
 			Rules []rbacv1.PolicyRule `json:"rules"`
-			Items []json.RawMessage `json:"items"`
+			Items []json.RawMessage   `json:"items"`
 		}
 		err := dec.Decode(&obj)
 		if errors.Is(err, io.EOF) {

@@ -271,8 +271,8 @@ const maxForbidden = 100
 // Forbidden is a call the API server refused a script at run time: a need the computation
 // could not see (a call known at run time only) or a permission revoked since the check.
 type Forbidden struct {
-	Need        // Why is the call, e.g. "k8s.patch"
-	Count int   // refusals so far
+	Need      // Why is the call, e.g. "k8s.patch"
+	Count int // refusals so far
 	Last  time.Time
 }
 
