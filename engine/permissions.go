@@ -9,6 +9,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // The runner checks its own permissions (package permissions): each version's needs are
@@ -86,6 +87,24 @@ func (e *Engine) Permissions() (missing []permissions.Need, refused []permission
 		return nil, nil
 	}
 	return e.perms.Missing(), e.perms.Forbidden()
+}
+
+func (e *Engine) permissionStatus() []status.PermissionStatus {
+	missing, refused := e.Permissions()
+	var out []status.PermissionStatus
+	for _, n := range missing {
+		ns := n.Namespace
+		if n.Own {
+			ns = e.perms.OwnNamespace()
+		}
+		out = append(out, status.PermissionStatus{Script: n.Script, Verb: n.Verb, Resource: n.GroupResource(),
+			Namespace: ns, Why: n.Why, Grant: n.Rule()})
+	}
+	for _, f := range refused {
+		out = append(out, status.PermissionStatus{Script: f.Script, Verb: f.Verb, Resource: f.GroupResource(),
+			Namespace: f.Namespace, Why: f.Why, Grant: f.Rule(), Refused: f.Count})
+	}
+	return out
 }
 
 // refusals wraps a version's client to record the calls the API server forbids.

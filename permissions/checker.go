@@ -257,6 +257,9 @@ func (c *Checker) report(needs []Need) {
 	}
 }
 
+// OwnNamespace is where the runner's own needs are (CheckerConfig.OwnNamespace).
+func (c *Checker) OwnNamespace() string { return c.cfg.OwnNamespace }
+
 // namespace names where a need is, for logs: "" is every namespace.
 func (c *Checker) namespace(n Need) string {
 	if n.Own {
