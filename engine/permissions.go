@@ -107,98 +107,20 @@ func (e *Engine) permissionStatus() []status.PermissionStatus {
 	return out
 }
 
-// refusals wraps a version's client to record the calls the API server forbids.
+// refusals wraps a version's client to record the calls the API server forbids, and to
+// hand every call to Config.ObserveCalls.
 func (e *Engine) refusals(script string, c scripting.Client) scripting.Client {
-	if e.perms == nil {
+	if e.perms == nil && e.cfg.ObserveCalls == nil {
 		return c
 	}
-	return &refusalClient{Client: c, script: script, e: e}
-}
-
-type refusalClient struct {
-	scripting.Client
-	script string
-	e      *Engine
-}
-
-// note records err when it is a Forbidden answer to verb on resource in namespace.
-func (r *refusalClient) note(err error, call, verb, resource, sub, namespace string) {
-	if !apierrors.IsForbidden(err) {
-		return
-	}
-	n := permissions.Need{Script: r.script, Verb: verb, Namespace: namespace, Why: call}
-	if res, rerr := r.e.resolver.Resolve(resource); rerr == nil {
-		n.Group, n.Resource = res.GVR.Group, res.GVR.Resource
-		if !res.Namespaced {
-			n.Namespace = ""
+	return permissions.Observe(c, script, e.resolver, func(n permissions.Need, err error) {
+		if e.cfg.ObserveCalls != nil {
+			e.cfg.ObserveCalls(n, err)
 		}
-	} else {
-		n.Resource = resource
-	}
-	if sub != "" {
-		n.Resource += "/" + sub
-	}
-	r.e.perms.Refused(n)
-}
-
-func (r *refusalClient) Get(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
-	obj, err := r.Client.Get(ctx, resource, namespace, name)
-	r.note(err, "k8s.get", "get", resource, "", namespace)
-	return obj, err
-}
-
-func (r *refusalClient) List(ctx context.Context, resource string, opts scripting.ListOptions) ([]scripting.Object, error) {
-	objs, err := r.Client.List(ctx, resource, opts)
-	r.note(err, "k8s.list", "list", resource, "", opts.Namespace)
-	return objs, err
-}
-
-func (r *refusalClient) Create(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
-	out, err := r.Client.Create(ctx, resource, obj)
-	r.note(err, "k8s.create", "create", resource, "", objectNamespace(obj))
-	return out, err
-}
-
-func (r *refusalClient) Update(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
-	out, err := r.Client.Update(ctx, resource, obj)
-	r.note(err, "k8s.update", "update", resource, "", objectNamespace(obj))
-	return out, err
-}
-
-func (r *refusalClient) UpdateStatus(ctx context.Context, resource string, obj scripting.Object) (scripting.Object, error) {
-	out, err := r.Client.UpdateStatus(ctx, resource, obj)
-	r.note(err, "k8s.updateStatus", "update", resource, "status", objectNamespace(obj))
-	return out, err
-}
-
-func (r *refusalClient) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
-	out, err := r.Client.Patch(ctx, resource, namespace, name, patch, opts)
-	r.note(err, "k8s.patch", "patch", resource, "", namespace)
-	return out, err
-}
-
-func (r *refusalClient) PatchStatus(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
-	out, err := r.Client.PatchStatus(ctx, resource, namespace, name, patch, opts)
-	r.note(err, "k8s.patchStatus", "patch", resource, "status", namespace)
-	return out, err
-}
-
-func (r *refusalClient) Delete(ctx context.Context, resource, namespace, name string, opts scripting.DeleteOptions) error {
-	err := r.Client.Delete(ctx, resource, namespace, name, opts)
-	r.note(err, "k8s.delete", "delete", resource, "", namespace)
-	return err
-}
-
-func (r *refusalClient) Event(ctx context.Context, obj scripting.Object, eventType, reason, message string) error {
-	err := r.Client.Event(ctx, obj, eventType, reason, message)
-	r.note(err, "k8s.event", "create", "v1/events", "", objectNamespace(obj))
-	return err
-}
-
-func objectNamespace(obj scripting.Object) string {
-	meta, _ := obj["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	return ns
+		if e.perms != nil && apierrors.IsForbidden(err) {
+			e.perms.Refused(n)
+		}
+	})
 }
 
 // permissionMetrics are jsinformer_permission_missing and jsinformer_permission_refused_total,

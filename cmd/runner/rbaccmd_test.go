@@ -122,3 +122,34 @@ func TestRBACUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTestPermissions: `runner test --permissions` adds what a test's calls used to what the
+// source shows: a read whose resource comes from the object appears only through the test.
+func TestTestPermissions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"lookup.js": "export default {\n  watch: \"v1/configmaps\",\n  onAdd(cm) {\n    try { k8s.get(cm.data.target, cm.metadata.namespace, \"x\"); } catch (e) {}\n  },\n};\n",
+		"lookup.test.js": "test(\"looks up its target\", () => {\n  const h = harness(\"./lookup.js\", { objects: [{ apiVersion: \"v1\", kind: \"ConfigMap\",\n" +
+			"    metadata: { name: \"c\", namespace: \"team\" }, data: { target: \"v1/secrets\" } }] });\n  h.settle();\n});\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := execute(t, t.Context(), "test", "--permissions", filepath.Join(dir, "lookup.test.js"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, s := range []string{
+		"NOT COVERED: lookup.js:4: k8s.get whose resource is known at run time only",
+		"kind: Role\nmetadata:\n  name: jsinformer\n  namespace: team\n",
+		"  # lookup.js: k8s.get in a test\n  - apiGroups: [\"\"]\n    resources: [secrets]\n    verbs: [get]\n",
+		"  # lookup.js: watch\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [list, watch]\n",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
