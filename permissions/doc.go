@@ -19,7 +19,16 @@
 // namespaces), sorted, each with the scripts that need it; WriteYAML and WriteJSON print them
 // with the ServiceAccount and bindings; Check compares needs with RBAC objects.
 //
-// Everything here is a pure function of its inputs but Compute, which reads the folder and
+// Checker is the runner's check of itself: Set and Remove (the engine's loader) say what each
+// loaded script needs; Run, on a goroutine its caller owns and joins, reviews it with
+// SelfSubjectAccessReviews (NewReviewer) at once, on each change and every Interval, answers
+// cached for Interval and at most MaxReviews a round, and logs what went missing (WARN, with
+// the rule to add) and what was granted since (INFO); Refused records a call the API server
+// forbade. Missing and Forbidden may be read from any goroutine. Observe wraps a script's
+// client to report each call's permission and error (the refused calls; `runner test
+// --permissions`).
+//
+// Everything else is a pure function of its inputs but Compute, which reads the folder and
 // runs each script's top-level code (on the script's own goroutine, joined before it
 // returns) without a client: a script's k8s calls are never made.
 package permissions
