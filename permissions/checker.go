@@ -91,6 +91,7 @@ type CheckerConfig struct {
 type Checker struct {
 	cfg     CheckerConfig
 	trigger chan struct{}
+	failing bool // the last review got no answer; Run's goroutine only
 
 	mu        sync.Mutex
 	scripts   map[string][]Need
@@ -196,17 +197,29 @@ func (c *Checker) round(ctx context.Context) (more bool) {
 		}
 		allowed, err := c.cfg.Reviewer.Allowed(ctx, n, ns)
 		if err != nil {
-			if ctx.Err() == nil {
-				c.cfg.Logger.Warn("cannot check the runner's permissions", "error", err.Error())
-			}
+			c.failed(ctx, err)
 			return false
 		}
+		c.failing = false
 		c.mu.Lock()
 		c.cache[key] = answer{allowed: allowed, at: time.Now()}
 		c.mu.Unlock()
 	}
 	c.report(needs)
 	return more
+}
+
+// failed reports a review that got no answer: a WARN the first time, then at debug level until
+// a review succeeds (an unreachable API server is reported by the informers already).
+func (c *Checker) failed(ctx context.Context, err error) {
+	switch {
+	case ctx.Err() != nil:
+	case c.failing:
+		c.cfg.Logger.Debug("still cannot check the runner's permissions", "error", err.Error())
+	default:
+		c.cfg.Logger.Warn("cannot check the runner's permissions", "error", err.Error())
+	}
+	c.failing = true
 }
 
 // all is every script's needs and the runner's, sorted.

@@ -147,3 +147,44 @@ func TestCheckerRefused(t *testing.T) {
 		t.Errorf("log:\n%s", logs)
 	}
 }
+
+// failingReviewer fails every review.
+type failingReviewer struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failingReviewer) Allowed(context.Context, permissions.Need, string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return false, context.DeadlineExceeded
+}
+
+func (f *failingReviewer) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+// TestCheckerUnansweredWarnsOnce: an API server that does not answer is one WARN, not one per
+// round.
+func TestCheckerUnansweredWarnsOnce(t *testing.T) {
+	t.Parallel()
+	rev := &failingReviewer{}
+	logs := &logBuffer{}
+	c := permissions.NewChecker(permissions.CheckerConfig{Reviewer: rev, Interval: 5 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	c.Set("a.js", []permissions.Need{{Script: "a.js", Resource: "pods", Verb: "list"}})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	waitFor(t, "several rounds", func() bool {
+		return strings.Count(logs.String(), "cannot check") >= 1 && len(c.Missing()) == 0 && rev.count() >= 3
+	})
+	cancel()
+	<-done
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Errorf("%d WARNs for %d failed rounds, want 1:\n%s", n, rev.count(), logs)
+	}
+}
