@@ -2,6 +2,9 @@ package permissions
 
 import (
 	"context"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -69,10 +72,21 @@ func (o *observed) UpdateStatus(ctx context.Context, resource string, obj script
 
 func (o *observed) Patch(ctx context.Context, resource, namespace, name string, patch []byte, opts scripting.PatchOptions) (scripting.Object, error) {
 	out, err := o.Client.Patch(ctx, resource, namespace, name, patch, opts)
-	o.note(err, "patch", "patch", resource, "", namespace)
-	if opts.Type == "apply" {
-		o.note(err, "patch", "create", resource, "", namespace) // an apply creates a missing object
+	if opts.Type != "apply" {
+		o.note(err, "patch", "patch", resource, "", namespace)
+		return out, err
 	}
+	// An apply also needs create, to create a missing object; a refusal says which verb.
+	patchErr, createErr := err, err
+	if apierrors.IsForbidden(err) {
+		if strings.Contains(err.Error(), "cannot create") {
+			patchErr = nil
+		} else {
+			createErr = nil
+		}
+	}
+	o.note(patchErr, "patch", "patch", resource, "", namespace)
+	o.note(createErr, "patch", "create", resource, "", namespace)
 	return out, err
 }
 
