@@ -36,7 +36,8 @@ func labelled(d map[string]any, labels map[string]any) map[string]any {
 
 func TestExample09And10ShareAModule(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), nil)
+	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	if ready := r.log.find(msg("ready")); len(ready) != 1 || ready[0].attrs["scripts"] != "2" {
 		t.Fatalf("ready with %v, want the 2 plugins and not lib/labels.js", ready)
 	}
