@@ -58,3 +58,28 @@ func firstDifference(got, want string) string {
 	}
 	return "(none)"
 }
+
+// TestShardedRBACGrantsWhatShardingNeeds: the sharded component's hand-written Role, with the
+// base's generated rules, grants what the shipped scripts need under --sharded.
+func TestShardedRBACGrantsWhatShardingNeeds(t *testing.T) {
+	t.Parallel()
+	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: "scripts", Runner: permissions.Runner{Sharded: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []byte
+	for _, name := range []string{"rbac.yaml", "sharded/rbac.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(append(files, data...), "\n---\n"...)
+	}
+	grants, err := permissions.ReadGrants(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range grants.Missing(rep.Needs) {
+		t.Errorf("the sharded overlay lacks: %s needs %s (%s)", n.Script, n, n.Why)
+	}
+}

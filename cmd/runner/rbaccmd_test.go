@@ -106,6 +106,9 @@ func TestRBACPrint(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &list); err != nil || list.Kind != "List" || len(list.Items) != 3 {
 		t.Errorf("JSON %s (%v), want a List of ServiceAccount, ClusterRole, ClusterRoleBinding", js, err)
 	}
+	if check, err := execute(t, t.Context(), "rbac", "--scripts", dir, "--check", rbacFile(t, js), "--strict"); err != nil {
+		t.Errorf("the printed JSON fails its own check: %v\n%s", err, check)
+	}
 }
 
 func TestRBACUsageErrors(t *testing.T) {
