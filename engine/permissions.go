@@ -41,15 +41,19 @@ func (e *Engine) newPermissions() error {
 	return nil
 }
 
-// startPermissionCheck runs the checker's loop until ctx is done; the returned function
-// waits for it.
+// startPermissionCheck runs the checker's loop until ctx is done or the returned function is
+// called, which stops it and waits for it (Run defers it: it returns on errors too).
 func (e *Engine) startPermissionCheck(ctx context.Context) func() {
 	if e.perms == nil {
 		return func() {}
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { e.perms.Run(ctx) })
-	return wg.Wait
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // setNeeds hands a loaded version's needs to the checker. Needs that cannot be computed (a
