@@ -47,7 +47,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.newClient(logger), Now: e.clock.Now}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.refusals(src.Name, e.newClient(logger)), Now: e.clock.Now}
 	workerOpts, recorder := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {
@@ -80,6 +80,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		return nil, err // New closed the script, and so ended the lift
 	}
 	v := &loaded{ver: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
+	e.setNeeds(src.Name, prog, def) // checked while it syncs: a watch it may not list is named at once
 	if err := e.start(v, targets); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/plugins"
 )
 
@@ -57,6 +58,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the engine's metrics when set.
 	Registerer prometheus.Registerer
+	// PermissionCheckInterval is how often the runner asks the API server whether it holds
+	// what its loaded scripts need (also at start and on each reload), and how long an answer
+	// is cached; default permissions.DefaultInterval (30s), negative turns the check off.
+	PermissionCheckInterval time.Duration
+	// ObserveCalls, when set, is told every k8s call of every script after it returned: the
+	// permission it used and its error (`runner test --permissions`). It runs on the script's
+	// goroutine.
+	ObserveCalls func(permissions.Need, error)
 	// UnhealthyAfter is how long an informer a loaded script needs may fail to list/watch, or a
 	// version may take to sync, before Ready reports the runner not ready; default 30s.
 	UnhealthyAfter time.Duration

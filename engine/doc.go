@@ -103,6 +103,12 @@
 //     engine/internal/reconcile).
 //   - A version with schedules, once it serves, has a scheduler goroutine in its running group
 //     (package engine/internal/schedule); it ends when the version is retired.
+//   - The permission check (permissions.go, package permissions' Checker) has one goroutine,
+//     started and joined by Run: the loader hands it each loaded version's needs (setNeeds,
+//     before the version subscribes) and forgets unloaded scripts; it reviews them with the
+//     API server at once, on each change and every Config.PermissionCheckInterval. Each
+//     version's k8s client is wrapped (permissions.Observe) to record refused calls and to
+//     feed Config.ObserveCalls, on the calling script's goroutine.
 //
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker

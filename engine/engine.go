@@ -27,6 +27,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine/internal/trace"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/k8sclient"
+	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
@@ -73,8 +74,9 @@ type Engine struct {
 	lead     *leadership // nil without leader election
 	shard    shardOwner  // nil without sharding (shard.go)
 
-	trace  *trace.Recorder // nil with recording off (Config.TraceRecords < 0)
-	pauses *inspect.Pauses // scripts paused through the debug API
+	perms  *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
+	trace  *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
+	pauses *inspect.Pauses      // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -150,6 +152,9 @@ func New(cfg Config) (*Engine, error) {
 	client := k8sclient.New(dyn, resolver, k8sclient.Options{DryRun: cfg.DryRun, FieldManager: cfg.FieldManager, Logger: cfg.Logger})
 	e.init(Env{Informers: FactoryInformers(factory), Resolver: resolver, Clock: realClock{},
 		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }})
+	if err := e.newPermissions(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -191,6 +196,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if err := e.resolveDefaults(); err != nil {
 		return err
 	}
+	defer e.startPermissionCheck(ctx)()
 	watcher, err := plugins.NewWatcher(e.cfg.ScriptsDir, plugins.Options{
 		Logger: e.logger, Debounce: e.cfg.Debounce, Imports: scripting.Imports,
 	})

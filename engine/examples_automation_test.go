@@ -18,7 +18,8 @@ import (
 
 func TestExample05ReplicateSecret(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "05-replicate-secret.js"), nil)
+	r := startEngine(t, example(t, "05-replicate-secret.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	src, early := r.namespace(t, uniqueName("ex05-src")), r.namespace(t, uniqueName("ex05-early"))
 	for _, name := range []string{"ex05-token", "ex05-unlabel"} {
 		r.create(t, secretsGVR, map[string]any{"apiVersion": "v1", "kind": "Secret",
@@ -71,7 +72,8 @@ func (r *runner) secretIs(t *testing.T, src, ns, name, want string) func() error
 
 func TestExample06RestartOnConfigChange(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "06-restart-on-config-change.js"), nil)
+	r := startEngine(t, example(t, "06-restart-on-config-change.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex06"))
 	r.create(t, configmapsGVR, configmap(ns, "settings", nil, map[string]any{"v": "1"}))
 	r.create(t, deploymentsGVR, mounting(deployment(ns, "app", "nginx:1.27", 1), "settings"))
@@ -130,7 +132,8 @@ func (r *runner) waitAnnotations(t *testing.T, ns, name, what string, ok func(ha
 
 func TestExample07TTLCleanup(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "07-ttl-cleanup.js"), nil)
+	r := startEngine(t, example(t, "07-ttl-cleanup.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex07"))
 	ttl := func(v string) map[string]any { return map[string]any{"jsinformer.io/ttl": v} }
 	for name, annotations := range map[string]map[string]any{
@@ -165,7 +168,8 @@ func TestExample08DefaultTeamLabel(t *testing.T) {
 	client := admin(t)
 	mustCreate(t, client, namespacesGVR, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	mustCreate(t, client, deploymentsGVR, deployment(ns, "before-start", "nginx:1.27", 1))
-	r := startEngine(t, example(t, "08-default-team-label.js"), nil)
+	r := startEngine(t, example(t, "08-default-team-label.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	r.create(t, deploymentsGVR, deployment(ns, "after-start", "nginx:1.27", 1))
 	staffed := deployment(ns, "staffed", "nginx:1.27", 1)
 	staffed["metadata"].(map[string]any)["labels"] = map[string]any{"team": "payments"}

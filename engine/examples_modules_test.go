@@ -38,7 +38,8 @@ func labelled(d map[string]any, labels map[string]any) map[string]any {
 
 func TestExample09And10ShareAModule(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), nil)
+	r := startEngine(t, examples(t, "09-require-labels.js", "10-team-deployments.js", "lib/labels.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	var loaded []string
 	for _, s := range r.engine.Status().Scripts {
 		loaded = append(loaded, s.Name)

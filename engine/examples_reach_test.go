@@ -10,7 +10,8 @@ import (
 
 func TestExample12OwnedConfigMaps(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "12-owned-configmaps.js"), nil)
+	r := startEngine(t, example(t, "12-owned-configmaps.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex12"))
 	d := r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
 	owned := func(name string) map[string]any {
@@ -66,7 +67,8 @@ func TestExample14WidgetOperator(t *testing.T) {
 	t.Parallel()
 	pre := startEngine(t, nil, nil)
 	applyWidgetCRD(t, pre)
-	r := startEngine(t, example(t, "14-widget-operator.js"), nil)
+	r := startEngine(t, example(t, "14-widget-operator.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex14"))
 	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "dial", "namespace": ns}, "spec": map[string]any{"size": int64(3), "color": "blue"}})

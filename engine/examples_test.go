@@ -36,7 +36,8 @@ func example(t *testing.T, name string) map[string]string {
 
 func TestExample01LogChanges(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "01-log-changes.js"), nil)
+	r := startEngine(t, example(t, "01-log-changes.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex01"))
 	r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
 	const script = "01-log-changes.js"
@@ -54,7 +55,8 @@ func TestExample01LogChanges(t *testing.T) {
 
 func TestExample02IndexByImage(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "02-index-by-image.js"), nil)
+	r := startEngine(t, example(t, "02-index-by-image.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex02"))
 	r.create(t, deploymentsGVR, deployment(ns, "a", ns+"/app:1", 1))
 	r.create(t, deploymentsGVR, deployment(ns, "b", ns+"/app:1", 1))
@@ -67,7 +69,8 @@ func TestExample02IndexByImage(t *testing.T) {
 
 func TestExample03PodOwner(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "03-pod-owner.js"), nil)
+	r := startEngine(t, example(t, "03-pod-owner.js"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex03"))
 	d := r.create(t, deploymentsGVR, deployment(ns, "web", "nginx:1.27", 1))
 	rs := deployment(ns, "web-5d8f", "nginx:1.27", 1)
@@ -95,7 +98,8 @@ func TestExample04CustomResource(t *testing.T) {
 	t.Parallel()
 	pre := startEngine(t, nil, nil)
 	applyWidgetCRD(t, pre)
-	r := startEngine(t, example(t, "04-widgets.ts"), nil)
+	r := startEngine(t, example(t, "04-widgets.ts"), asGenerated(t))
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex04"))
 	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "gear", "namespace": ns}, "spec": map[string]any{"size": int64(3), "color": "red"}})

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 func TestK8sVerbsFromScripts(t *testing.T) {
@@ -190,8 +192,18 @@ func TestK8sForbiddenByRBAC(t *testing.T) {
 		{name: "write-forbidden", code: `k8s.create("configmaps", { metadata: { name: "nope", namespace: ns } });`,
 			want: "error 403 Forbidden", check: func(t *testing.T, r *runner, ns string) {
 				eventually(t, "nope absent", r.gone(t, configmapsGVR, ns, "nope"))
+				wantRefused(t, r, status.PermissionStatus{Script: "cases.js", Verb: "create", Resource: "configmaps", Namespace: ns,
+					Why: "k8s.create", Grant: "kubectl create role NAME -n " + ns + " --verb=create --resource=configmaps", Refused: 1})
 			}},
 	})
+}
+
+// wantRefused checks that runner status lists a script's refused call with the rule to add.
+func wantRefused(t *testing.T, r *runner, want status.PermissionStatus) {
+	t.Helper()
+	if got := r.engine.Status().Permissions; !slices.Contains(got, want) {
+		t.Errorf("status permissions %+v, want %+v among them", got, want)
+	}
 }
 
 // wantThrown checks the message of the error a case caught.

@@ -178,6 +178,7 @@ func (e *Engine) unload(name string) {
 		return
 	}
 	delete(e.plugins, name)
+	e.forgetNeeds(name)
 	running := "none"
 	if p.pending != nil {
 		e.retire(p.pending, false)

@@ -47,6 +47,7 @@ func (e *Engine) Status() status.Status {
 	}
 	st.Seq, st.Scripts = e.book.Scripts(e.stats.counts.Snapshot)
 	st.Informers = e.informerStatus()
+	st.Permissions = e.permissionStatus()
 	return st
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
 	"github.com/jsinformer/jsinformer/offline"
+	"github.com/jsinformer/jsinformer/permissions"
 )
 
 // DefaultStart is where a harness's virtual clock starts, unless harness({now}) says.
@@ -160,6 +161,9 @@ func (h *harness) offlineConfig(flags harnessFlags) (offline.Config, error) {
 		ScriptsDir: h.f.dir, Cluster: h.cluster, Clock: h.clock, Namespace: flags.Namespace, LabelSelector: flags.Selector,
 		FieldSelector: flags.FieldSelector, DryRun: flags.DryRun, Logger: slog.New(h.logs),
 		OnWrite: h.record, QuietTimeout: h.f.opts.QuietTimeout,
+	}
+	if on := h.f.opts.OnCall; on != nil {
+		cfg.OnCall = func(n permissions.Need, _ error) { on(n) }
 	}
 	switch g := flags.GVR.(type) {
 	case nil:

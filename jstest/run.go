@@ -11,6 +11,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -23,6 +24,9 @@ type Options struct {
 	// QuietTimeout bounds, on the real clock, each wait of a harness for its plugin to be
 	// done (a plugin that keeps writing fails the test after it); default 10s.
 	QuietTimeout time.Duration
+	// OnCall, when set, is told the permission each k8s call of a harnessed plugin used
+	// (`runner test --permissions`); it may be called from several goroutines at once.
+	OnCall func(permissions.Need)
 }
 
 // FileResult is the outcome of one test file.

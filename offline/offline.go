@@ -15,6 +15,7 @@ import (
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
 	"github.com/jsinformer/jsinformer/k8sclient"
+	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -44,6 +45,9 @@ type Config struct {
 	Logger *slog.Logger
 	// OnWrite, when set, is told every write the script sends, after the cluster answered.
 	OnWrite func(memcluster.Write)
+	// OnCall, when set, is told the permission each k8s call of the script used, reads
+	// included (engine.Config.ObserveCalls).
+	OnCall func(permissions.Need, error)
 	// QuietTimeout bounds, on the real clock, each wait for the engine to become quiet; a
 	// script that keeps the engine busy longer fails Settle; default 30s.
 	QuietTimeout time.Duration
@@ -85,6 +89,7 @@ func New(cfg Config) (*Harness, error) {
 		ScriptsDir: cmp.Or(cfg.ScriptsDir, "."), Resources: cfg.Resources, Namespace: cfg.Namespace,
 		LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector, DryRun: cfg.DryRun,
 		FieldManager: cfg.FieldManager, HandlerTimeout: cfg.HandlerTimeout, Logger: cfg.Logger,
+		ObserveCalls: cfg.OnCall,
 	}
 	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
 		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }}

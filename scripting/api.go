@@ -39,6 +39,9 @@ type Definition struct {
 	Schedules []ScheduleSpec
 	// Metrics are the `metrics` families, sorted by name.
 	Metrics []MetricSpec
+	// Permissions are the `permissions` entries, in order: what the script's k8s calls need
+	// beyond what its source shows (Program.Calls).
+	Permissions []PermissionSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

@@ -22,6 +22,7 @@ type Program struct {
 	src     []byte // original source, to point validation messages at a line
 	prg     *goja.Program
 	modules []string
+	calls   []StaticCall // the k8s calls in the source (staticcalls.go)
 }
 
 // Name is the file name the program was compiled under, relative to the scripts folder.
@@ -64,11 +65,11 @@ func CompileIn(dir, name string, src []byte) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", name, err)
 	}
-	prg, err := compileWrapped(name, wrapped, srcMap)
+	prg, calls, err := compileWrapped(name, wrapped, srcMap)
 	if err != nil {
 		return nil, err
 	}
-	return &Program{name: name, src: src, prg: prg, modules: b.modules}, nil
+	return &Program{name: name, src: src, prg: prg, modules: b.modules, calls: calls}, nil
 }
 
 func loaderFor(name string) api.Loader {
@@ -115,16 +116,25 @@ func wrap(code string, srcMap []byte, strict bool) (string, []byte, error) {
 	return b.String(), shifted, nil
 }
 
-func compileWrapped(name, wrapped string, srcMap []byte) (*goja.Program, error) {
+// compileWrapped parses and compiles the wrapped bundle, and finds its k8s calls in the same
+// syntax tree.
+func compileWrapped(name, wrapped string, srcMap []byte) (*goja.Program, []StaticCall, error) {
 	ast, err := parser.ParseFile(nil, generatedName(name), wrapped, 0)
 	if err != nil {
-		return nil, parseError(name, err, srcMap)
+		return nil, nil, parseError(name, err, srcMap)
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
-		return nil, compileError(name, err)
+		return nil, nil, compileError(name, err)
 	}
-	return prg, nil
+	calls := findCalls(ast, func(offset int) (string, int) {
+		src, line, _, ok := sourcePosition(name, ast.File.Position(offset))
+		if !ok {
+			return name, 0
+		}
+		return src, line
+	})
+	return prg, calls, nil
 }
 
 // parseError maps goja's parser positions, which are reported before the source map is

@@ -14,7 +14,7 @@ const (
 )
 
 var definitionKeys = []string{
-	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics",
+	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "permissions",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -52,6 +52,9 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 		return err
 	}
 	if err := s.readMetrics(def.Get("metrics"), l); err != nil {
+		return err
+	}
+	if s.def.Permissions, err = readPermissions(def.Get("permissions"), l); err != nil {
 		return err
 	}
 	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 && len(s.def.Schedules) == 0 && len(s.collectFns) == 0 {

@@ -11,6 +11,9 @@
 // with a clear error; Imports lists the files a plugin bundles, for the folder watcher. A
 // *Program is immutable and may be instantiated concurrently from any number of goroutines.
 // esbuild runs on the calling goroutine's behalf and has returned when these functions do.
+// Compiling also reads the bundle's syntax tree for its k8s calls (staticcalls.go:
+// Program.Calls, the resource and namespace values known without running the script), which
+// package permissions turns, with the definition's `permissions`, into what a script needs.
 //
 // Program.Instantiate creates one goja runtime, installs the globals (console, log, util, k8s,
 // and defineScript, the identity, for typed definitions; Declarations describes them all),

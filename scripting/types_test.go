@@ -62,6 +62,7 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{"MetricFamily", metricKeys},
 		{"MetricSample", sampleKeys},
 		{"MetricHandle", metricHandleKeys},
+		{"Permission", permissionKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.iface, func(t *testing.T) {

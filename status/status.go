@@ -15,6 +15,23 @@ type Status struct {
 	Shard     *ShardStatus     `json:"shard,omitempty"`
 	Scripts   []ScriptStatus   `json:"scripts"`
 	Informers []InformerStatus `json:"informers"`
+	// Permissions are what the runner lacks of what its scripts need (the start-up and
+	// periodic check), then the scripts' calls the API server refused; empty when all is
+	// granted.
+	Permissions []PermissionStatus `json:"permissions,omitempty"`
+}
+
+// PermissionStatus is a permission a script needs that the runner lacks.
+type PermissionStatus struct {
+	Script    string `json:"script"`
+	Verb      string `json:"verb"`
+	Resource  string `json:"resource"`            // resource.group, "/status" included
+	Namespace string `json:"namespace,omitempty"` // empty: all namespaces
+	Why       string `json:"why"`                 // "watch", "k8s.patch at a.js:3", ...
+	Grant     string `json:"grant"`               // the kubectl command that adds it
+	// Refused counts the calls the API server refused at run time; 0 for a permission the
+	// check found missing.
+	Refused int `json:"refused,omitempty"`
 }
 
 // Script returns the status of the named script, if the engine knows it.

@@ -24,6 +24,7 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/permissions"
 )
 
 const example = `  # Log every Deployment change with the example scripts
@@ -62,6 +63,7 @@ type options struct {
 	burst             int
 	metricsAddr       string
 	unhealthyAfter    time.Duration
+	permissionCheck   time.Duration
 	metricSeriesLimit int
 	memoryLimit       string
 	streamingLists    bool
@@ -99,7 +101,7 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.addFlags(cmd)
-	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand())
+	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand(), newRBACCommand())
 	cmd.AddCommand(newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
 		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd
@@ -122,6 +124,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.burst, "burst", 100, "client request burst to the API server")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
 	f.IntVar(&o.metricSeriesLimit, "metric-series-limit", engine.DefaultMetricSeriesLimit, "most series one metric family a script declares may have: past it a collect's family is left out of the scrape, and ctx.metrics refuses new series")
+	f.DurationVar(&o.permissionCheck, "permission-check-interval", permissions.DefaultInterval, "how often the runner asks the API server whether it holds what its scripts need (also at start and on each reload; docs/permissions.md); 0 turns the check off")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.IntVar(&o.maxBacklog, "max-backlog", engine.DefaultMaxBacklog, "events a script may have queued before updates of the same object are coalesced (its handler then sees the last state it was given as old, the newest as new; adds and deletes are never dropped); -1 never coalesces")
@@ -224,7 +227,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
+		UnhealthyAfter: o.unhealthyAfter, PermissionCheckInterval: o.permissionCheckInterval(), StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		TraceRecords: traceRecords(o.traceRecords),
 	})
@@ -314,4 +317,13 @@ func (o *options) namespace(cmd *cobra.Command) string {
 		return *o.kube.Namespace
 	}
 	return ""
+}
+
+// permissionCheckInterval is the engine's: --permission-check-interval 0 (or less) turns the
+// check off, which the engine spells as a negative interval.
+func (o *options) permissionCheckInterval() time.Duration {
+	if o.permissionCheck <= 0 {
+		return -1
+	}
+	return o.permissionCheck
 }

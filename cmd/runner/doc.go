@@ -15,4 +15,9 @@
 // --gvr the interfaces internal/typegen generates from the cluster's OpenAPI v3, the names
 // resolved by dynamicinformer's resolver as --gvr is for the runner. It runs on the command's
 // goroutine and starts none.
+//
+// `runner rbac` (rbaccmd.go) prints the RBAC a scripts folder needs, or checks a file against
+// it, with package permissions; `runner test --permissions` (testperms.go) adds what the
+// tests' calls used. Both run on the command's goroutine (permissions.Compute joins the
+// folder scan it starts).
 package main

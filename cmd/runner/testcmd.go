@@ -30,8 +30,8 @@ func (e *exitError) Unwrap() error { return e.err }
 func usageError(err error) error { return &exitError{code: 2, err: err} }
 
 type testOptions struct {
-	json    bool
-	timeout time.Duration
+	json, permissions bool
+	timeout           time.Duration
 }
 
 func newTestCommand() *cobra.Command {
@@ -53,6 +53,7 @@ run or the command line is wrong.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the results as one JSON document")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", time.Minute, "longest a test may run (real time)")
+	cmd.Flags().BoolVar(&o.permissions, "permissions", false, "after the results, print the RBAC the plugins need: what their sources show (as runner rbac) and what the tests' k8s calls used (docs/permissions.md)")
 	return cmd
 }
 
@@ -70,9 +71,17 @@ func (o *testOptions) run(cmd *cobra.Command, paths []string) error {
 	if len(files) == 0 {
 		return usageError(fmt.Errorf("no *.test.js or *.test.ts files in %v", paths))
 	}
+	if o.permissions && o.json {
+		return usageError(errors.New("--permissions prints YAML: it cannot be combined with --json"))
+	}
+	used := &usedPermissions{}
+	opts := jstest.Options{Timeout: o.timeout, Output: cmd.ErrOrStderr()}
+	if o.permissions {
+		opts.OnCall = used.add
+	}
 	results := make([]jstest.FileResult, 0, len(files))
 	for _, f := range files {
-		results = append(results, jstest.RunFile(cmd.Context(), f, jstest.Options{Timeout: o.timeout, Output: cmd.ErrOrStderr()}))
+		results = append(results, jstest.RunFile(cmd.Context(), f, opts))
 	}
 	if o.json {
 		if err := jstest.WriteJSON(cmd.OutOrStdout(), results); err != nil {
@@ -80,6 +89,11 @@ func (o *testOptions) run(cmd *cobra.Command, paths []string) error {
 		}
 	} else {
 		jstest.WriteText(cmd.OutOrStdout(), results)
+	}
+	if o.permissions {
+		if err := used.print(cmd, files); err != nil {
+			return err
+		}
 	}
 	switch s := jstest.Summarize(results); {
 	case s.Errors > 0:

@@ -121,6 +121,19 @@ interface ScriptDefinition<T = KubeObject> {
    * ctx.metrics.NAME.
    */
   metrics?: { [name: string]: MetricFamily<T> };
+  /**
+   * What the script's k8s calls need beyond what `runner rbac` reads from its source: calls
+   * whose resource is only known at run time. See docs/permissions.md.
+   */
+  permissions?: Permission[];
+}
+
+/** One entry of `permissions`: verbs on a resource ("v1/secrets", "example.com/v1/widgets/status"). */
+interface Permission {
+  resource: string;
+  verbs: ("get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection")[];
+  /** Where; omitted or empty: every namespace. */
+  namespaces?: string[];
 }
 
 /** One family of `metrics`. */

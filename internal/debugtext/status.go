@@ -48,6 +48,25 @@ func Status(w io.Writer, st status.Status) {
 	printLoads(w, st.Scripts)
 	printWatches(w, st.Scripts)
 	printInformers(w, st.Informers)
+	printPermissions(w, st.Permissions)
+}
+
+// printPermissions lists what the runner lacks, when it lacks anything.
+func printPermissions(w io.Writer, perms []status.PermissionStatus) {
+	if len(perms) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nMissing permissions:")
+	t := newTable(w)
+	row(t, "SCRIPT", "VERB", "RESOURCE", "NAMESPACE", "WHY", "REFUSED", "GRANT")
+	for _, p := range perms {
+		refused := "-"
+		if p.Refused > 0 {
+			refused = fmt.Sprint(p.Refused)
+		}
+		row(t, p.Script, p.Verb, p.Resource, orAll(p.Namespace), p.Why, refused, p.Grant)
+	}
+	_ = t.Flush()
 }
 
 func printLoads(w io.Writer, scripts []status.ScriptStatus) {

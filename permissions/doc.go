@@ -1,0 +1,34 @@
+// Package permissions computes what a scripts folder needs of the API server, so that the
+// runner can be granted exactly that: `runner rbac` prints it as RBAC objects, deploy/rbac.yaml
+// is generated from it, and the runner checks at start and on each reload that it holds it.
+//
+// One computation serves them all. Script takes one loaded plugin: list and watch on each of
+// its watches (in the watch's namespace, or the runner's -n), the verbs of each k8s call found
+// in its source whose resource is known when it loads (scripting.Program.Calls: literals,
+// consts, helpers' parameters; finalizer helpers get and patch, status helpers act on
+// "/status", a server-side apply patch and create, k8s.event create and patch on Events; a
+// dry-run write needs what the write needs), and its declared `permissions`. A call whose
+// resource is known at run time only is a Dynamic, reported with its place, unless the script
+// declares `permissions` (which then must cover it). Compute does this for every plugin of a
+// folder, found as the runner finds them, and adds the runner's own needs (Runner: the Leases
+// of --leader-elect and --sharded, the reviews of a non-loopback debug API).
+// AdmissionNeeds is what a script with validate or mutate will need, for the admission work
+// to wire in.
+//
+// Roles merges needs into rules per scope (cluster-wide, the runner's namespace, other
+// namespaces), sorted, each with the scripts that need it; WriteYAML and WriteJSON print them
+// with the ServiceAccount and bindings; Check compares needs with RBAC objects.
+//
+// Checker is the runner's check of itself: Set and Remove (the engine's loader) say what each
+// loaded script needs; Run, on a goroutine its caller owns and joins, reviews it with
+// SelfSubjectAccessReviews (NewReviewer) at once, on each change and every Interval, answers
+// cached for Interval and at most MaxReviews a round, and logs what went missing (WARN, with
+// the rule to add) and what was granted since (INFO); Refused records a call the API server
+// forbade. Missing and Forbidden may be read from any goroutine. Observe wraps a script's
+// client to report each call's permission and error (the refused calls; `runner test
+// --permissions`).
+//
+// Everything else is a pure function of its inputs but Compute, which reads the folder and
+// runs each script's top-level code (on the script's own goroutine, joined before it
+// returns) without a client: a script's k8s calls are never made.
+package permissions

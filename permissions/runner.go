@@ -1,0 +1,85 @@
+package permissions
+
+// What the runner needs for itself, besides its scripts: the Leases of --leader-elect and
+// --sharded, and the reviews of a non-loopback debug API.
+
+// DefaultLeaseName is --leader-elect-resource-name's default.
+const DefaultLeaseName = "jsinformer"
+
+// Runner describes how the runner is started, for its own needs.
+type Runner struct {
+	LeaderElect bool
+	Sharded     bool
+	// LeaseName is --leader-elect-resource-name ("" is DefaultLeaseName); LeaseNamespace its
+	// namespace, "" for the runner's own.
+	LeaseName      string
+	LeaseNamespace string
+	// DebugAuth is a --debug-addr off loopback: each request is checked with a TokenReview
+	// and a SubjectAccessReview.
+	DebugAuth bool
+}
+
+// Needs are the runner's own needs.
+func (o Runner) Needs() []Need {
+	var out []Need
+	lease := func(verb, name, script string) {
+		why := "the replicas' Leases"
+		if name != "" || script == "(--leader-elect)" {
+			why = "the leader election Lease"
+		}
+		out = append(out, Need{Script: script, Group: "coordination.k8s.io", Resource: "leases", Verb: verb,
+			Namespace: o.LeaseNamespace, Own: o.LeaseNamespace == "", ResourceName: name, Why: why})
+	}
+	if o.LeaderElect {
+		name := o.LeaseName
+		if name == "" {
+			name = DefaultLeaseName
+		}
+		// create cannot be limited by name: the authorizer does not know the name of an object
+		// that does not exist yet.
+		lease("create", "", "(--leader-elect)")
+		lease("get", name, "(--leader-elect)")
+		lease("update", name, "(--leader-elect)")
+	}
+	if o.Sharded {
+		// One Lease per replica, named from its identity: names are not known in advance.
+		for _, verb := range []string{"create", "delete", "get", "list", "update"} {
+			lease(verb, "", "(--sharded)")
+		}
+	}
+	if o.DebugAuth {
+		out = append(out,
+			Need{Script: "(--debug-addr)", Group: "authentication.k8s.io", Resource: "tokenreviews", Verb: "create", Why: "authenticates debug API callers"},
+			Need{Script: "(--debug-addr)", Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verb: "create", Why: "authorizes debug API callers"})
+	}
+	return out
+}
+
+// AdmissionNeeds is what a script with a `validate` or `mutate` handler needs (branch
+// admission): the runner reconciles one webhook configuration entry per such script and keeps
+// the serving certificate in a Secret of its own namespace. It is not called yet: the
+// definition fields arrive with the admission work, and the lead wires it into Script there
+// (if def.Validate || def.Mutate { needs = append(needs, AdmissionNeeds(...)...) }).
+func AdmissionNeeds(script string, validate, mutate bool) []Need {
+	var out []Need
+	add := func(group, resource, verb string, own bool) {
+		out = append(out, Need{Script: script, Group: group, Resource: resource, Verb: verb, Own: own, Why: "admission"})
+	}
+	for _, c := range []struct {
+		on       bool
+		resource string
+	}{{validate, "validatingwebhookconfigurations"}, {mutate, "mutatingwebhookconfigurations"}} {
+		if !c.on {
+			continue
+		}
+		for _, verb := range []string{"create", "delete", "get", "list", "patch", "update", "watch"} {
+			add("admissionregistration.k8s.io", c.resource, verb, false)
+		}
+	}
+	if validate || mutate {
+		for _, verb := range []string{"create", "get", "update"} {
+			add("", "secrets", verb, true)
+		}
+	}
+	return out
+}
