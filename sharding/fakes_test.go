@@ -18,9 +18,12 @@ type fakeLeases struct {
 	mu     sync.Mutex
 	leases map[string]Lease
 	rv     int
+	writes map[string]int // successful creates and updates, by Lease name
 }
 
-func newFakeLeases() *fakeLeases { return &fakeLeases{leases: map[string]Lease{}} }
+func newFakeLeases() *fakeLeases {
+	return &fakeLeases{leases: map[string]Lease{}, writes: map[string]int{}}
+}
 
 func (f *fakeLeases) List(context.Context) ([]Lease, error) {
 	f.mu.Lock()
@@ -41,6 +44,7 @@ func (f *fakeLeases) Create(_ context.Context, l Lease) (Lease, error) {
 	f.rv++
 	l.ResourceVersion = strconv.Itoa(f.rv)
 	f.leases[l.Name] = l
+	f.writes[l.Name]++
 	return l, nil
 }
 
@@ -57,6 +61,7 @@ func (f *fakeLeases) Update(_ context.Context, l Lease) (Lease, error) {
 	f.rv++
 	l.ResourceVersion = strconv.Itoa(f.rv)
 	f.leases[l.Name] = l
+	f.writes[l.Name]++
 	return l, nil
 }
 
@@ -72,6 +77,13 @@ func (f *fakeLeases) Delete(_ context.Context, name, rv string) error {
 	}
 	delete(f.leases, name)
 	return nil
+}
+
+// written is how many times the Lease name was created or updated.
+func (f *fakeLeases) written(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes[name]
 }
 
 // cutLeases is one member's path to a fakeLeases, which the test can cut.

@@ -72,7 +72,7 @@ type Member struct {
 	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
 	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
 	expired bool
-	wake    chan struct{} // cap 1: a call in flight ended
+	wake    chan struct{} // cap 1: the last call a drain waited for ended
 	notify  chan struct{} // cap 1: TakeGains has something
 }
 
@@ -126,17 +126,31 @@ func (m *Member) Begin(key string) (end func(), ok bool) {
 		return nil, false
 	}
 	m.inflight[key]++
-	return func() {
-		m.mu.Lock()
-		if m.inflight[key]--; m.inflight[key] <= 0 {
-			delete(m.inflight, key)
-		}
-		m.mu.Unlock()
+	return func() { m.end(key) }, true
+}
+
+// end ends a call on key. It wakes Run only when this call was the last one a drain waited
+// for: every wake is a tick (a List and a Lease update), so waking on every call would renew
+// the Lease once per handler call under load instead of once per retry period.
+func (m *Member) end(key string) {
+	m.mu.Lock()
+	if m.inflight[key]--; m.inflight[key] <= 0 {
+		delete(m.inflight, key)
+	}
+	drained := m.drainWaitsLocked() && m.drainedLocked(m.clock.Now())
+	m.mu.Unlock()
+	if drained {
 		select {
 		case m.wake <- struct{}{}:
 		default:
 		}
-	}, true
+	}
+}
+
+// drainWaitsLocked reports whether a move waits to record its target ring drained. Called
+// with mu held.
+func (m *Member) drainWaitsLocked() bool {
+	return m.movingLocked() && m.published != m.target.Fingerprint()
 }
 
 // Valid reports whether the member's last renewal is within the renew deadline: false before
