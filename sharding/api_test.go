@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,9 +46,18 @@ func newAPIRing(t *testing.T) *apiRing {
 // start runs a member of identity id until the test ends.
 func (r *apiRing) start(t *testing.T, id string) *Member {
 	t.Helper()
-	cfg := apiConfig
+	return r.startOn(t, id, apiConfig, r.leases())
+}
+
+func (r *apiRing) leases() APILeases {
+	return APILeases{Client: r.client.CoordinationV1(), Namespace: "default", Ring: r.name}
+}
+
+// startOn runs a member of identity id with cfg's durations on store until the test ends.
+func (r *apiRing) startOn(t *testing.T, id string, cfg Config, store LeaseStore) *Member {
+	t.Helper()
 	cfg.Name, cfg.Identity = r.name, id
-	m := New(cfg, APILeases{Client: r.client.CoordinationV1(), Namespace: "default", Ring: r.name}, nil)
+	m := New(cfg, store, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -158,5 +168,66 @@ func TestLeaseWritesUnderLoad(t *testing.T) {
 		if n > limit {
 			t.Errorf("%s wrote its Lease %d times in %v, want at most %d (one per retry period %v)", st.Identity, n, took, limit, apiConfig.RetryPeriod)
 		}
+	}
+}
+
+// lossyLeases loses the reply to the next update when told: the update reaches the API
+// server and is stored, the member sees a timeout.
+type lossyLeases struct {
+	APILeases
+	lose atomic.Bool
+}
+
+func (l *lossyLeases) Update(ctx context.Context, lease Lease) (Lease, error) {
+	got, err := l.APILeases.Update(ctx, lease)
+	if err == nil && l.lose.CompareAndSwap(true, false) {
+		return Lease{}, context.DeadlineExceeded
+	}
+	return got, err
+}
+
+// A renewal whose reply was lost, or kubectl annotate on the Lease, does not make the member
+// lose its Lease: it stays valid past its renew deadline, renews, and the annotation stays.
+func TestRenewalSurvivesAChangedLeaseOnTheAPIServer(t *testing.T) {
+	t.Parallel()
+	short := Config{LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 500 * time.Millisecond, DrainTimeout: time.Second}
+	for _, name := range []string{"reply lost", "annotated"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newAPIRing(t)
+			store := &lossyLeases{APILeases: r.leases()}
+			m := r.startOn(t, "a", short, store)
+			r.settled(t, 30*time.Second)
+			leases := r.client.CoordinationV1().Leases("default")
+			if name == "reply lost" {
+				store.lose.Store(true)
+			} else {
+				l, err := leases.Get(t.Context(), m.Status().Lease, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.Annotations["team"] = "web"
+				if _, err := leases.Update(t.Context(), l, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			changed := time.Now()
+			for time.Since(changed) < short.RenewDeadline+time.Second {
+				if !m.Valid() {
+					t.Fatalf("the member lost its Lease %v after the change", time.Since(changed).Round(time.Millisecond))
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			l, err := leases.Get(t.Context(), m.Status().Lease, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !l.Spec.RenewTime.After(changed.Add(short.RenewDeadline)) {
+				t.Errorf("the Lease was last renewed at %v, not since the change at %v", l.Spec.RenewTime, changed)
+			}
+			if name == "annotated" && l.Annotations["team"] != "web" {
+				t.Errorf("a renewal dropped the annotation: %v", l.Annotations)
+			}
+		})
 	}
 }

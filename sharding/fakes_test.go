@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -86,11 +87,34 @@ func (f *fakeLeases) written(name string) int {
 	return f.writes[name]
 }
 
-// cutLeases is one member's path to a fakeLeases, which the test can cut.
+// annotate sets an annotation on the Lease name, as kubectl annotate would.
+func (f *fakeLeases) annotate(name, key, value string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.leases[name]
+	l.others = maps.Clone(l.others)
+	if l.others == nil {
+		l.others = map[string]string{}
+	}
+	l.others[key] = value
+	f.rv++
+	l.ResourceVersion = strconv.Itoa(f.rv)
+	f.leases[name] = l
+}
+
+func (f *fakeLeases) get(name string) Lease {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leases[name]
+}
+
+// cutLeases is one member's path to a fakeLeases, which the test can cut, or on which it can
+// lose the replies to updates (the update is stored, the member sees an error).
 type cutLeases struct {
 	*fakeLeases
-	mu  sync.Mutex
-	cut bool
+	mu        sync.Mutex
+	cut       bool
+	loseReply int // updates whose reply is lost
 }
 
 var errCut = errors.New("connection cut")
@@ -112,8 +136,17 @@ func (c *cutLeases) Update(ctx context.Context, l Lease) (Lease, error) {
 	if c.down() {
 		return Lease{}, errCut
 	}
-	return c.fakeLeases.Update(ctx, l)
+	got, err := c.fakeLeases.Update(ctx, l)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && c.loseReply > 0 {
+		c.loseReply--
+		return Lease{}, errReplyLost
+	}
+	return got, err
 }
+
+var errReplyLost = errors.New("client timeout: reply lost")
 
 // fakeClock is moved by the test only.
 type fakeClock struct {

@@ -52,6 +52,7 @@ type Member struct {
 	mu        sync.Mutex
 	own       *Lease    // nil until created
 	lastRenew time.Time // clock time before the last successful write of own
+	attempted time.Time // the renew time of the last write tried, stored or not
 	started   time.Time
 	lastErr   error
 	active    Ring   // the ring keys are handled by; nil before joining

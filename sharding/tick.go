@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -41,13 +42,20 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 		next = m.target.Fingerprint()
 	}
 	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next}
-	create := m.own == nil
-	if !create {
-		l.ResourceVersion = m.own.ResourceVersion
+	cur, err := m.currentLocked(leases)
+	if cur != nil {
+		l.ResourceVersion, l.others = cur.ResourceVersion, cur.others
+	}
+	if err == nil {
+		m.attempted = start
 	}
 	m.mu.Unlock()
+	if err != nil {
+		m.failed(err)
+		return true
+	}
 
-	got, err := m.write(ctx, l, create)
+	got, err := m.write(ctx, l, cur == nil)
 	if err != nil {
 		m.failed(err)
 		return true
@@ -61,6 +69,32 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	m.mu.Unlock()
 	m.deleteStale(ctx, stale)
 	return pending
+}
+
+// currentLocked returns this member's Lease as the List just read it, nil when there is none
+// (not created yet, or deleted). The renewal is conditional on that resource version rather
+// than on the one of the member's last write: a renewal stored whose reply was lost, or
+// someone annotating the Lease, changed it, and a renewal on the stale one would conflict
+// until the renew deadline. A Lease renewed at another time than this member's last two
+// writes is another process's of the same identity: not taken over. Called with mu held.
+func (m *Member) currentLocked(leases []Lease) (*Lease, error) {
+	for i := range leases {
+		cur := &leases[i]
+		if cur.Name != m.lease {
+			continue
+		}
+		if m.own != nil && !sameInstant(cur.Renewed, m.own.Renewed) && !sameInstant(cur.Renewed, m.attempted) {
+			return nil, fmt.Errorf("renew shard lease %s: renewed at %s by another process of identity %s",
+				m.lease, cur.Renewed.Format(time.RFC3339Nano), m.cfg.Identity)
+		}
+		return cur, nil
+	}
+	return nil, nil
+}
+
+// sameInstant compares times as a Lease stores them: to the microsecond.
+func sameInstant(a, b time.Time) bool {
+	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
 }
 
 // write creates or renews the Lease; a Lease of this name left by an earlier process of the
