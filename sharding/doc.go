@@ -8,9 +8,13 @@
 // member narrows what it handles as soon as it sees a new ring, waits for the calls in flight
 // on the keys it lost, and records the ring it drained to in its Lease (DrainedAnnotation); a
 // member starts the keys it gains only once every other member of the new ring has recorded
-// the same ring. A member that misses the renew deadline handles nothing more (Handles and
-// Begin answer false) and Run returns ErrLost, before any other member can count its Lease as
-// expired: expiry is counted from when the others saw its last renewal.
+// the same ring. A member that misses the renew deadline handles nothing (Handles, Begin and
+// Valid answer false) before any other member can count its Lease as expired: expiry is
+// counted from when the others saw its last renewal. It keeps trying, and once it renews it
+// joins the ring again as a new member, gaining every key it owns (the calls it refused while
+// fenced are delivered by that replay). Each renewal is conditional on the resource version
+// the tick's List returned for the member's own Lease, so a renewal whose reply was lost, or
+// an annotation someone added, does not make the next ones conflict.
 //
 // Goroutines: Member.Run is the member's only goroutine; its owner starts it and cancels its
 // context once nothing of the replica can still handle a key, then Run deletes the Lease.

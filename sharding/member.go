@@ -2,8 +2,6 @@ package sharding
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -35,11 +33,6 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-// ErrLost is returned by Run when the member could not renew its Lease within the renew
-// deadline: it handles nothing any more and the process should exit so that the others take
-// its keys over.
-var ErrLost = errors.New("shard lease lost")
-
 // Member is one replica's membership in a ring. Its Run goroutine renews the replica's Lease,
 // reads the others' and moves keys; the engine asks Begin or Handles from any goroutine.
 type Member struct {
@@ -53,7 +46,6 @@ type Member struct {
 	own       *Lease    // nil until created
 	lastRenew time.Time // clock time before the last successful write of own
 	attempted time.Time // the renew time of the last write tried, stored or not
-	started   time.Time
 	lastErr   error
 	active    Ring   // the ring keys are handled by; nil before joining
 	narrowed  []Ring // rings observed since active: a key is handled only while it is ours in each
@@ -69,9 +61,10 @@ type Member struct {
 	gains      []Gain
 	gen        uint64
 	released   bool
-	// expired is set the first time the renew deadline passed: from then on the member handles
-	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
-	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
+	// expired is set when the renew deadline passed (fenceLocked): from then on the member
+	// handles nothing, even once a late renewal succeeds, until it has joined the ring again
+	// as a new member would (gain clears it): the calls it refused meanwhile were dropped, and
+	// only the replay of every key it then gains delivers them.
 	expired bool
 	wake    chan struct{} // cap 1: the last call a drain waited for ended
 	notify  chan struct{} // cap 1: TakeGains has something
@@ -167,10 +160,22 @@ func (m *Member) validLocked(now time.Time) bool {
 		return false
 	}
 	if now.Sub(m.lastRenew) >= m.cfg.RenewDeadline {
-		m.expired = true
+		m.fenceLocked(now)
 		return false
 	}
 	return true
+}
+
+// fenceLocked stops the member handling anything: its renew deadline passed, so the others may
+// count its Lease as expired and take its keys. It forgets the rings it acted on, so that it
+// joins again as a new member once it can renew: it records the ring it then sees drained
+// (after its calls in flight ended), starts its keys once the others have recorded the same
+// ring, and gains every one of them. Called with mu held.
+func (m *Member) fenceLocked(now time.Time) {
+	m.expired = true
+	m.active, m.narrowed, m.target = nil, nil, nil
+	m.logger.Warn("shard lease not renewed within the renew deadline: handling no key until the ring is joined again",
+		"lease", m.lease, "lastRenew", m.lastRenew, "ago", now.Sub(m.lastRenew).Round(time.Millisecond))
 }
 
 // Owner is the member key belongs to in the ring this member acts on ("" before it joined);
@@ -228,6 +233,8 @@ type Status struct {
 	Generation uint64
 	Valid      bool
 	LastRenew  time.Time
+	// LastErr is why the last tick could not renew; nil once one did.
+	LastErr error
 }
 
 // Status returns the member's standing.
@@ -235,30 +242,27 @@ func (m *Member) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Status{Identity: m.cfg.Identity, Lease: m.lease, Members: slices.Clone(m.active),
-		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew}
+		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew,
+		LastErr: m.lastErr}
 }
 
 // Run renews the Lease and moves keys until ctx ends, then releases the Lease: the caller
-// cancels ctx only once nothing of this replica can still handle a key. It returns ErrLost
-// (wrapped) when it could not renew within the renew deadline.
-func (m *Member) Run(ctx context.Context) error {
-	m.mu.Lock()
-	m.started = m.clock.Now()
-	m.mu.Unlock()
+// cancels ctx only once nothing of this replica can still handle a key. A member that cannot
+// renew within the renew deadline (the API server is down, or out of reach) handles nothing
+// but keeps trying, and joins the ring again once it can.
+func (m *Member) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			m.release()
-			return nil
+			return
 		case <-timer.C:
 		case <-m.wake:
 		}
 		pending := m.tick(ctx)
-		if err := m.lost(); err != nil {
-			return err
-		}
+		m.Valid() // the fence is up from the renew deadline on, asked or not
 		timer.Reset(m.nextTick(pending))
 	}
 }
@@ -279,25 +283,6 @@ func (m *Member) nextTick(pending bool) time.Duration {
 		}
 	}
 	return next
-}
-
-// lost returns ErrLost once the member cannot have renewed within the renew deadline, or never
-// created its Lease within it.
-func (m *Member) lost() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.clock.Now()
-	var err error
-	switch {
-	case m.own == nil && now.Sub(m.started) >= m.cfg.RenewDeadline:
-		err = fmt.Errorf("join shard ring %s: %w", m.cfg.Name, ErrLost)
-	case m.own != nil && !m.released && !m.validLocked(now):
-		err = fmt.Errorf("renew shard lease %s: %w (last renewed %s ago)", m.lease, ErrLost, now.Sub(m.lastRenew).Round(time.Millisecond))
-	}
-	if err != nil && m.lastErr != nil {
-		err = fmt.Errorf("%w: %w", err, m.lastErr)
-	}
-	return err
 }
 
 // release stops handling and deletes the Lease, so the others take its keys at once.

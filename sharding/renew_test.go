@@ -32,7 +32,7 @@ func TestRenewalSurvivesAChangedLease(t *testing.T) {
 			for changed := r.clock.Now(); r.clock.Now().Sub(changed) <= tLease; {
 				r.step()
 				if !a.Valid() {
-					t.Fatalf("a lost its Lease %v after the change: %v", r.clock.Now().Sub(changed), a.lost())
+					t.Fatalf("a lost its Lease %v after the change: %v", r.clock.Now().Sub(changed), a.Status().LastErr)
 				}
 			}
 			if !r.allHandled() {

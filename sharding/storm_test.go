@@ -12,7 +12,7 @@ func runMember(t *testing.T, m *Member, key string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = m.Run(ctx) })
+	wg.Go(func() { m.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	deadline := time.Now().Add(10 * time.Second)
 	for !m.Handles(key) {

@@ -32,9 +32,12 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	leases, err := m.store.List(ctx)
 	if err != nil {
 		m.failed(err)
-		return true
+		return false
 	}
 	m.mu.Lock()
+	// A member past its renew deadline is fenced before this tick's renewal could make it
+	// valid again: it must join anew, whether or not anything asked it meanwhile.
+	m.validLocked(start)
 	ring, drained, stale := m.observe(leases, start)
 	m.retarget(ring, start)
 	next := m.published
@@ -52,13 +55,13 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	m.mu.Unlock()
 	if err != nil {
 		m.failed(err)
-		return true
+		return false
 	}
 
 	got, err := m.write(ctx, l, cur == nil)
 	if err != nil {
 		m.failed(err)
-		return true
+		return false
 	}
 	m.mu.Lock()
 	m.own, m.lastRenew, m.published, m.lastErr = &got, start, next, nil
@@ -225,6 +228,7 @@ func (m *Member) othersDrained(drained map[string]string) bool {
 // Called with mu held.
 func (m *Member) gain() {
 	m.gen++
+	m.expired = false // joined again after a lapse: it gains every key it owns
 	g := Gain{Generation: m.gen, self: m.cfg.Identity, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
 	m.active, m.narrowed = m.target, nil
 	m.gains = append(m.gains, g)

@@ -14,7 +14,8 @@
 // Goroutines: Start starts the member's Run on a goroutine of its own; the stop func it
 // returns cancels it and waits for it (the engine calls stop after every version has
 // stopped, so the member's Lease is deleted only once nothing of this replica can still
-// handle a key), and lost receives Run's error once if the member gives up by itself.
+// handle a key). A member that cannot renew does not give up: it handles nothing (Begin,
+// Handles and Valid answer false) until it has joined the ring again.
 // Begin, Handles, Valid, Owner, OtherOwner, TakeGains, Status and Members are safe from any
 // goroutine (the ring member's own locks); TakeGains hands each gain out once, so one
 // goroutine (the engine's loader) takes them.

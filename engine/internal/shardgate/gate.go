@@ -23,7 +23,7 @@ type Ring interface {
 	Gains() <-chan struct{}
 	TakeGains() []sharding.Gain
 	Status() sharding.Status
-	Run(ctx context.Context) error
+	Run(ctx context.Context)
 }
 
 // Config names this replica's Lease and the ring's timings (as for leader election, already
@@ -127,24 +127,20 @@ func (g *Gate) TakeGains() (gained func(key string) bool) {
 
 // Start runs the member on a goroutine of its own until stop, which cancels it and returns
 // once it has returned (and released its Lease): its owner calls stop only once nothing of
-// this replica can still handle a key. lost receives Run's error when the member gives up by
-// itself (it could not renew). Unsharded, stop does nothing and lost never receives.
-func (g *Gate) Start() (stop func(), lost <-chan error) {
+// this replica can still handle a key. Unsharded, stop does nothing.
+func (g *Gate) Start() (stop func()) {
 	if g == nil {
-		return func() {}, nil
+		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	errs := make(chan error, 1)
 	done := make(chan struct{})
 	st := g.ring.Status()
 	g.logger.Info("joining shard ring", "lease", g.namespace+"/"+st.Lease, "identity", st.Identity)
 	go func() {
 		defer close(done)
-		if err := g.ring.Run(ctx); err != nil {
-			errs <- err
-		}
+		g.ring.Run(ctx)
 	}()
-	return func() { cancel(); <-done }, errs
+	return func() { cancel(); <-done }
 }
 
 // Status is this replica's standing for the state API; nil when unsharded.

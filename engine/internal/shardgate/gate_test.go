@@ -2,7 +2,6 @@ package shardgate
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -11,11 +10,9 @@ import (
 	"github.com/jsinformer/jsinformer/sharding"
 )
 
-// fakeRing owns the keys that start with "mine/"; its Run ends with runErr, or when
-// cancelled.
+// fakeRing owns the keys that start with "mine/"; its Run ends when cancelled.
 type fakeRing struct {
 	gains   []sharding.Gain
-	runErr  error
 	running atomic.Bool
 }
 
@@ -34,14 +31,10 @@ func (f *fakeRing) TakeGains() []sharding.Gain { g := f.gains; f.gains = nil; re
 func (f *fakeRing) Status() sharding.Status {
 	return sharding.Status{Identity: "self", Lease: "ring-self", Members: []string{"other", "self"}, Generation: 3, Valid: true}
 }
-func (f *fakeRing) Run(ctx context.Context) error {
+func (f *fakeRing) Run(ctx context.Context) {
 	f.running.Store(true)
 	defer f.running.Store(false)
-	if f.runErr != nil {
-		return f.runErr
-	}
 	<-ctx.Done()
-	return nil
 }
 
 // An unsharded runner (nil *Gate) owns every key; a sharded one only its own.
@@ -83,12 +76,12 @@ func TestGateOwnership(t *testing.T) {
 	}
 }
 
-// Start's stop joins the member's goroutine; a member that gives up says why on lost.
+// Start's stop joins the member's goroutine.
 func TestGateStart(t *testing.T) {
 	t.Parallel()
 	ring := &fakeRing{}
 	g := On(ring, "ns", slog.New(slog.DiscardHandler))
-	stop, lost := g.Start()
+	stop := g.Start()
 	deadline := time.Now().Add(10 * time.Second)
 	for !ring.running.Load() {
 		if time.Now().After(deadline) {
@@ -100,22 +93,5 @@ func TestGateStart(t *testing.T) {
 	if ring.running.Load() {
 		t.Fatal("the member still runs after stop returned")
 	}
-	select {
-	case err := <-lost:
-		t.Fatalf("lost %v after a stop", err)
-	default:
-	}
-
-	giving := &fakeRing{runErr: sharding.ErrLost}
-	stop, lost = On(giving, "ns", slog.New(slog.DiscardHandler)).Start()
-	if err := <-lost; !errors.Is(err, sharding.ErrLost) {
-		t.Fatalf("lost %v, want sharding.ErrLost", err)
-	}
-	stop()
-
-	stop, lost = (*Gate)(nil).Start()
-	stop()
-	if lost != nil {
-		t.Fatal("an unsharded runner has a lost channel")
-	}
+	(*Gate)(nil).Start()() // unsharded: nothing to stop
 }
