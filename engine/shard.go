@@ -14,7 +14,8 @@ import (
 // same replica whatever the script or resource; a schedule entry belongs to the replica
 // owning "schedule:SCRIPT#INDEX". The keys a replica gains are replayed on the workers of the
 // serving and syncing versions (version.Version.ReplayGained): their cached objects as initial
-// adds, and the reconcile keys their watch entries map to. What a version asks before each
+// adds, the reconcile keys their watch entries map to, and the gained reconcile keys events
+// named while another replica handled them (an object deleted meanwhile, a key without one). What a version asks before each
 // call is package engine/internal/version's.
 
 // shardOwner is this replica's part of the ring (package engine/internal/shardgate); a nil
@@ -33,14 +34,14 @@ const stopGrace = 1e9 // one second, as at shutdown
 
 // onShardGains replays the keys this replica gained on every serving and syncing version.
 func (e *Engine) onShardGains() {
-	has := e.shard.TakeGains()
+	has, named := e.shard.TakeGains()
 	if has == nil {
 		return
 	}
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.current, p.pending} {
 			if v != nil {
-				v.ver.ReplayGained(has)
+				v.ver.ReplayGained(has, named)
 			}
 		}
 	}

@@ -66,8 +66,11 @@ type Member struct {
 	// as a new member would (gain clears it): the calls it refused meanwhile were dropped, and
 	// only the replay of every key it then gains delivers them.
 	expired bool
-	wake    chan struct{} // cap 1: the last call a drain waited for ended
-	notify  chan struct{} // cap 1: TakeGains has something
+	// named are the keys Accept refused, with when (named.go).
+	named     map[string]time.Time
+	namedFull bool
+	wake      chan struct{} // cap 1: the last call a drain waited for ended
+	notify    chan struct{} // cap 1: TakeGains has something
 }
 
 type seenLease struct {
@@ -84,7 +87,7 @@ func New(cfg Config, store LeaseStore, clock Clock) *Member {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Member{cfg: cfg, store: store, clock: clock, logger: cfg.Logger, lease: LeaseName(cfg.Name, cfg.Identity),
-		inflight: map[string]int{}, seen: map[string]seenLease{},
+		inflight: map[string]int{}, seen: map[string]seenLease{}, named: map[string]time.Time{},
 		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1)}
 }
 
@@ -188,7 +191,10 @@ func (m *Member) Owner(key string) string {
 
 // Gain is one ring change this member applied: Has reports the keys it gained.
 type Gain struct {
-	Generation     uint64
+	Generation uint64
+	// Named are the gained keys that events named (Accept) while another member handled them,
+	// in no order: an object deleted meanwhile, a key without an object.
+	Named          []string
 	self           string
 	before         Ring
 	beforeNarrowed []Ring

@@ -38,6 +38,7 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	// A member past its renew deadline is fenced before this tick's renewal could make it
 	// valid again: it must join anew, whether or not anything asked it meanwhile.
 	m.validLocked(start)
+	m.forgetNamedLocked(start)
 	ring, drained, stale := m.observe(leases, start)
 	m.retarget(ring, start)
 	next := m.published
@@ -230,6 +231,7 @@ func (m *Member) gain() {
 	m.gen++
 	m.expired = false // joined again after a lapse: it gains every key it owns
 	g := Gain{Generation: m.gen, self: m.cfg.Identity, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
+	g.Named = m.takeNamedLocked(g, m.clock.Now())
 	m.active, m.narrowed = m.target, nil
 	m.gains = append(m.gains, g)
 	m.logger.Info("shard ring applied", "members", len(m.active), "generation", m.gen)

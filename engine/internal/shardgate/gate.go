@@ -17,6 +17,7 @@ import (
 type Ring interface {
 	Begin(key string) (end func(), ok bool)
 	Handles(key string) bool
+	Accept(key string) bool
 	Valid() bool
 	Owner(key string) string
 	Identity() string
@@ -75,6 +76,10 @@ func (g *Gate) Begin(key string) (end func(), ok bool) {
 // Handles reports whether this replica queues key: always when unsharded.
 func (g *Gate) Handles(key string) bool { return g == nil || g.ring.Handles(key) }
 
+// Accept reports whether this replica queues reconcile key, as Handles; when it does not,
+// the key is remembered, and named by the gain that gives it to this replica.
+func (g *Gate) Accept(key string) bool { return g == nil || g.ring.Accept(key) }
+
 // Valid reports whether this replica still holds its Lease; for the write fence.
 func (g *Gate) Valid() bool { return g == nil || g.ring.Valid() }
 
@@ -106,14 +111,18 @@ func (g *Gate) Gains() <-chan struct{} {
 }
 
 // TakeGains returns whether a key is one this replica gained in the ring changes applied
-// since the last call; nil when it gained nothing.
-func (g *Gate) TakeGains() (gained func(key string) bool) {
+// since the last call (nil when it gained nothing), and the gained keys that events named
+// while another replica handled them (Accept), which no cached object may map to.
+func (g *Gate) TakeGains() (gained func(key string) bool, named []string) {
 	if g == nil {
-		return nil
+		return nil, nil
 	}
 	gains := g.ring.TakeGains()
 	if len(gains) == 0 {
-		return nil
+		return nil, nil
+	}
+	for _, gain := range gains {
+		named = append(named, gain.Named...)
 	}
 	return func(key string) bool {
 		for _, gain := range gains {
@@ -122,7 +131,7 @@ func (g *Gate) TakeGains() (gained func(key string) bool) {
 			}
 		}
 		return false
-	}
+	}, named
 }
 
 // Start runs the member on a goroutine of its own until stop, which cancels it and returns
