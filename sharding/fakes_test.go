@@ -115,6 +115,8 @@ type cutLeases struct {
 	mu        sync.Mutex
 	cut       bool
 	loseReply int // updates whose reply is lost
+	late      bool
+	pending   *Lease // a late update: stored right after the next List read the Lease
 }
 
 var errCut = errors.New("connection cut")
@@ -129,13 +131,27 @@ func (c *cutLeases) List(ctx context.Context) ([]Lease, error) {
 	if c.down() {
 		return nil, errCut
 	}
-	return c.fakeLeases.List(ctx)
+	leases, err := c.fakeLeases.List(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending != nil {
+		_, _ = c.fakeLeases.Update(ctx, *c.pending)
+		c.pending = nil
+	}
+	return leases, err
 }
 
 func (c *cutLeases) Update(ctx context.Context, l Lease) (Lease, error) {
 	if c.down() {
 		return Lease{}, errCut
 	}
+	c.mu.Lock()
+	if c.late {
+		c.late, c.pending = false, &l
+		c.mu.Unlock()
+		return Lease{}, errReplyLost
+	}
+	c.mu.Unlock()
 	got, err := c.fakeLeases.Update(ctx, l)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -45,7 +45,9 @@ type Member struct {
 	mu        sync.Mutex
 	own       *Lease    // nil until created
 	lastRenew time.Time // clock time before the last successful write of own
-	attempted time.Time // the renew time of the last write tried, stored or not
+	// attempted are the renew times of the writes tried since the last one that succeeded
+	// (at most maxAttempted): any of them may have been stored, its reply lost.
+	attempted []time.Time
 	lastErr   error
 	active    Ring   // the ring keys are handled by; nil before joining
 	narrowed  []Ring // rings observed since active: a key is handled only while it is ours in each

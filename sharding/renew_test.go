@@ -19,6 +19,11 @@ func TestRenewalSurvivesAChangedLease(t *testing.T) {
 			r.paths["a"].loseReply = 1
 			r.paths["a"].mu.Unlock()
 		}},
+		{"reply lost, stored after the next List", func(r *testRing, _ *Member) {
+			r.paths["a"].mu.Lock()
+			r.paths["a"].late = true
+			r.paths["a"].mu.Unlock()
+		}},
 		{"annotated", func(r *testRing, a *Member) { r.store.annotate(a.lease, "team", "web") }},
 	}
 	for _, c := range cases {

@@ -51,7 +51,7 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 		l.ResourceVersion, l.others = cur.ResourceVersion, cur.others
 	}
 	if err == nil {
-		m.attempted = start
+		m.attempted = append(m.attempted[max(0, len(m.attempted)-maxAttempted+1):], start)
 	}
 	m.mu.Unlock()
 	if err != nil {
@@ -66,6 +66,7 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	}
 	m.mu.Lock()
 	m.own, m.lastRenew, m.published, m.lastErr = &got, start, next, nil
+	m.attempted = m.attempted[:0] // a write still in flight has an older resource version: it conflicts
 	if m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
 		m.gain()
 	}
@@ -87,13 +88,32 @@ func (m *Member) currentLocked(leases []Lease) (*Lease, error) {
 		if cur.Name != m.lease {
 			continue
 		}
-		if m.own != nil && !sameInstant(cur.Renewed, m.own.Renewed) && !sameInstant(cur.Renewed, m.attempted) {
+		if m.own != nil && !m.wroteLocked(cur.Renewed) {
 			return nil, fmt.Errorf("renew shard lease %s: renewed at %s by another process of identity %s",
 				m.lease, cur.Renewed.Format(time.RFC3339Nano), m.cfg.Identity)
 		}
 		return cur, nil
 	}
 	return nil, nil
+}
+
+// maxAttempted bounds the writes remembered since the last that succeeded: each is conditional
+// on the resource version the List read before it, so one whose reply was lost may still be
+// stored later, until a write succeeds.
+const maxAttempted = 8
+
+// wroteLocked reports whether renewed is the renew time of this member's last successful
+// write or of one tried since. Called with mu held.
+func (m *Member) wroteLocked(renewed time.Time) bool {
+	if sameInstant(renewed, m.own.Renewed) {
+		return true
+	}
+	for _, at := range m.attempted {
+		if sameInstant(renewed, at) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameInstant compares times as a Lease stores them: to the microsecond.
