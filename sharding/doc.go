@@ -18,9 +18,11 @@
 //
 // Goroutines: Member.Run is the member's only goroutine; its owner starts it and cancels its
 // context once nothing of the replica can still handle a key, then Run deletes the Lease.
-// Handles, Begin, Valid, Owner, Status and TakeGains are safe from any goroutine. The engine
-// learns of gained keys through Gains and TakeGains and replays them; keys it loses simply stop
-// being handled.
+// Handles, Accept, Begin, Valid, Owner, Status and TakeGains are safe from any goroutine.
+// The engine learns of gained keys through Gains and TakeGains and replays them; keys it
+// loses simply stop being handled. Accept is Handles for the reconcile keys events name: a key refused is
+// remembered (named.go), and the Gain that gives it to the member lists it in Named, since no
+// cached object may map to it any more (an object deleted while its key moved).
 //
 // Everything that reaches the API server goes through LeaseStore (APILeases in a cluster), and
 // time through Clock, so the protocol is unit-tested with fakes.
