@@ -10,8 +10,8 @@ import "time"
 // queues them. Only the events a replica receives are remembered: the keys the old owner had
 // queued, waiting for a requeueAfter or a backoff, are its own and go with it.
 
-// maxNamed bounds the keys remembered; past it, more are not remembered until older ones are
-// forgotten (logged once per overflow).
+// maxNamed bounds the keys remembered; past it, more are not remembered until a tick has
+// forgotten older ones (logged once per overflow).
 const maxNamed = 1 << 16
 
 // namedWindow is how long a key named is remembered: a dead member's keys are gained within
@@ -28,12 +28,13 @@ func (m *Member) Accept(key string) bool {
 		return true
 	}
 	if _, ok := m.named[key]; !ok && len(m.named) >= maxNamed {
+		if m.namedFull { // until a tick forgets enough: a full scan per event would be quadratic
+			return false
+		}
 		m.forgetNamedLocked(now)
 		if len(m.named) >= maxNamed {
-			if !m.namedFull {
-				m.namedFull = true
-				m.logger.Warn("too many keys named while other replicas handle them; not remembering more", "max", maxNamed)
-			}
+			m.namedFull = true
+			m.logger.Warn("too many keys named while other replicas handle them; not remembering more", "max", maxNamed)
 			return false
 		}
 	}

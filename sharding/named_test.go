@@ -1,6 +1,7 @@
 package sharding
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -48,5 +49,36 @@ func TestGainNamesTheKeysEventsNamed(t *testing.T) {
 		if !slices.Equal(named, keys[i:i+1]) {
 			t.Errorf("%s's gains name %v, want %v", m.Identity(), named, keys[i:i+1])
 		}
+	}
+}
+
+// The keys remembered are bounded; once the window has passed they are forgotten and new
+// ones are remembered again.
+func TestNamedKeysAreBounded(t *testing.T) {
+	t.Parallel()
+	r := newTestRing(t, 0)
+	a := r.join("a")
+	r.join("b")
+	r.settle(5 * time.Second)
+	refused := 0
+	for i := 0; refused < maxNamed+100; i++ {
+		if !a.Accept(fmt.Sprintf("ns/key-%d", i)) {
+			refused++
+		}
+	}
+	if n := len(a.named); n != maxNamed {
+		t.Fatalf("%d keys remembered, want the bound %d", n, maxNamed)
+	}
+	for start := r.clock.Now(); r.clock.Now().Sub(start) <= a.namedWindow(); {
+		r.step()
+	}
+	late := ""
+	for i := 0; late == ""; i++ {
+		if k := fmt.Sprintf("ns/late-%d", i); !a.Accept(k) {
+			late = k
+		}
+	}
+	if _, ok := a.named[late]; !ok || len(a.named) != 1 {
+		t.Errorf("after the window, %d keys remembered (the late one: %v), want only the late one", len(a.named), ok)
 	}
 }
