@@ -146,10 +146,6 @@ func TestShardedOutage(t *testing.T) {
 
 	proxy.down()
 	downAt := time.Now()
-	fenced := map[string]time.Time{}
-	for _, id := range ids {
-		fenced[id] = se.replicas[id].waitLog(t, fenceLog, "", testRenew+leaderSlack).Time
-	}
 	se.apply(t, names, "2", false) // the replicas cannot see these until the API server is back
 	for time.Since(downAt) < 60*time.Second {
 		for _, id := range ids {
@@ -160,6 +156,13 @@ func TestShardedOutage(t *testing.T) {
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	fenced := map[string]time.Time{}
+	for _, id := range ids {
+		fenced[id] = se.replicas[id].waitLog(t, fenceLog, "", time.Second).Time
+		if d := fenced[id].Sub(downAt); d > testRenew+leaderSlack {
+			t.Errorf("%s fenced itself %v into the outage, want at its renew deadline (%v)", id, d, testRenew)
+		}
 	}
 	proxy.up()
 	upAt := time.Now()
