@@ -180,7 +180,7 @@ func (m *Member) fenceLocked(now time.Time) {
 	m.expired = true
 	m.active, m.narrowed, m.target = nil, nil, nil
 	m.logger.Warn("shard lease not renewed within the renew deadline: handling no key until the ring is joined again",
-		"lease", m.lease, "lastRenew", m.lastRenew, "ago", now.Sub(m.lastRenew).Round(time.Millisecond))
+		"lease", m.lease, "last_renew", m.lastRenew, "ago", now.Sub(m.lastRenew).Round(time.Millisecond))
 }
 
 // Owner is the member key belongs to in the ring this member acts on ("" before it joined);
