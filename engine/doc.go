@@ -161,8 +161,10 @@
 // in flight so that a key moves only once they ended. Watch enqueue mappings run on every
 // replica and each queues only the keys it owns. The loader learns of gained keys (Gains) and
 // queues a version.EventGained on the serving and syncing versions, whose workers replay the gained
-// objects as initial adds and enqueue the gained reconcile keys. A member that cannot renew
-// makes Run return its error; the fenced transport refuses writes from then on.
+// objects as initial adds and enqueue the gained reconcile keys, also those that events named
+// while another replica handled them (shardgate.Gate.Accept). A member that cannot renew
+// within the renew deadline handles nothing and the fenced transport refuses writes until it
+// has joined the ring again (the API server back): then it gains, and replays, all its keys.
 //
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection

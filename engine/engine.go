@@ -211,15 +211,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer waitElection()
 		defer stopElection()
 	}
-	var shardLost <-chan error
 	if e.shard != nil {
-		var stopShard func()
-		stopShard, shardLost = e.shard.Start()
-		defer stopShard() // after the scripts have stopped: then the Lease is released
+		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
 	defer e.shutdown()
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are
-	return e.loop(ctx, watcher, shardLost)
+	return e.loop(ctx, watcher)
 }
 
 // connect checks that the cluster answers and accepts our credentials, so that a bad
@@ -257,7 +254,7 @@ func (e *Engine) resolveDefaults() error {
 }
 
 // loop is the loader: it applies plugin events and version syncs one at a time.
-func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher, shardLost <-chan error) error {
+func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 	events := make(chan plugins.Event)
 	watchErr := make(chan error, 1)
 	watchCtx, stopWatching := context.WithCancel(ctx)
@@ -305,8 +302,6 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher, shardLost <
 			}
 		case <-gains:
 			e.onShardGains()
-		case err := <-shardLost:
-			return e.onShardLost(err)
 		case <-retry.C:
 			e.retryWaiting()
 		case err := <-watchErr:

@@ -3,7 +3,6 @@ package engine
 import (
 	"github.com/jsinformer/jsinformer/engine/internal/shardgate"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
-	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -15,15 +14,13 @@ import (
 // same replica whatever the script or resource; a schedule entry belongs to the replica
 // owning "schedule:SCRIPT#INDEX". The keys a replica gains are replayed on the workers of the
 // serving and syncing versions (version.Version.ReplayGained): their cached objects as initial
-// adds, and the reconcile keys their watch entries map to. What a version asks before each
+// adds, the reconcile keys their watch entries map to, and the gained reconcile keys events
+// named while another replica handled them (an object deleted meanwhile, a key without one). What a version asks before each
 // call is package engine/internal/version's.
 
 // shardOwner is this replica's part of the ring (package engine/internal/shardgate); a nil
 // one (no sharding) owns every key.
 type shardOwner = *shardgate.Gate
-
-// ErrShardLost is returned by Run when a sharded runner could not renew its Lease.
-var ErrShardLost = sharding.ErrLost
 
 // newShard builds this replica's ring member; it contacts nothing.
 func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
@@ -35,23 +32,16 @@ func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 // stopGrace is what a call gets past the handler timeout before it is abandoned.
 const stopGrace = 1e9 // one second, as at shutdown
 
-// onShardLost is the loader's side of a lost Lease: Run returns the error, the runner exits.
-func (e *Engine) onShardLost(err error) error {
-	e.logger.Error("shard lease lost: handler calls and writes stopped; exiting so that the other replicas take the keys over",
-		"identity", e.cfg.Sharding.Identity, "error", err.Error())
-	return err
-}
-
 // onShardGains replays the keys this replica gained on every serving and syncing version.
 func (e *Engine) onShardGains() {
-	has := e.shard.TakeGains()
+	has, named := e.shard.TakeGains()
 	if has == nil {
 		return
 	}
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.current, p.pending} {
 			if v != nil {
-				v.ver.ReplayGained(has)
+				v.ver.ReplayGained(has, named)
 			}
 		}
 	}

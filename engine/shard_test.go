@@ -118,3 +118,83 @@ func TestShardedReconcileAndSchedule(t *testing.T) {
 	}
 	waitTicks(t, a, "a tick on a", ticks(a)+1)
 }
+
+// heldScript reconciles every ConfigMap once, and those named held-N again every 2s.
+func heldScript(ns string) string {
+	return `export default {
+  watch: { resource: "v1/configmaps", namespace: "` + ns + `" },
+  reconcile(key, ctx) {
+    log.info("reconciled", { key });
+    return key.startsWith("` + ns + `/held-") ? { requeueAfter: "2s" } : undefined;
+  },
+};`
+}
+
+// A reconcile key held by a pause across a ring change is not run on resume by the replica
+// that lost it: its new owner has reconciled it meanwhile, and the old one asks whether it
+// owns the key only once the pause is over.
+func TestShardedPauseAcrossRingChange(t *testing.T) {
+	t.Parallel()
+	ns := fmt.Sprintf("shard-pause-%d", time.Now().UnixNano())
+	scripts := map[string]string{"p.js": heldScript(ns)}
+	a := startEngine(t, scripts, shardedAs(ns, "ring", "a"))
+	a.namespace(t, ns)
+	waitRing(t, a, 1)
+	ring := sharding.NewRing("a", "b")
+	name := movingName(ring, ns, "held-", "b") // a key that moves to b when b joins
+	a.create(t, configmapsGVR, configmap(ns, name, nil, nil))
+	held := ns + "/" + name
+	a.log.waitFor(t, "a's first reconcile of "+held, 1, msg("reconciled", "key", held))
+	if _, err := a.engine.Pause("p.js"); err != nil {
+		t.Fatal(err)
+	}
+	waitRequeueDue(t, a, "p.js", held) // a's worker now holds the key for the pause
+
+	b := startEngine(t, scripts, shardedAs(ns, "ring", "b"))
+	waitRing(t, a, 2)
+	waitRing(t, b, 2)
+	b.log.waitFor(t, "b's reconcile of "+held, 1, msg("reconciled", "key", held))
+	if _, err := a.engine.Resume("p.js"); err != nil {
+		t.Fatal(err)
+	}
+	// a's only worker runs (or drops) the held key before the next one a owns.
+	after := movingName(ring, ns, "after-", "a")
+	a.create(t, configmapsGVR, configmap(ns, after, nil, nil))
+	a.log.waitFor(t, "a's reconcile of "+after, 1, msg("reconciled", "key", ns+"/"+after))
+	if got := a.log.find(msg("reconciled", "key", held)); len(got) != 1 {
+		t.Errorf("a reconciled %s %d times, want once (before b joined): it ran it on resume though b owns it", held, len(got))
+	}
+}
+
+// movingName is the first name prefix-N whose key in ns owner owns in ring.
+func movingName(ring sharding.Ring, ns, prefix, owner string) string {
+	for i := 0; ; i++ {
+		if name := fmt.Sprintf("%s%d", prefix, i); ring.Owner(ns+"/"+name) == owner {
+			return name
+		}
+	}
+}
+
+// waitRequeueDue waits until key's requeueAfter in script's queue is due, and a little more,
+// so that the worker has taken it.
+func waitRequeueDue(t *testing.T, r *runner, script, key string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		q, err := r.engine.Queue(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range q.Scripts {
+			for _, k := range s.Keys {
+				if k.Key == key && k.NextRetry != nil && time.Since(*k.NextRetry) > 200*time.Millisecond {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s's requeue never came due in %s's queue: %+v", key, script, q)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

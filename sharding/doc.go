@@ -8,15 +8,21 @@
 // member narrows what it handles as soon as it sees a new ring, waits for the calls in flight
 // on the keys it lost, and records the ring it drained to in its Lease (DrainedAnnotation); a
 // member starts the keys it gains only once every other member of the new ring has recorded
-// the same ring. A member that misses the renew deadline handles nothing more (Handles and
-// Begin answer false) and Run returns ErrLost, before any other member can count its Lease as
-// expired: expiry is counted from when the others saw its last renewal.
+// the same ring. A member that misses the renew deadline handles nothing (Handles, Begin and
+// Valid answer false) before any other member can count its Lease as expired: expiry is
+// counted from when the others saw its last renewal. It keeps trying, and once it renews it
+// joins the ring again as a new member, gaining every key it owns (the calls it refused while
+// fenced are delivered by that replay). Each renewal is conditional on the resource version
+// the tick's List returned for the member's own Lease, so a renewal whose reply was lost, or
+// an annotation someone added, does not make the next ones conflict.
 //
 // Goroutines: Member.Run is the member's only goroutine; its owner starts it and cancels its
 // context once nothing of the replica can still handle a key, then Run deletes the Lease.
-// Handles, Begin, Valid, Owner, Status and TakeGains are safe from any goroutine. The engine
-// learns of gained keys through Gains and TakeGains and replays them; keys it loses simply stop
-// being handled.
+// Handles, Accept, Begin, Valid, Owner, Status and TakeGains are safe from any goroutine.
+// The engine learns of gained keys through Gains and TakeGains and replays them; keys it
+// loses simply stop being handled. Accept is Handles for the reconcile keys events name: a key refused is
+// remembered (named.go), and the Gain that gives it to the member lists it in Named, since no
+// cached object may map to it any more (an object deleted while its key moved).
 //
 // Everything that reaches the API server goes through LeaseStore (APILeases in a cluster), and
 // time through Clock, so the protocol is unit-tested with fakes.

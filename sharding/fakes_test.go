@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -18,9 +19,12 @@ type fakeLeases struct {
 	mu     sync.Mutex
 	leases map[string]Lease
 	rv     int
+	writes map[string]int // successful creates and updates, by Lease name
 }
 
-func newFakeLeases() *fakeLeases { return &fakeLeases{leases: map[string]Lease{}} }
+func newFakeLeases() *fakeLeases {
+	return &fakeLeases{leases: map[string]Lease{}, writes: map[string]int{}}
+}
 
 func (f *fakeLeases) List(context.Context) ([]Lease, error) {
 	f.mu.Lock()
@@ -41,6 +45,7 @@ func (f *fakeLeases) Create(_ context.Context, l Lease) (Lease, error) {
 	f.rv++
 	l.ResourceVersion = strconv.Itoa(f.rv)
 	f.leases[l.Name] = l
+	f.writes[l.Name]++
 	return l, nil
 }
 
@@ -57,6 +62,7 @@ func (f *fakeLeases) Update(_ context.Context, l Lease) (Lease, error) {
 	f.rv++
 	l.ResourceVersion = strconv.Itoa(f.rv)
 	f.leases[l.Name] = l
+	f.writes[l.Name]++
 	return l, nil
 }
 
@@ -74,11 +80,43 @@ func (f *fakeLeases) Delete(_ context.Context, name, rv string) error {
 	return nil
 }
 
-// cutLeases is one member's path to a fakeLeases, which the test can cut.
+// written is how many times the Lease name was created or updated.
+func (f *fakeLeases) written(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes[name]
+}
+
+// annotate sets an annotation on the Lease name, as kubectl annotate would.
+func (f *fakeLeases) annotate(name, key, value string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := f.leases[name]
+	l.others = maps.Clone(l.others)
+	if l.others == nil {
+		l.others = map[string]string{}
+	}
+	l.others[key] = value
+	f.rv++
+	l.ResourceVersion = strconv.Itoa(f.rv)
+	f.leases[name] = l
+}
+
+func (f *fakeLeases) get(name string) Lease {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leases[name]
+}
+
+// cutLeases is one member's path to a fakeLeases, which the test can cut, or on which it can
+// lose the replies to updates (the update is stored, the member sees an error).
 type cutLeases struct {
 	*fakeLeases
-	mu  sync.Mutex
-	cut bool
+	mu        sync.Mutex
+	cut       bool
+	loseReply int // updates whose reply is lost
+	late      bool
+	pending   *Lease // a late update: stored right after the next List read the Lease
 }
 
 var errCut = errors.New("connection cut")
@@ -93,15 +131,38 @@ func (c *cutLeases) List(ctx context.Context) ([]Lease, error) {
 	if c.down() {
 		return nil, errCut
 	}
-	return c.fakeLeases.List(ctx)
+	leases, err := c.fakeLeases.List(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending != nil {
+		_, _ = c.fakeLeases.Update(ctx, *c.pending)
+		c.pending = nil
+	}
+	return leases, err
 }
 
 func (c *cutLeases) Update(ctx context.Context, l Lease) (Lease, error) {
 	if c.down() {
 		return Lease{}, errCut
 	}
-	return c.fakeLeases.Update(ctx, l)
+	c.mu.Lock()
+	if c.late {
+		c.late, c.pending = false, &l
+		c.mu.Unlock()
+		return Lease{}, errReplyLost
+	}
+	c.mu.Unlock()
+	got, err := c.fakeLeases.Update(ctx, l)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && c.loseReply > 0 {
+		c.loseReply--
+		return Lease{}, errReplyLost
+	}
+	return got, err
 }
+
+var errReplyLost = errors.New("client timeout: reply lost")
 
 // fakeClock is moved by the test only.
 type fakeClock struct {

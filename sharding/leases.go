@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type Lease struct {
 	// Drained is the fingerprint of the ring the holder has drained to: it handles no key that
 	// is not its own in that ring (annotation DrainedAnnotation).
 	Drained string
+	// others are the annotations other than DrainedAnnotation, kept as they are on renewal.
+	others map[string]string
 }
 
 // LeaseStore is what a member needs of the API server: the ring's Leases. Update and Delete
@@ -111,9 +114,14 @@ func (a APILeases) Delete(ctx context.Context, name, resourceVersion string) err
 }
 
 func (a APILeases) toAPI(l Lease) *coordinationv1.Lease {
+	annotations := maps.Clone(l.others)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[DrainedAnnotation] = l.Drained
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: a.Namespace, ResourceVersion: l.ResourceVersion,
-			Labels: map[string]string{RingLabel: a.Ring}, Annotations: map[string]string{DrainedAnnotation: l.Drained}},
+			Labels: map[string]string{RingLabel: a.Ring}, Annotations: annotations},
 		Spec: coordinationv1.LeaseSpec{
 			HolderIdentity:       ptr.To(l.Holder),
 			LeaseDurationSeconds: ptr.To(int32((l.Duration + time.Second - 1) / time.Second)),
@@ -124,6 +132,14 @@ func (a APILeases) toAPI(l Lease) *coordinationv1.Lease {
 
 func fromAPI(l *coordinationv1.Lease) Lease {
 	out := Lease{Name: l.Name, ResourceVersion: l.ResourceVersion, Drained: l.Annotations[DrainedAnnotation]}
+	for k, v := range l.Annotations {
+		if k != DrainedAnnotation {
+			if out.others == nil {
+				out.others = map[string]string{}
+			}
+			out.others[k] = v
+		}
+	}
 	if l.Spec.HolderIdentity != nil {
 		out.Holder = *l.Spec.HolderIdentity
 	}

@@ -2,8 +2,6 @@ package sharding
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -35,11 +33,6 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-// ErrLost is returned by Run when the member could not renew its Lease within the renew
-// deadline: it handles nothing any more and the process should exit so that the others take
-// its keys over.
-var ErrLost = errors.New("shard lease lost")
-
 // Member is one replica's membership in a ring. Its Run goroutine renews the replica's Lease,
 // reads the others' and moves keys; the engine asks Begin or Handles from any goroutine.
 type Member struct {
@@ -52,7 +45,9 @@ type Member struct {
 	mu        sync.Mutex
 	own       *Lease    // nil until created
 	lastRenew time.Time // clock time before the last successful write of own
-	started   time.Time
+	// attempted are the renew times of the writes tried since the last one that succeeded
+	// (at most maxAttempted): any of them may have been stored, its reply lost.
+	attempted []time.Time
 	lastErr   error
 	active    Ring   // the ring keys are handled by; nil before joining
 	narrowed  []Ring // rings observed since active: a key is handled only while it is ours in each
@@ -68,12 +63,16 @@ type Member struct {
 	gains      []Gain
 	gen        uint64
 	released   bool
-	// expired is set the first time the renew deadline passed: from then on the member handles
-	// nothing, even if a late renewal succeeds, because the calls it refused meanwhile were
-	// dropped and only a new owner's replay would deliver them; Run returns ErrLost.
+	// expired is set when the renew deadline passed (fenceLocked): from then on the member
+	// handles nothing, even once a late renewal succeeds, until it has joined the ring again
+	// as a new member would (gain clears it): the calls it refused meanwhile were dropped, and
+	// only the replay of every key it then gains delivers them.
 	expired bool
-	wake    chan struct{} // cap 1: a call in flight ended
-	notify  chan struct{} // cap 1: TakeGains has something
+	// named are the keys Accept refused, with when (named.go).
+	named     map[string]time.Time
+	namedFull bool
+	wake      chan struct{} // cap 1: the last call a drain waited for ended
+	notify    chan struct{} // cap 1: TakeGains has something
 }
 
 type seenLease struct {
@@ -90,7 +89,7 @@ func New(cfg Config, store LeaseStore, clock Clock) *Member {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Member{cfg: cfg, store: store, clock: clock, logger: cfg.Logger, lease: LeaseName(cfg.Name, cfg.Identity),
-		inflight: map[string]int{}, seen: map[string]seenLease{},
+		inflight: map[string]int{}, seen: map[string]seenLease{}, named: map[string]time.Time{},
 		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1)}
 }
 
@@ -126,17 +125,31 @@ func (m *Member) Begin(key string) (end func(), ok bool) {
 		return nil, false
 	}
 	m.inflight[key]++
-	return func() {
-		m.mu.Lock()
-		if m.inflight[key]--; m.inflight[key] <= 0 {
-			delete(m.inflight, key)
-		}
-		m.mu.Unlock()
+	return func() { m.end(key) }, true
+}
+
+// end ends a call on key. It wakes Run only when this call was the last one a drain waited
+// for: every wake is a tick (a List and a Lease update), so waking on every call would renew
+// the Lease once per handler call under load instead of once per retry period.
+func (m *Member) end(key string) {
+	m.mu.Lock()
+	if m.inflight[key]--; m.inflight[key] <= 0 {
+		delete(m.inflight, key)
+	}
+	drained := m.drainWaitsLocked() && m.drainedLocked(m.clock.Now())
+	m.mu.Unlock()
+	if drained {
 		select {
 		case m.wake <- struct{}{}:
 		default:
 		}
-	}, true
+	}
+}
+
+// drainWaitsLocked reports whether a move waits to record its target ring drained. Called
+// with mu held.
+func (m *Member) drainWaitsLocked() bool {
+	return m.movingLocked() && m.published != m.target.Fingerprint()
 }
 
 // Valid reports whether the member's last renewal is within the renew deadline: false before
@@ -152,10 +165,22 @@ func (m *Member) validLocked(now time.Time) bool {
 		return false
 	}
 	if now.Sub(m.lastRenew) >= m.cfg.RenewDeadline {
-		m.expired = true
+		m.fenceLocked(now)
 		return false
 	}
 	return true
+}
+
+// fenceLocked stops the member handling anything: its renew deadline passed, so the others may
+// count its Lease as expired and take its keys. It forgets the rings it acted on, so that it
+// joins again as a new member once it can renew: it records the ring it then sees drained
+// (after its calls in flight ended), starts its keys once the others have recorded the same
+// ring, and gains every one of them. Called with mu held.
+func (m *Member) fenceLocked(now time.Time) {
+	m.expired = true
+	m.active, m.narrowed, m.target = nil, nil, nil
+	m.logger.Warn("shard lease not renewed within the renew deadline: handling no key until the ring is joined again",
+		"lease", m.lease, "last_renew", m.lastRenew, "ago", now.Sub(m.lastRenew).Round(time.Millisecond))
 }
 
 // Owner is the member key belongs to in the ring this member acts on ("" before it joined);
@@ -168,7 +193,10 @@ func (m *Member) Owner(key string) string {
 
 // Gain is one ring change this member applied: Has reports the keys it gained.
 type Gain struct {
-	Generation     uint64
+	Generation uint64
+	// Named are the gained keys that events named (Accept) while another member handled them,
+	// in no order: an object deleted meanwhile, a key without an object.
+	Named          []string
 	self           string
 	before         Ring
 	beforeNarrowed []Ring
@@ -213,6 +241,8 @@ type Status struct {
 	Generation uint64
 	Valid      bool
 	LastRenew  time.Time
+	// LastErr is why the last tick could not renew; nil once one did.
+	LastErr error
 }
 
 // Status returns the member's standing.
@@ -220,30 +250,27 @@ func (m *Member) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return Status{Identity: m.cfg.Identity, Lease: m.lease, Members: slices.Clone(m.active),
-		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew}
+		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew,
+		LastErr: m.lastErr}
 }
 
 // Run renews the Lease and moves keys until ctx ends, then releases the Lease: the caller
-// cancels ctx only once nothing of this replica can still handle a key. It returns ErrLost
-// (wrapped) when it could not renew within the renew deadline.
-func (m *Member) Run(ctx context.Context) error {
-	m.mu.Lock()
-	m.started = m.clock.Now()
-	m.mu.Unlock()
+// cancels ctx only once nothing of this replica can still handle a key. A member that cannot
+// renew within the renew deadline (the API server is down, or out of reach) handles nothing
+// but keeps trying, and joins the ring again once it can.
+func (m *Member) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			m.release()
-			return nil
+			return
 		case <-timer.C:
 		case <-m.wake:
 		}
 		pending := m.tick(ctx)
-		if err := m.lost(); err != nil {
-			return err
-		}
+		m.Valid() // the fence is up from the renew deadline on, asked or not
 		timer.Reset(m.nextTick(pending))
 	}
 }
@@ -264,25 +291,6 @@ func (m *Member) nextTick(pending bool) time.Duration {
 		}
 	}
 	return next
-}
-
-// lost returns ErrLost once the member cannot have renewed within the renew deadline, or never
-// created its Lease within it.
-func (m *Member) lost() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.clock.Now()
-	var err error
-	switch {
-	case m.own == nil && now.Sub(m.started) >= m.cfg.RenewDeadline:
-		err = fmt.Errorf("join shard ring %s: %w", m.cfg.Name, ErrLost)
-	case m.own != nil && !m.released && !m.validLocked(now):
-		err = fmt.Errorf("renew shard lease %s: %w (last renewed %s ago)", m.lease, ErrLost, now.Sub(m.lastRenew).Round(time.Millisecond))
-	}
-	if err != nil && m.lastErr != nil {
-		err = fmt.Errorf("%w: %w", err, m.lastErr)
-	}
-	return err
 }
 
 // release stops handling and deletes the Lease, so the others take its keys at once.

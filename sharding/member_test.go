@@ -41,7 +41,6 @@ func (r *testRing) join(id string) *Member {
 	path := &cutLeases{fakeLeases: r.store}
 	m := New(Config{Name: "jsinformer", Identity: id, LeaseDuration: tLease, RenewDeadline: tRenew,
 		RetryPeriod: tRetry, DrainTimeout: tDrain}, path, r.clock)
-	m.started = r.clock.Now()
 	r.members[id], r.paths[id] = m, path
 	return m
 }
@@ -121,6 +120,12 @@ func (r *testRing) allHandled() bool {
 		}
 	}
 	return true
+}
+
+func (r *testRing) setCut(id string, cut bool) {
+	r.paths[id].mu.Lock()
+	r.paths[id].cut = cut
+	r.paths[id].mu.Unlock()
 }
 
 func (r *testRing) count(id string) int {
@@ -241,8 +246,8 @@ func TestCutMemberStopsBeforeTheOthersTakeOver(t *testing.T) {
 			t.Fatal("b never took a's keys")
 		}
 	}
-	if err := a.lost(); !errors.Is(err, ErrLost) || !errors.Is(err, errCut) {
-		t.Errorf("a.lost() = %v, want ErrLost with the renewal's error", err)
+	if st := a.Status(); !errors.Is(st.LastErr, errCut) {
+		t.Errorf("a's last error is %v, want the renewal's", st.LastErr)
 	}
 	if a.Valid() {
 		t.Error("a is still valid after its renew deadline")
@@ -316,28 +321,47 @@ func TestRingSpreadAndMoves(t *testing.T) {
 	}
 }
 
-// A member that missed its renew deadline stays out even when a later renewal succeeds: the
-// calls it refused meanwhile are only delivered by a new owner's replay.
-func TestLateRenewalDoesNotRevive(t *testing.T) {
+// A member that missed its renew deadline handles nothing even once a late renewal succeeds,
+// until it has joined the ring again as a new member: then it gains every key it owns, so that
+// the engine replays the calls it refused meanwhile. Cut for less than the lease duration, the
+// others never took its keys; cut for longer, they did and give them back. exclusive()
+// checks after every step that no key has two handlers.
+func TestLateRenewalRejoins(t *testing.T) {
 	t.Parallel()
-	r := newTestRing(t, 50)
-	a := r.join("a")
-	r.settle(5 * time.Second)
-	r.paths["a"].mu.Lock()
-	r.paths["a"].cut = true
-	r.paths["a"].mu.Unlock()
-	for cut := r.clock.Now(); r.clock.Now().Sub(cut) <= tRenew; {
-		r.step()
-	}
-	r.paths["a"].mu.Lock()
-	r.paths["a"].cut = false
-	r.paths["a"].mu.Unlock()
-	r.step() // the renewal succeeds
-	if a.Valid() || a.Handles(r.keys[0]) {
-		t.Error("a handles keys again after a late renewal")
-	}
-	if err := a.lost(); !errors.Is(err, ErrLost) {
-		t.Errorf("a.lost() = %v, want ErrLost", err)
+	for _, cut := range []time.Duration{tRenew + tStep, 2 * tLease} {
+		t.Run(fmt.Sprintf("cut %v", cut), func(t *testing.T) {
+			t.Parallel()
+			r := newTestRing(t, 200)
+			a := r.join("a")
+			r.join("b")
+			r.settle(5 * time.Second)
+			a.TakeGains()
+			r.setCut("a", true)
+			for start := r.clock.Now(); r.clock.Now().Sub(start) <= cut; {
+				r.step()
+			}
+			if a.Valid() || r.count("a") != 0 {
+				t.Fatalf("a handles %d keys (valid %v) %v after it was cut", r.count("a"), a.Valid(), cut)
+			}
+			r.setCut("a", false)
+			r.step()
+			gains := a.TakeGains()
+			if r.count("a") != 0 && len(gains) == 0 {
+				t.Fatal("a handles keys again without a gain")
+			}
+			r.settle(5 * time.Second)
+			var gained int
+			for _, g := range append(gains, a.TakeGains()...) {
+				for _, k := range r.keys {
+					if g.Has(k) && a.Handles(k) {
+						gained++
+					}
+				}
+			}
+			if n := r.count("a"); n == 0 || gained != n {
+				t.Errorf("a handles %d keys after rejoining and gained %d of them, want all", n, gained)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package sharding
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -31,9 +32,13 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	leases, err := m.store.List(ctx)
 	if err != nil {
 		m.failed(err)
-		return true
+		return false
 	}
 	m.mu.Lock()
+	// A member past its renew deadline is fenced before this tick's renewal could make it
+	// valid again: it must join anew, whether or not anything asked it meanwhile.
+	m.validLocked(start)
+	m.forgetNamedLocked(start)
 	ring, drained, stale := m.observe(leases, start)
 	m.retarget(ring, start)
 	next := m.published
@@ -41,19 +46,27 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 		next = m.target.Fingerprint()
 	}
 	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next}
-	create := m.own == nil
-	if !create {
-		l.ResourceVersion = m.own.ResourceVersion
+	cur, err := m.currentLocked(leases)
+	if cur != nil {
+		l.ResourceVersion, l.others = cur.ResourceVersion, cur.others
+	}
+	if err == nil {
+		m.attempted = append(m.attempted[max(0, len(m.attempted)-maxAttempted+1):], start)
 	}
 	m.mu.Unlock()
-
-	got, err := m.write(ctx, l, create)
 	if err != nil {
 		m.failed(err)
-		return true
+		return false
+	}
+
+	got, err := m.write(ctx, l, cur == nil)
+	if err != nil {
+		m.failed(err)
+		return false
 	}
 	m.mu.Lock()
 	m.own, m.lastRenew, m.published, m.lastErr = &got, start, next, nil
+	m.attempted = m.attempted[:0] // a write still in flight has an older resource version: it conflicts
 	if m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
 		m.gain()
 	}
@@ -61,6 +74,51 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	m.mu.Unlock()
 	m.deleteStale(ctx, stale)
 	return pending
+}
+
+// currentLocked returns this member's Lease as the List just read it, nil when there is none
+// (not created yet, or deleted). The renewal is conditional on that resource version rather
+// than on the one of the member's last write: a renewal stored whose reply was lost, or
+// someone annotating the Lease, changed it, and a renewal on the stale one would conflict
+// until the renew deadline. A Lease renewed at another time than this member's last two
+// writes is another process's of the same identity: not taken over. Called with mu held.
+func (m *Member) currentLocked(leases []Lease) (*Lease, error) {
+	for i := range leases {
+		cur := &leases[i]
+		if cur.Name != m.lease {
+			continue
+		}
+		if m.own != nil && !m.wroteLocked(cur.Renewed) {
+			return nil, fmt.Errorf("renew shard lease %s: renewed at %s by another process of identity %s",
+				m.lease, cur.Renewed.Format(time.RFC3339Nano), m.cfg.Identity)
+		}
+		return cur, nil
+	}
+	return nil, nil
+}
+
+// maxAttempted bounds the writes remembered since the last that succeeded: each is conditional
+// on the resource version the List read before it, so one whose reply was lost may still be
+// stored later, until a write succeeds.
+const maxAttempted = 8
+
+// wroteLocked reports whether renewed is the renew time of this member's last successful
+// write or of one tried since. Called with mu held.
+func (m *Member) wroteLocked(renewed time.Time) bool {
+	if sameInstant(renewed, m.own.Renewed) {
+		return true
+	}
+	for _, at := range m.attempted {
+		if sameInstant(renewed, at) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameInstant compares times as a Lease stores them: to the microsecond.
+func sameInstant(a, b time.Time) bool {
+	return a.Truncate(time.Microsecond).Equal(b.Truncate(time.Microsecond))
 }
 
 // write creates or renews the Lease; a Lease of this name left by an earlier process of the
@@ -191,7 +249,9 @@ func (m *Member) othersDrained(drained map[string]string) bool {
 // Called with mu held.
 func (m *Member) gain() {
 	m.gen++
+	m.expired = false // joined again after a lapse: it gains every key it owns
 	g := Gain{Generation: m.gen, self: m.cfg.Identity, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
+	g.Named = m.takeNamedLocked(g, m.clock.Now())
 	m.active, m.narrowed = m.target, nil
 	m.gains = append(m.gains, g)
 	m.logger.Info("shard ring applied", "members", len(m.active), "generation", m.gen)

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -476,32 +474,38 @@ func TestShardedReplicas(t *testing.T) {
 	})
 	noOverlap(t, se.allCalls(t))
 
-	t.Run("a replica cut off from the API server stops before the others take its keys, and exits non-zero", func(t *testing.T) {
-		proxy := newCutProxy(parent, strings.TrimPrefix(cp.Config.Host, "https://"))
+	t.Run("a replica cut off from the API server stops before the others take its keys, keeps running and rejoins", func(t *testing.T) {
+		proxy := newOutageProxy(parent, strings.TrimPrefix(cp.Config.Host, "https://"))
 		f := se.startWith(parent, "shard-f", kubeconfigWith(parent, "https://"+proxy.addr(), cp.Config.BearerToken))
 		se.waitMembers(t, "shard-a", "shard-e", "shard-f")
-		proxy.cut()
-		lost := f.waitLog(t, "shard lease lost: handler calls and writes stopped; exiting so that the other replicas take the keys over", "", 30*time.Second)
-		<-f.done
-		f.stopped = lost.Time
-		var exit *exec.ExitError
-		if !errors.As(f.err, &exit) || exit.ExitCode() == 0 {
-			t.Errorf("shard-f exited with %v after losing its Lease, want a non-zero code", f.err)
-		}
+		proxy.down()
+		fenced := f.waitLog(t, fenceLog, "", 30*time.Second).Time
 		se.waitMembers(t, "shard-a", "shard-e")
 		var fKeys []string
+		three := sharding.NewRing("shard-a", "shard-e", "shard-f")
 		for _, n := range names {
-			if sharding.NewRing("shard-a", "shard-e", "shard-f").Owner(se.key(n)) == "shard-f" {
+			if three.Owner(se.key(n)) == "shard-f" {
 				fKeys = append(fKeys, n)
 			}
 		}
 		se.apply(t, fKeys, "after-cut", false)
 		se.waitHandled(t, fKeys, "after-cut", 30*time.Second)
+		select {
+		case <-f.done:
+			t.Fatalf("shard-f exited when cut off: %v", f.err)
+		default:
+		}
+		back := time.Now()
+		proxy.up()
+		se.waitMembers(t, "shard-a", "shard-e", "shard-f")
+		se.handledSince(t, fKeys, back, three, 30*time.Second) // its keys replayed on rejoining
 		for _, c := range f.calls(t) {
-			if c.begin.After(lost.Time) {
-				t.Errorf("shard-f began a call on %s at %v, after it stopped at %v", c.name, c.begin, lost.Time)
+			if c.begin.After(fenced) && c.begin.Before(back) {
+				t.Errorf("shard-f began a call on %s at %v, fenced since %v", c.name, c.begin, fenced)
 			}
 		}
+		se.apply(t, fKeys, "rejoined", false)
+		se.waitHandled(t, fKeys, "rejoined", 30*time.Second)
 	})
 	noOverlap(t, se.allCalls(t))
 }

@@ -5,9 +5,9 @@
 //   - a run that fails is retried with the queue's backoff up to MaxRetries times (MaxRetries+1
 //     runs in all), then forgotten ("reconcile failed; giving up on key", and its book entry
 //     says so); a run that returns requeueAfter is queued again after that delay;
-//   - before each run Begin is asked (leadership, shard ownership): a key refused is dropped,
-//     not run, and Hold waits while the script is paused; Enqueue queues only the keys
-//     Handles accepts (another replica's are not queued here);
+//   - before each run Hold waits while the script is paused, then Begin is asked (leadership,
+//     shard ownership, as they are after the pause): a key refused is dropped, not run;
+//     Enqueue queues only the keys Handles accepts (another replica's are not queued here);
 //   - each run becomes a trace record on its worker's trace.Worker and updates the queue
 //     view's inspect.KeyBook.
 //

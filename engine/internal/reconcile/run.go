@@ -24,14 +24,16 @@ func (r *Workers[R]) work(s R, w *trace.Worker) {
 }
 
 func (r *Workers[R]) process(s R, w *trace.Worker, key string) {
+	// Hold before Begin: a key held by a pause across a ring change is asked about after the
+	// pause, or its old owner would run it on resume after its new owner replayed it.
+	if !r.cfg.Hold() {
+		return
+	}
 	end, ok := r.cfg.Begin(key)
 	if !ok {
 		return // a new leader or the key's new owner replays it
 	}
 	defer end()
-	if !r.cfg.Hold() {
-		return
-	}
 	enqueue := func(k string) {
 		w.Tap().AddEnqueued(k)
 		r.Enqueue(k, "ctx.enqueue in reconcile of "+key)

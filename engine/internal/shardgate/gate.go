@@ -17,13 +17,14 @@ import (
 type Ring interface {
 	Begin(key string) (end func(), ok bool)
 	Handles(key string) bool
+	Accept(key string) bool
 	Valid() bool
 	Owner(key string) string
 	Identity() string
 	Gains() <-chan struct{}
 	TakeGains() []sharding.Gain
 	Status() sharding.Status
-	Run(ctx context.Context) error
+	Run(ctx context.Context)
 }
 
 // Config names this replica's Lease and the ring's timings (as for leader election, already
@@ -75,6 +76,10 @@ func (g *Gate) Begin(key string) (end func(), ok bool) {
 // Handles reports whether this replica queues key: always when unsharded.
 func (g *Gate) Handles(key string) bool { return g == nil || g.ring.Handles(key) }
 
+// Accept reports whether this replica queues reconcile key, as Handles; when it does not,
+// the key is remembered, and named by the gain that gives it to this replica.
+func (g *Gate) Accept(key string) bool { return g == nil || g.ring.Accept(key) }
+
 // Valid reports whether this replica still holds its Lease; for the write fence.
 func (g *Gate) Valid() bool { return g == nil || g.ring.Valid() }
 
@@ -106,14 +111,18 @@ func (g *Gate) Gains() <-chan struct{} {
 }
 
 // TakeGains returns whether a key is one this replica gained in the ring changes applied
-// since the last call; nil when it gained nothing.
-func (g *Gate) TakeGains() (gained func(key string) bool) {
+// since the last call (nil when it gained nothing), and the gained keys that events named
+// while another replica handled them (Accept), which no cached object may map to.
+func (g *Gate) TakeGains() (gained func(key string) bool, named []string) {
 	if g == nil {
-		return nil
+		return nil, nil
 	}
 	gains := g.ring.TakeGains()
 	if len(gains) == 0 {
-		return nil
+		return nil, nil
+	}
+	for _, gain := range gains {
+		named = append(named, gain.Named...)
 	}
 	return func(key string) bool {
 		for _, gain := range gains {
@@ -122,29 +131,25 @@ func (g *Gate) TakeGains() (gained func(key string) bool) {
 			}
 		}
 		return false
-	}
+	}, named
 }
 
 // Start runs the member on a goroutine of its own until stop, which cancels it and returns
 // once it has returned (and released its Lease): its owner calls stop only once nothing of
-// this replica can still handle a key. lost receives Run's error when the member gives up by
-// itself (it could not renew). Unsharded, stop does nothing and lost never receives.
-func (g *Gate) Start() (stop func(), lost <-chan error) {
+// this replica can still handle a key. Unsharded, stop does nothing.
+func (g *Gate) Start() (stop func()) {
 	if g == nil {
-		return func() {}, nil
+		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	errs := make(chan error, 1)
 	done := make(chan struct{})
 	st := g.ring.Status()
 	g.logger.Info("joining shard ring", "lease", g.namespace+"/"+st.Lease, "identity", st.Identity)
 	go func() {
 		defer close(done)
-		if err := g.ring.Run(ctx); err != nil {
-			errs <- err
-		}
+		g.ring.Run(ctx)
 	}()
-	return func() { cancel(); <-done }, errs
+	return func() { cancel(); <-done }
 }
 
 // Status is this replica's standing for the state API; nil when unsharded.

@@ -2,7 +2,6 @@ package shardgate
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -11,16 +10,15 @@ import (
 	"github.com/jsinformer/jsinformer/sharding"
 )
 
-// fakeRing owns the keys that start with "mine/"; its Run ends with runErr, or when
-// cancelled.
+// fakeRing owns the keys that start with "mine/"; its Run ends when cancelled.
 type fakeRing struct {
 	gains   []sharding.Gain
-	runErr  error
 	running atomic.Bool
 }
 
 func (f *fakeRing) Begin(key string) (func(), bool) { return func() {}, f.Handles(key) }
 func (f *fakeRing) Handles(key string) bool         { return len(key) > 5 && key[:5] == "mine/" }
+func (f *fakeRing) Accept(key string) bool          { return f.Handles(key) }
 func (f *fakeRing) Valid() bool                     { return true }
 func (f *fakeRing) Owner(key string) string {
 	if f.Handles(key) {
@@ -34,14 +32,10 @@ func (f *fakeRing) TakeGains() []sharding.Gain { g := f.gains; f.gains = nil; re
 func (f *fakeRing) Status() sharding.Status {
 	return sharding.Status{Identity: "self", Lease: "ring-self", Members: []string{"other", "self"}, Generation: 3, Valid: true}
 }
-func (f *fakeRing) Run(ctx context.Context) error {
+func (f *fakeRing) Run(ctx context.Context) {
 	f.running.Store(true)
 	defer f.running.Store(false)
-	if f.runErr != nil {
-		return f.runErr
-	}
 	<-ctx.Done()
-	return nil
 }
 
 // An unsharded runner (nil *Gate) owns every key; a sharded one only its own.
@@ -72,8 +66,8 @@ func TestGateOwnership(t *testing.T) {
 			if got := c.g.OtherOwner(c.key); got != c.other {
 				t.Errorf("OtherOwner = %q, want %q", got, c.other)
 			}
-			if !c.g.Valid() || c.g.TakeGains() != nil {
-				t.Errorf("Valid %v, gains %v: want valid and no gain", c.g.Valid(), c.g.TakeGains() != nil)
+			if has, _ := c.g.TakeGains(); !c.g.Valid() || has != nil {
+				t.Errorf("Valid %v, gains %v: want valid and no gain", c.g.Valid(), has != nil)
 			}
 			st := c.g.Status()
 			if (st == nil) != (c.status == "") || st != nil && (st.Lease != c.status || len(st.Members) != 2 || st.Generation != 3) {
@@ -83,12 +77,12 @@ func TestGateOwnership(t *testing.T) {
 	}
 }
 
-// Start's stop joins the member's goroutine; a member that gives up says why on lost.
+// Start's stop joins the member's goroutine.
 func TestGateStart(t *testing.T) {
 	t.Parallel()
 	ring := &fakeRing{}
 	g := On(ring, "ns", slog.New(slog.DiscardHandler))
-	stop, lost := g.Start()
+	stop := g.Start()
 	deadline := time.Now().Add(10 * time.Second)
 	for !ring.running.Load() {
 		if time.Now().After(deadline) {
@@ -100,22 +94,5 @@ func TestGateStart(t *testing.T) {
 	if ring.running.Load() {
 		t.Fatal("the member still runs after stop returned")
 	}
-	select {
-	case err := <-lost:
-		t.Fatalf("lost %v after a stop", err)
-	default:
-	}
-
-	giving := &fakeRing{runErr: sharding.ErrLost}
-	stop, lost = On(giving, "ns", slog.New(slog.DiscardHandler)).Start()
-	if err := <-lost; !errors.Is(err, sharding.ErrLost) {
-		t.Fatalf("lost %v, want sharding.ErrLost", err)
-	}
-	stop()
-
-	stop, lost = (*Gate)(nil).Start()
-	stop()
-	if lost != nil {
-		t.Fatal("an unsharded runner has a lost channel")
-	}
+	(*Gate)(nil).Start()() // unsharded: nothing to stop
 }

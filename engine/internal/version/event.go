@@ -57,6 +57,8 @@ func ResourceVersionOf(obj scripting.Object) string {
 // Gained is an EventGained's: which keys were gained, and the version's subscriptions
 // (the loader's, copied: the worker must not read the loader's list).
 type Gained struct {
-	Has  func(string) bool
-	Subs []*Subscription
+	Has func(string) bool
+	// Named are gained reconcile keys that events named while another replica handled them.
+	Named []string
+	Subs  []*Subscription
 }

@@ -10,14 +10,15 @@ import (
 // ring): it keeps its store and indexes complete, but calls handlers and reconciles only for
 // the keys this replica owns; the keys it gains are replayed on its worker (EventGained).
 
-// ReplayGained queues on v's worker the replay of the keys has says this replica gained, if
-// v has subscribed. Called by the loader, which owns v's subscriptions.
-func (v *Version) ReplayGained(has func(string) bool) {
+// ReplayGained queues on v's worker the replay of the keys has says this replica gained, and
+// the reconcile keys named, if v has subscribed. Called by the loader, which owns v's
+// subscriptions.
+func (v *Version) ReplayGained(has func(string) bool, named []string) {
 	if len(v.subs) == 0 {
 		return
 	}
 	subs := append([]*Subscription(nil), v.subs...) // the worker must not read the loader's list
-	v.queue.Push(Event{Kind: EventGained, Gained: &Gained{Has: has, Subs: subs}})
+	v.queue.Push(Event{Kind: EventGained, Gained: &Gained{Has: has, Named: named, Subs: subs}})
 }
 
 // begin starts a call on key: false when this runner calls nothing (a standby, a lost Lease)
@@ -29,18 +30,21 @@ func (v *Version) begin(key string) (end func(), ok bool) {
 	return v.shard.Begin(key)
 }
 
-// handles reports whether this runner enqueues reconcile key: always without sharding.
-func (v *Version) handles(key string) bool { return v.shard.Handles(key) }
+// handles reports whether this runner enqueues reconcile key: always without sharding. A key
+// refused is remembered by the shard gate, and queued again if this replica gains it.
+func (v *Version) handles(key string) bool { return v.shard.Accept(key) }
 
 // scheduleKey is the key that decides which replica runs schedule entry i.
 func (v *Version) scheduleKey(i int) string { return "schedule:" + v.name + "#" + strconv.Itoa(i) }
 
 // replayGained runs on the worker: every cached object whose key was gained is shown to the
 // handlers as an initial add, and every reconcile key the cached objects map to that was
-// gained is enqueued, as after a re-list.
+// gained is enqueued, as after a re-list; then the gained keys that events named while
+// another replica handled them are enqueued: no cached object may map to them any more.
 func (v *Version) replayGained(g *Gained) {
 	v.enqueueOnly = g.Has
 	defer func() { v.enqueueOnly = nil }()
+	defer v.enqueueNamed(g.Named)
 	for _, sub := range g.Subs {
 		for _, key := range v.store.Keys(sub.Cache.Resource) {
 			obj := v.store.Get(sub.Cache.Resource, key)
@@ -71,5 +75,15 @@ func (v *Version) notOwned(key string, rec *inspection.TraceRecord) {
 		if owner := v.shard.OtherOwner(key); owner != "" {
 			rec.Owner = owner
 		}
+	}
+}
+
+// enqueueNamed queues the reconcile keys named while another replica handled them.
+func (v *Version) enqueueNamed(keys []string) {
+	if v.reconciler == nil {
+		return
+	}
+	for _, key := range keys {
+		v.reconciler.Enqueue(key, "named by an event while another replica handled it")
 	}
 }
