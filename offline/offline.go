@@ -85,6 +85,10 @@ func New(cfg Config) (*Harness, error) {
 		ScriptsDir: cmp.Or(cfg.ScriptsDir, "."), Resources: cfg.Resources, Namespace: cfg.Namespace,
 		LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector, DryRun: cfg.DryRun,
 		FieldManager: cfg.FieldManager, HandlerTimeout: cfg.HandlerTimeout, Logger: cfg.Logger,
+		// A test's scrape (Metrics) waits for the collects as long as the harness waits for
+		// anything, not the runner's short scrape deadline: on a loaded machine a collect must
+		// not vanish from a test's h.metrics().
+		MetricCollectTimeout: cfg.QuietTimeout,
 	}
 	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
 		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }}
