@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/plugins"
 )
@@ -28,6 +29,11 @@ const DefaultMaxBacklog = 10000
 // more series than this is a mistake (a label per object where a count was meant) that would
 // weigh on the runner and on Prometheus.
 const DefaultMetricSeriesLimit = 10_000
+
+// DefaultMetricCollectTimeout is the default of Config.MetricCollectTimeout: well under
+// Prometheus's default scrape timeout (10s), so that a busy or paused script never takes the
+// runner's whole /metrics down with it.
+const DefaultMetricCollectTimeout = enginemetrics.DefaultCollectDeadline
 
 // Config is everything the engine needs; cmd/runner fills it from flags.
 type Config struct {
@@ -101,6 +107,10 @@ type Config struct {
 	// MetricSeriesLimit is the most series one metric family of a script may have
 	// (--metric-series-limit); default DefaultMetricSeriesLimit.
 	MetricSeriesLimit int
+	// MetricCollectTimeout is how long a scrape waits for the scripts' collects
+	// (--metric-collect-timeout); a family not answered by then is left out of that scrape and
+	// counted, the rest served. Default DefaultMetricCollectTimeout.
+	MetricCollectTimeout time.Duration
 	// MemoryCheckInterval is how often the guard looks at the heap; default 1s.
 	MemoryCheckInterval time.Duration
 	// MaxBacklog is how many events a script version may have queued before updates of one
@@ -140,6 +150,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.MetricSeriesLimit <= 0 {
 		c.MetricSeriesLimit = DefaultMetricSeriesLimit
+	}
+	if c.MetricCollectTimeout <= 0 {
+		c.MetricCollectTimeout = DefaultMetricCollectTimeout
 	}
 	if c.MemoryCheckInterval <= 0 {
 		c.MemoryCheckInterval = time.Second

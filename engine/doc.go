@@ -189,9 +189,11 @@
 // one collector, registered once, maps each script to its serving version's families; the
 // loader swaps the entry in onSynced, when the new version takes over, and removes it when a
 // version retires without a successor, so a scrape sees one version's families per script. A
-// scrape queues a version.EventCollect on each serving version's worker and waits (bounded by the
-// handler timeout per family, plus one for the call running); the worker runs the collects
-// between two events, so they read the store as the handlers do. Families without collect
+// scrape queues a version.EventCollect on each serving version's worker and waits until its
+// deadline (Config.MetricCollectTimeout, 1s by default), serving the families answered by then;
+// the worker runs the collects between two events, so they read the store as the handlers do.
+// Only the leader computes a family, and under sharding only the replica owning its key
+// ("metric:SCRIPT#FAMILY"), so it is served once across the replicas. Families without collect
 // live in Go behind a mutex per family, written by the worker, reconcile workers and
 // schedules through ctx.metrics.
 //

@@ -171,7 +171,7 @@ func (e *Engine) init(env Env) {
 	if e.lead == nil {
 		e.stats.Leading(true) // without leader election, every runner leads
 	}
-	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.HandlerTimeout)
+	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.MetricCollectTimeout)
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {

@@ -90,6 +90,10 @@ func New(cfg Config) (*Harness, error) {
 		LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector, DryRun: cfg.DryRun,
 		FieldManager: cfg.FieldManager, HandlerTimeout: cfg.HandlerTimeout, Logger: cfg.Logger,
 		ObserveCalls: cfg.OnCall,
+		// A test's scrape (Metrics) waits for the collects as long as the harness waits for
+		// anything, not the runner's short scrape deadline: on a loaded machine a collect must
+		// not vanish from a test's h.metrics().
+		MetricCollectTimeout: cfg.QuietTimeout,
 	}
 	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
 		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }}

@@ -65,6 +65,7 @@ type options struct {
 	unhealthyAfter    time.Duration
 	permissionCheck   time.Duration
 	metricSeriesLimit int
+	metricCollect     time.Duration
 	memoryLimit       string
 	streamingLists    bool
 	readIdle          time.Duration
@@ -125,6 +126,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve /metrics, /healthz and /readyz on this address, e.g. :9090 (off when empty)")
 	f.IntVar(&o.metricSeriesLimit, "metric-series-limit", engine.DefaultMetricSeriesLimit, "most series one metric family a script declares may have: past it a collect's family is left out of the scrape, and ctx.metrics refuses new series")
 	f.DurationVar(&o.permissionCheck, "permission-check-interval", permissions.DefaultInterval, "how often the runner asks the API server whether it holds what its scripts need (also at start and on each reload; docs/permissions.md); 0 turns the check off")
+	f.DurationVar(&o.metricCollect, "metric-collect-timeout", engine.DefaultMetricCollectTimeout, "longest a scrape of /metrics waits for the scripts' collects: a family not computed by then (its script busy, paused or slow) is left out of that scrape and counted in jsinformer_script_metric_errors_total, the rest served; keep it well under Prometheus's scrape_timeout")
 	f.DurationVar(&o.unhealthyAfter, "unhealthy-after", 30*time.Second, "/readyz answers 503 once an informer a script needs has failed to list/watch this long, or a script has not synced in this time")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory guard: near this much Go heap, stop the script whose memory keeps growing (until its file changes), e.g. 512Mi; 0 turns it off (default: GOMEMLIMIT, else 90% of the container's memory limit)")
 	f.IntVar(&o.maxBacklog, "max-backlog", engine.DefaultMaxBacklog, "events a script may have queued before updates of the same object are coalesced (its handler then sees the last state it was given as old, the newest as new; adds and deletes are never dropped); -1 never coalesces")
@@ -164,6 +166,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.metricSeriesLimit <= 0 {
 		return errors.New("--metric-series-limit must be positive")
+	}
+	if o.metricCollect <= 0 {
+		return errors.New("--metric-collect-timeout must be positive")
 	}
 	if o.traceRecords < 0 {
 		return fmt.Errorf("--trace-records must be 0 (off) or positive, not %d", o.traceRecords)
@@ -229,7 +234,8 @@ func (o *options) run(cmd *cobra.Command) error {
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, PermissionCheckInterval: o.permissionCheckInterval(), StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
-		TraceRecords: traceRecords(o.traceRecords),
+		MetricCollectTimeout: o.metricCollect,
+		TraceRecords:         traceRecords(o.traceRecords),
 	})
 	if err != nil {
 		return err

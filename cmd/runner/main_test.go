@@ -125,7 +125,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 	}
 	for _, want := range []string{"--gvr", "--scripts", "--kubeconfig", "--context", "--namespace", "--all-namespaces",
 		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
-		"--unhealthy-after", "--memory-limit", "--metric-series-limit", "--max-backlog", "--http2-read-idle-timeout", "--http2-ping-timeout", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
+		"--unhealthy-after", "--memory-limit", "--metric-series-limit", "--metric-collect-timeout", "--max-backlog", "--http2-read-idle-timeout", "--http2-ping-timeout", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 		"--leader-elect-retry-period", "--leader-elect-resource-name", "--leader-elect-resource-namespace",
 		"--debug-addr", "--pprof", "--trace-records", "--permission-check-interval",
 		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {

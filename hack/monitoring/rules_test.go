@@ -168,3 +168,24 @@ func firing(t *testing.T, all []rulefmt.Rule, series map[string]string, end time
 	sort.Strings(names)
 	return names
 }
+
+// With --sharded every replica reports itself leader (each works on its own keys) and
+// serves jsinformer_shard_members: JsinformerSeveralLeaders must not fire for N replicas,
+// and still fires for leader-elected runners beside them in another namespace.
+func TestSeveralLeadersUnderSharding(t *testing.T) {
+	t.Parallel()
+	series := healthy()
+	for _, pod := range []string{"s1", "s2", "s3"} {
+		sharded := `namespace="sharded", pod="` + pod + `"`
+		series["jsinformer_ready{"+sharded+"}"] = "1x40"
+		series["jsinformer_leader{"+sharded+"}"] = "1x40"
+		series["jsinformer_shard_members{"+sharded+"}"] = "3x40"
+	}
+	if got := firing(t, loadRules(t), series, 40*time.Minute); len(got) != 0 {
+		t.Errorf("three sharded replicas, all leading: %v fire, want none", got)
+	}
+	series[`jsinformer_leader{namespace="ok", pod="p2"}`] = "0x20 1x19"
+	if got := firing(t, loadRules(t), series, 40*time.Minute); !slices.Equal(got, []string{"JsinformerSeveralLeaders"}) {
+		t.Errorf("two leader-elected runners leading beside sharded ones: %v fire, want JsinformerSeveralLeaders", got)
+	}
+}

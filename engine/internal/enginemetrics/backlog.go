@@ -14,7 +14,8 @@ type Backlogged interface {
 }
 
 // backlog reports, at scrape time, how many events each live script version has queued but
-// not yet handled: the first sign of a script too slow for its resource.
+// not yet handled: the first sign of a script too slow for its resource. Versions of one
+// script with the same content count as one series.
 type backlog struct {
 	mu       sync.Mutex
 	versions map[Backlogged]struct{}
@@ -44,12 +45,19 @@ func (b *backlog) remove(v Backlogged) {
 // Describe implements prometheus.Collector.
 func (b *backlog) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector. Two live versions may share a script and content
+// (saving A, then B, then A again while the first A still drains): their queues are summed
+// into one series, as a registry refuses a scrape with a series twice.
 func (b *backlog) Collect(ch chan<- prometheus.Metric) {
+	type labels struct{ script, version string }
+	queued := map[labels]int{}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for v := range b.versions {
 		script, version, n := v.QueueDepth()
-		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, float64(n), script, version)
+		queued[labels{script, version}] += n
+	}
+	b.mu.Unlock()
+	for l, n := range queued {
+		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, float64(n), l.script, l.version)
 	}
 }

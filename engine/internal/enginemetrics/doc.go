@@ -11,17 +11,23 @@
 // What it owns and who calls it:
 //   - Scripts is the one prometheus.Collector, registered once, for every script's families.
 //     The engine's loader (one goroutine) calls NewVersion when it builds a version, Serve at
-//     the switch to a new version and Withdraw when a version retires without a successor;
+//     the switch to a new version and Withdraw when a version retires (it may still drain);
 //     each is one map write under a mutex, so a scrape sees one version's families per script,
-//     never half of each and never both. Scrapes call Collect on their own goroutines.
+//     never half of each and never both. A replaced or withdrawn version counts no more
+//     failures, and the error series of a script no version serves are deleted under that
+//     mutex, so a removed script leaves none behind. Scrapes call Collect on their own
+//     goroutines.
 //   - A family with collect is computed at scrape time on the version's own worker: Collect
 //     hands a CollectRequest to the version's Worker (the engine queues it like an event) and
-//     waits, bounded by the handler timeout (plus a grace) per family and one more for the call
-//     running; the worker answers with CollectRequest.Serve between two events, so collect
-//     reads ctx.cache as the handlers do. A family that throws, times out, returns an invalid
-//     sample or more than the series limit, or whose worker is too busy, is left out of that
-//     scrape and counted in jsinformer_script_metric_errors_total (Errors); the others are
-//     served. A failure is logged once until the family is collected again.
+//     waits until the scrape's deadline (NewScripts; DefaultCollectDeadline, well under
+//     Prometheus's 10s scrape timeout), however many scripts and families there are; the
+//     worker answers family by family with CollectRequest.Serve between two events, so
+//     collect reads ctx.cache as the handlers do, and stops once the scrape has stopped
+//     waiting. A family that throws, times out, returns an invalid sample or more than the
+//     series limit, or is not answered by the deadline (its worker busy or paused), is left
+//     out of that scrape and counted in jsinformer_script_metric_errors_total (Errors); the
+//     families answered are served, and so is everything else on the registry. A failure is
+//     logged once until the family is collected again.
 //   - A family without collect lives here (live.go): Version implements scripting.Metrics
 //     (Sink, ctx.metrics), written by the version's worker, reconcile workers and schedules
 //     under a mutex per family and read by scrapes. A new version starts from zero.

@@ -73,3 +73,35 @@ func TestMemoryStopAndForget(t *testing.T) {
 		}
 	}
 }
+
+type fakeBacklog struct {
+	script, version string
+	queued          int
+}
+
+func (b *fakeBacklog) QueueDepth() (string, string, int) { return b.script, b.version, b.queued }
+
+// Two live versions of one script with the same content (A, B, A again while the first A
+// drains) are one queue-depth series, their sum: a scrape never fails on the versions' life.
+func TestQueueDepthOfVersionsWithOneContent(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := enginemetrics.NewEngine(reg)
+	first, other, again := &fakeBacklog{"a.js", "aaa", 3}, &fakeBacklog{"a.js", "bbb", 1}, &fakeBacklog{"a.js", "aaa", 4}
+	for _, v := range []*fakeBacklog{first, other, again} {
+		m.VersionAdded(v)
+	}
+	want := `# HELP jsinformer_queue_depth Events queued for a script version and not yet handled.
+# TYPE jsinformer_queue_depth gauge
+jsinformer_queue_depth{script="a.js",version="aaa"} 7
+jsinformer_queue_depth{script="a.js",version="bbb"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "jsinformer_queue_depth"); err != nil {
+		t.Error(err)
+	}
+	m.VersionEnded(first)
+	want = strings.Replace(want, "} 7", "} 4", 1)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "jsinformer_queue_depth"); err != nil {
+		t.Error(err)
+	}
+}

@@ -81,7 +81,7 @@ func (vm *Version) update(family string, labels []string, op func(*liveSeries)) 
 	s := f.series[key]
 	if s == nil {
 		if len(f.series) >= f.limit {
-			vm.parent.errors.WithLabelValues(vm.script, family, metricErrLimit).Inc()
+			vm.parent.count(vm, family, metricErrLimit)
 			return fmt.Errorf("%s already has %d series, the limit per family (--metric-series-limit); "+
 				"label values should come from a small set: %w", family, f.limit, scripting.ErrSeriesLimit)
 		}
@@ -110,7 +110,7 @@ func (f *liveFamily) collect(ch chan<- prometheus.Metric, vm *Version) {
 			m, err = prometheus.NewConstMetric(f.desc, valueType(f.spec.Type), s.value, s.labels...)
 		}
 		if err != nil {
-			vm.parent.errors.WithLabelValues(vm.script, f.spec.Name, metricErrThrew).Inc()
+			vm.parent.count(vm, f.spec.Name, metricErrThrew)
 			continue
 		}
 		ch <- m

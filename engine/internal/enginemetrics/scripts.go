@@ -20,7 +20,7 @@ import (
 // families (those a definition's `metrics` declares) are served on /metrics: it maps each
 // script to the Version of its serving version. The engine's loader swaps an entry at the
 // version switch (Serve) and removes it when that version is retired without a successor
-// (Withdraw): one map write under mu, so a scrape sees, per script, either the old version's
+// (Withdraw, told of every retired version): one map write under mu, so a scrape sees, per script, either the old version's
 // families or the new one's, never half of each and never both. Registering a
 // prometheus.Collector per version with the registry instead would not be atomic: Unregister
 // and Register are two steps, and a Gather between them that saw both would fail the whole
@@ -29,15 +29,20 @@ import (
 // A family with collect is computed at scrape time by its collect(ctx), on the version's own
 // worker (a CollectRequest its Worker queues like the schedules' events), so ctx.cache is
 // exactly what the script has been shown and deleted objects leave no stale series. Each call
-// has the handler timeout; a family that throws, times out, or returns more than the series
-// limit is left out of that scrape and counted in jsinformer_script_metric_errors_total, and
-// the other families are served. Families without collect live in Go (live.go), updated by
+// has the handler timeout, and a scrape waits for a script's collects until its deadline
+// (DefaultCollectDeadline, well under Prometheus's default scrape timeout of 10s): a family
+// that throws, times out, returns more than the series limit, or is not answered by the
+// deadline (its worker busy or paused) is left out of that scrape and counted in
+// jsinformer_script_metric_errors_total, and the other families, the other scripts' and the
+// runner's own are served. Families without collect live in Go (live.go), updated by
 // handlers through ctx.metrics.
 type Scripts struct {
-	limit   int           // series per family
-	timeout time.Duration // the handler timeout: each collect call's
-	errors  *prometheus.CounterVec
+	limit    int           // series per family
+	deadline time.Duration // how long a scrape waits for the collects
+	errors   *prometheus.CounterVec
 
+	// mu orders the switches (Serve, Withdraw) with the failures counted (count), so a
+	// retired version never brings back an error series the switch deleted.
 	mu       sync.RWMutex
 	versions map[string]*Version // by script: its serving version's families
 }
@@ -45,19 +50,28 @@ type Scripts struct {
 // Metric error reasons, the reason label of jsinformer_script_metric_errors_total.
 const (
 	metricErrThrew   = "error"   // collect threw or returned something invalid
-	metricErrTimeout = "timeout" // collect ran past the handler timeout (or got stuck)
+	metricErrTimeout = "timeout" // collect ran past the handler timeout or the scrape's deadline
 	metricErrLimit   = "limit"   // more series than --metric-series-limit
-	metricErrBusy    = "busy"    // the worker did not get to the collect in time
+	metricErrBusy    = "busy"    // the worker did not get to the collect by the scrape's deadline
 )
 
-// NewScripts serves at most limit series per family and gives each collect call timeout
-// (the handler timeout).
-func NewScripts(limit int, timeout time.Duration) *Scripts {
-	return &Scripts{limit: limit, timeout: timeout, versions: map[string]*Version{},
+// DefaultCollectDeadline is how long a scrape waits for the scripts' collects when NewScripts
+// is given none: well under Prometheus's default scrape timeout (10s), so that one busy or
+// paused script never takes the whole target down, and long enough for a collect over a
+// large cache.
+const DefaultCollectDeadline = time.Second
+
+// NewScripts serves at most limit series per family; a scrape waits for the collects at
+// most deadline (zero: DefaultCollectDeadline).
+func NewScripts(limit int, deadline time.Duration) *Scripts {
+	if deadline <= 0 {
+		deadline = DefaultCollectDeadline
+	}
+	return &Scripts{limit: limit, deadline: deadline, versions: map[string]*Version{},
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jsinformer_script_metric_errors_total",
 			Help: "Script metric families left out of a scrape or refused an update, by script, metric and reason " +
-				"(error: collect threw or returned an invalid sample; timeout: past the handler timeout; limit: more series than --metric-series-limit; busy: the script's worker did not get to the collect in time).",
+				"(error: collect threw or returned an invalid sample; timeout: past the handler timeout, or not finished by the scrape's --metric-collect-timeout; limit: more series than --metric-series-limit; busy: the script's worker, busy or paused, did not get to the collect by the scrape's --metric-collect-timeout).",
 		}, []string{"script", "metric", "reason"}),
 	}
 }
@@ -67,29 +81,31 @@ func NewScripts(limit int, timeout time.Duration) *Scripts {
 func (m *Scripts) Describe(chan<- *prometheus.Desc) {}
 
 // Collect serves the families of every script's serving version, each script's collects
-// running concurrently on their own workers.
+// running concurrently on their own workers, and returns by the deadline: what a worker has
+// not answered by then is counted and left out.
 func (m *Scripts) Collect(ch chan<- prometheus.Metric) {
+	deadline := time.Now().Add(m.deadline)
 	m.mu.RLock()
 	serving := slices.Collect(maps.Values(m.versions))
 	m.mu.RUnlock()
 	var wg sync.WaitGroup
 	for _, vm := range serving {
-		wg.Go(func() { m.collectScript(vm, ch) })
+		wg.Go(func() { m.collectScript(vm, ch, deadline) })
 	}
 	wg.Wait()
 }
 
 // collectScript serves one script; when the version it read has stopped taking events (it
 // was retired after Collect read the map), it serves the version that replaced it.
-func (m *Scripts) collectScript(vm *Version, ch chan<- prometheus.Metric) {
-	if vm.collect(ch) {
+func (m *Scripts) collectScript(vm *Version, ch chan<- prometheus.Metric, deadline time.Time) {
+	if vm.collect(ch, deadline) {
 		return
 	}
 	m.mu.RLock()
 	now := m.versions[vm.script]
 	m.mu.RUnlock()
 	if now != nil && now != vm {
-		now.collect(ch)
+		now.collect(ch, deadline)
 	}
 }
 
@@ -130,18 +146,18 @@ func (m *Scripts) NewVersion(script string, specs []scripting.MetricSpec, w Work
 }
 
 // Serve makes vm the families served for script (nil: none); called by the loader at the
-// switch.
-// The error counters of the families vm declares appear at zero (so that increase() sees
-// their first failure); those of families it no longer declares go.
+// switch. The error counters of the families vm declares appear at zero (so that increase()
+// sees their first failure); those of families it no longer declares go. The version it
+// replaces counts no more failures: its series would outlive it.
 func (m *Scripts) Serve(vm *Version, script string) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	prev := m.versions[script]
 	if vm == nil {
 		delete(m.versions, script) // the new version declares none
 	} else {
 		m.versions[script] = vm
 	}
-	m.mu.Unlock()
 	declared := map[string]bool{}
 	if vm != nil {
 		for _, f := range vm.collected {
@@ -155,30 +171,50 @@ func (m *Scripts) Serve(vm *Version, script string) {
 			m.errors.WithLabelValues(script, name, metricErrLimit)
 		}
 	}
-	if prev != nil {
-		for _, name := range prev.names() {
-			if !declared[name] {
-				m.errors.DeletePartialMatch(prometheus.Labels{"script": script, "metric": name})
-			}
-		}
+	if prev != nil && prev != vm {
+		prev.retired = true
+		m.forget(script, prev.names(), declared)
 	}
 }
 
-// Withdraw stops serving vm if it is still served: its version was retired with no successor
-// (unload, the memory guard, shutdown). A retired version a successor replaced is no longer
-// served already.
+// Withdraw stops serving vm, and its failures being counted: its version was retired
+// (unload, a successor, the memory guard, shutdown), though it may still drain. Its error
+// series go unless the version serving now declares the same families: a removed script
+// leaves none behind, and none comes back.
 func (m *Scripts) Withdraw(vm *Version) {
 	if vm == nil {
 		return
 	}
 	m.mu.Lock()
-	served := m.versions[vm.script] == vm
-	if served {
+	defer m.mu.Unlock()
+	vm.retired = true
+	declared := map[string]bool{}
+	if now := m.versions[vm.script]; now == vm {
 		delete(m.versions, vm.script)
+	} else if now != nil {
+		for _, name := range now.names() {
+			declared[name] = true
+		}
 	}
-	m.mu.Unlock()
-	if served {
-		m.errors.DeletePartialMatch(prometheus.Labels{"script": vm.script})
+	m.forget(vm.script, vm.names(), declared)
+}
+
+// forget deletes the error series of script's families names but those declared; under mu.
+func (m *Scripts) forget(script string, names []string, declared map[string]bool) {
+	for _, name := range names {
+		if !declared[name] {
+			m.errors.DeletePartialMatch(prometheus.Labels{"script": script, "metric": name})
+		}
+	}
+}
+
+// count counts a failure of vm's family for reason, unless vm is retired: under mu, so a
+// series Serve or Withdraw deleted is never created again.
+func (m *Scripts) count(vm *Version, family, reason string) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if !vm.retired {
+		m.errors.WithLabelValues(vm.script, family, reason).Inc()
 	}
 }
 

@@ -1,6 +1,7 @@
 package enginemetrics
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ type Version struct {
 	parent    *Scripts
 	collected []*collectedFamily
 	live      map[string]*liveFamily // by name; scripting.Metrics for ctx.metrics
+	retired   bool                   // replaced or withdrawn: counts no failure; under parent.mu
 }
 
 // names are the version's family names.
@@ -53,28 +55,36 @@ type collectedFamily struct {
 	lastErr string     // the failure last logged, so a family failing every scrape logs once
 }
 
-// CollectRequest asks a version's worker for its collected families' samples.
+// CollectRequest asks a version's worker for its collected families' samples. The worker
+// answers family by family (Serve), so a scrape that stops waiting at its deadline still
+// serves the families answered by then.
 type CollectRequest struct {
-	vm        *Version
-	abandoned chan struct{}        // closed when the scrape stopped waiting
-	reply     chan []collectResult // capacity 1: the worker never blocks on it
+	vm   *Version
+	done chan struct{} // closed by the worker once every family is answered
+
+	mu        sync.Mutex
+	started   bool            // the worker got to the request
+	answered  []collectResult // in vm.collected's order; only the worker appends
+	abandoned bool            // the scrape stopped waiting: the worker calls nothing more
 }
 
 type collectResult struct {
 	samples []scripting.MetricSample
 	err     error
-	skipped bool // not collected: the runner does not lead
+	skipped bool // not collected: the runner does not lead, or another replica serves it
 }
 
-// collect sends the version's series to ch. It reports false, sending nothing, when the
-// version takes no more events (retired): the caller then asks its successor.
-func (vm *Version) collect(ch chan<- prometheus.Metric) bool {
+// collect sends the version's series to ch, waiting for its collects until deadline. It
+// reports false, sending nothing, when the version takes no more events (retired): the caller
+// then asks its successor.
+func (vm *Version) collect(ch chan<- prometheus.Metric, deadline time.Time) bool {
 	if len(vm.collected) > 0 {
-		req := &CollectRequest{vm: vm, abandoned: make(chan struct{}), reply: make(chan []collectResult, 1)}
+		req := &CollectRequest{vm: vm, done: make(chan struct{})}
 		if !vm.worker.QueueCollect(req) {
 			return false
 		}
-		vm.send(ch, vm.await(req))
+		started, answered := req.await(deadline)
+		vm.send(ch, started, answered)
 	}
 	for _, f := range vm.live {
 		f.collect(ch, vm)
@@ -82,30 +92,30 @@ func (vm *Version) collect(ch chan<- prometheus.Metric) bool {
 	return true
 }
 
-// await waits for the worker's answer: as long as the running call may take, then every
-// family's call; nil when it did not come in time.
-func (vm *Version) await(req *CollectRequest) []collectResult {
-	perCall := vm.parent.timeout + scripting.DefaultGrace
-	wait := perCall * time.Duration(1+len(vm.collected))
-	timer := time.NewTimer(wait)
+// await waits for the worker's answers until deadline, then abandons req: it returns whether
+// the worker got to req and the families it answered by then, a prefix of vm.collected.
+func (req *CollectRequest) await(deadline time.Time) (started bool, answered []collectResult) {
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	select {
-	case results := <-req.reply:
-		return results
+	case <-req.done:
 	case <-timer.C:
-		close(req.abandoned)
-		return nil
 	}
+	req.mu.Lock()
+	defer req.mu.Unlock()
+	req.abandoned = true
+	return req.started, req.answered
 }
 
-// send turns results into metrics; a family that failed is counted and left out.
-func (vm *Version) send(ch chan<- prometheus.Metric, results []collectResult) {
+// send turns the answers into metrics; a family that failed or was not answered in time is
+// counted and left out.
+func (vm *Version) send(ch chan<- prometheus.Metric, started bool, answered []collectResult) {
 	for i, f := range vm.collected {
-		if results == nil {
-			vm.failed(f, metricErrBusy, "the script's worker did not get to the collect in time; it is busy with events or a long call")
+		if i >= len(answered) {
+			vm.unanswered(f, started)
 			continue
 		}
-		r := results[i]
+		r := answered[i]
 		switch {
 		case r.skipped:
 			continue
@@ -125,6 +135,17 @@ func (vm *Version) send(ch chan<- prometheus.Metric, results []collectResult) {
 	}
 }
 
+// unanswered counts a family whose answer did not come before the scrape's deadline: busy
+// when the worker never got to the request, timeout when its collect was too slow.
+func (vm *Version) unanswered(f *collectedFamily, started bool) {
+	limit := vm.parent.deadline
+	if !started {
+		vm.failed(f, metricErrBusy, fmt.Sprintf("the script's worker did not get to the collect within %v (--metric-collect-timeout): it is busy with events or a long call, or paused", limit))
+		return
+	}
+	vm.failed(f, metricErrTimeout, fmt.Sprintf("the collect did not finish within the scrape's %v (--metric-collect-timeout)", limit))
+}
+
 // metrics builds the family's series, all or none.
 func (f *collectedFamily) metrics(samples []scripting.MetricSample) ([]prometheus.Metric, error) {
 	out := make([]prometheus.Metric, len(samples))
@@ -139,7 +160,7 @@ func (f *collectedFamily) metrics(samples []scripting.MetricSample) ([]prometheu
 }
 
 func (vm *Version) failed(f *collectedFamily, reason, msg string) {
-	vm.parent.errors.WithLabelValues(vm.script, f.spec.Name, reason).Inc()
+	vm.parent.count(vm, f.spec.Name, reason)
 	f.mu.Lock()
 	again := f.lastErr == msg
 	f.lastErr = msg
@@ -160,21 +181,39 @@ func (vm *Version) succeeded(f *collectedFamily) {
 }
 
 // Serve runs the collects of req on the calling goroutine, the version's worker, between two
-// events, so each sees the state the script has handled; then it answers the scrape. It stops
-// early when the scrape stopped waiting. call computes one family, with at most limit series;
-// skipped: left out of this scrape (a standby calls nothing; the leader serves the series).
+// events, so each sees the state the script has handled, handing each family's answer to the
+// scrape as it comes. It stops once the scrape stopped waiting. call computes one family,
+// with at most limit series; skipped: left out of this scrape (a standby calls nothing; the
+// leader, or the replica owning the family, serves it).
 func (req *CollectRequest) Serve(call func(family string, limit int) (samples []scripting.MetricSample, skipped bool, err error)) {
 	vm := req.vm
-	results := make([]collectResult, len(vm.collected))
-	for i, f := range vm.collected {
-		select {
-		case <-req.abandoned:
-			return
-		default:
-		}
-		results[i].samples, results[i].skipped, results[i].err = call(f.spec.Name, vm.parent.limit)
+	if !req.answer(nil) {
+		return
 	}
-	req.reply <- results
+	for _, f := range vm.collected {
+		var r collectResult
+		r.samples, r.skipped, r.err = call(f.spec.Name, vm.parent.limit)
+		if !req.answer(&r) {
+			return
+		}
+	}
+	close(req.done)
+}
+
+// answer records the worker's start (r nil) or the next family's answer; false once the
+// scrape stopped waiting, when the worker calls nothing more.
+func (req *CollectRequest) answer(r *collectResult) bool {
+	req.mu.Lock()
+	defer req.mu.Unlock()
+	if req.abandoned {
+		return false
+	}
+	if r == nil {
+		req.started = true
+	} else {
+		req.answered = append(req.answered, *r)
+	}
+	return true
 }
 
 // Sink is ctx.metrics's Go side for the version's calls: nil (an interface nil) when vm is

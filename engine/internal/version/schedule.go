@@ -57,7 +57,10 @@ func (v *Version) QueueCollect(req *enginemetrics.CollectRequest) bool {
 }
 
 // collectMetrics runs the collects of req on the worker, between two events, so ctx.cache
-// is the state the script has handled. ctx.resource is the first watched resource.
+// is the state the script has handled. ctx.resource is the first watched resource. A family
+// is computed by one runner: the leader, and under sharding the replica owning the family's
+// key (collectKey), as for a schedule entry; the others leave it out, so that summing a
+// family over the replicas counts every object once.
 func (v *Version) collectMetrics(req *enginemetrics.CollectRequest) {
 	first := v.scheduleCache
 	ev := scripting.Event{Cache: first}
@@ -65,9 +68,11 @@ func (v *Version) collectMetrics(req *enginemetrics.CollectRequest) {
 		ev.Resource = first.Resource
 	}
 	req.Serve(func(family string, limit int) ([]scripting.MetricSample, bool, error) {
-		if v.standby || !v.lead.Valid() {
-			return nil, true, nil // standbys call nothing; the leader serves the series
+		end, ok := v.begin(v.collectKey(family))
+		if !ok {
+			return nil, true, nil // a standby, or another replica serves the family
 		}
+		defer end()
 		start := time.Now()
 		samples, err := v.script.Collect(family, ev, limit)
 		v.metrics[EventCollect].Observe(time.Since(start), err)

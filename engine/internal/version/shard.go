@@ -37,6 +37,9 @@ func (v *Version) handles(key string) bool { return v.shard.Accept(key) }
 // scheduleKey is the key that decides which replica runs schedule entry i.
 func (v *Version) scheduleKey(i int) string { return "schedule:" + v.name + "#" + strconv.Itoa(i) }
 
+// collectKey is the key that decides which replica computes and serves metric family.
+func (v *Version) collectKey(family string) string { return "metric:" + v.name + "#" + family }
+
 // replayGained runs on the worker: every cached object whose key was gained is shown to the
 // handlers as an initial add, and every reconcile key the cached objects map to that was
 // gained is enqueued, as after a re-list; then the gained keys that events named while
