@@ -22,7 +22,13 @@
 //	     /debug/pprof/...          only with Options.Pprof
 //
 // Errors are {"error": "..."} with 400 (bad input), 404 (unknown script, resource, object,
-// key, index), 405, 415 (an action not sent as application/json) or 500.
+// key, index), 405, 415 (an action not sent as application/json), 503 (more tail streams
+// than Limits.MaxTails) or 500.
+//
+// Limits (limits.go) bound what any client may hold, authenticated or not: open connections
+// (more are closed as soon as accepted), tail streams, and the time to read a request, to
+// write an answer and to keep an idle connection. Streams lift the read and write deadlines
+// (a passed read deadline would cancel their context) and set a write deadline per write.
 //
 // Safety: on a loopback address requests are not authenticated (reaching the port takes
 // kubectl port-forward or exec, which RBAC gates), but a Host header that is not a loopback
