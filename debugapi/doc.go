@@ -39,5 +39,7 @@
 // Goroutines: Serve runs the http.Server on the caller's goroutine and returns when ctx is
 // done, after the server has closed; each request runs on net/http's goroutine; a tail
 // request holds its goroutine until the client goes or the server closes. The log-level
-// timer is stopped by Serve on the way out.
+// timer is stopped by Serve on the way out (the level put back), and a log-level request still
+// in flight then is refused (503) rather than starting a timer nobody would stop; a timer that
+// fires as a newer override is set cannot end the newer one.
 package debugapi
