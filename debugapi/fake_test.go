@@ -2,6 +2,7 @@ package debugapi_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -110,4 +111,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// syncWriter serializes writes to w (a log shared by goroutines).
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
