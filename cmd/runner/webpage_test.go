@@ -188,6 +188,23 @@ func TestWebPage(t *testing.T) {
 			t.Fatalf("the page logged errors: %q", errs)
 		}
 	})
+
+	t.Run("the queues view lists a key dropped after maxRetries", func(t *testing.T) {
+		writeScript(t, scripts, "dropper.js", `export default {
+  watch: { resource: "v1/configmaps", namespace: "`+webpageNS+`" },
+  maxRetries: 0,
+  reconcile(key) { if (key.endsWith("/app-1")) throw new Error("cannot fix " + key); },
+};
+`)
+		b.Do(t, "open the queues", chromedp.Navigate(base+"/queues"))
+		b.WaitJS(t, "dropper.js's dropped key with its error", `(() => {
+			const row = document.querySelector('table.dropped[data-script="dropper.js"] tr[data-key="`+webpageNS+`/app-1"]');
+			return !!row && row.textContent.includes("cannot fix `+webpageNS+`/app-1");
+		})()`, 30*time.Second)
+		if errs := b.ConsoleErrors(); len(errs) > 0 {
+			t.Fatalf("the page logged errors: %q", errs)
+		}
+	})
 }
 
 func updateConfigMap(t *testing.T, kube kubernetes.Interface, name, v string) {

@@ -269,8 +269,8 @@ function renderQueues(s) {
       }
       if (!v.reconcile) continue;
       const keys = v.keys || [];
-      if (!keys.length) { out.push(h("p", { class: "muted" }, "no reconcile keys queued")); continue; }
-      out.push(h("table", { class: "keys", "data-script": sc.name },
+      if (!keys.length) out.push(h("p", { class: "muted" }, "no reconcile keys queued"));
+      else out.push(h("table", { class: "keys", "data-script": sc.name },
         h("thead", {}, h("tr", {}, ["key", "reason", "attempts", "next retry", "last error", ""].map((t) => h("th", {}, t)))),
         h("tbody", {}, keys.map((k) => h("tr", { class: k.lastError ? "err" : "", "data-key": k.key },
           h("td", { class: "mono" }, k.key, k.running ? h("span", { class: "badge ok" }, " running " + fmtMs(k.runningForMs)) : null),
@@ -278,10 +278,22 @@ function renderQueues(s) {
           h("td", {}, k.lastError ? h("pre", { class: "err" }, k.lastError) : ""),
           h("td", {}, state.canAct ? h("button", { class: "retry", onclick: () => act("retry", { script: sc.name, key: k.key }) }, "Retry") : null))))));
       if (sc.keyCount > keys.length) out.push(h("p", { class: "muted" }, `${sc.keyCount - keys.length} more keys (runner queue ${sc.name})`));
+      out.push(...renderDropped(sc.name, v.dropped || []));
     }
   }
   if (!out.length) out.push(h("p", { class: "muted" }, "no scripts loaded"));
   return out;
+}
+
+// renderDropped lists the keys given up on after maxRetries, newest first.
+function renderDropped(script, dropped) {
+  if (!dropped.length) return [];
+  return [h("h3", {}, `dropped after maxRetries (the last ${dropped.length})`),
+    h("table", { class: "dropped", "data-script": script },
+      h("thead", {}, h("tr", {}, ["key", "dropped", "attempts", "last error"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, dropped.map((d) => h("tr", { class: "err", "data-key": d.key },
+        h("td", { class: "mono" }, d.key), h("td", {}, ago(d.dropped)), h("td", { class: "num" }, d.attempts),
+        h("td", {}, h("pre", { class: "err" }, d.lastError))))))];
 }
 
 // ---- explain -------------------------------------------------------------------------------
