@@ -62,8 +62,19 @@ async function act(name, body) {
 
 // ---- routing -------------------------------------------------------------------------------
 
+// decode decodes one path segment; a malformed escape (a stray %) is kept as typed rather
+// than leaving the page blank.
+function decode(seg) {
+  try { return decodeURIComponent(seg); } catch { return seg; }
+}
+// explainPath is the deep link of an explain: the resource as one encoded segment (it may
+// hold slashes: apps/v1/deployments), then the object's segments.
+function explainPath(resource, object) {
+  return "/explain/" + encodeURIComponent(resource) + "/" + object.split("/").map(encodeURIComponent).join("/");
+}
 function route() {
-  const p = decodeURIComponent(location.pathname);
+  const raw = location.pathname;
+  const p = raw.split("/").map(decode).join("/");
   let view = "scripts";
   state.script = "";
   if (p.startsWith("/scripts/")) state.script = p.slice("/scripts/".length);
@@ -71,7 +82,7 @@ function route() {
   else if (["/queues", "/informers", "/tail", "/indexes"].includes(p)) view = p.slice(1);
   show(view);
   if (view === "explain") {
-    const parts = p.slice("/explain/".length).split("/").filter(Boolean);
+    const parts = raw.slice("/explain/".length).split("/").filter(Boolean).map(decode);
     if (parts.length >= 2) {
       const q = parts[0] + " " + parts.slice(1).join("/");
       $("explain-q").value = q;
@@ -307,7 +318,7 @@ $("explain-form").addEventListener("submit", (e) => {
   const q = $("explain-q").value;
   const { resource, object } = parseQuery(q);
   if (!resource || !object) { toast("explain: give RESOURCE NS/NAME, e.g. configmaps web/app-config", true); return; }
-  history.pushState(null, "", "/explain/" + resource + "/" + object);
+  history.pushState(null, "", explainPath(resource, object));
   explain(q, true);
 });
 
@@ -375,6 +386,7 @@ function tailConnect() {
   const p = new URLSearchParams();
   if ($("tail-script").value.trim()) p.set("script", $("tail-script").value.trim());
   if ($("tail-object").value.trim()) p.set("object", $("tail-object").value.trim());
+  $("tail-info").classList.remove("err");
   tailES = new EventSource("/debug/tail?" + p);
   tailES.addEventListener("record", (e) => {
     state.tailReceived++;
@@ -383,7 +395,24 @@ function tailConnect() {
     if (!state.tailPaused && !tailFrame) tailFrame = requestAnimationFrame(tailFlush);
   });
   tailES.addEventListener("missed", (e) => { state.tailMissed = JSON.parse(e.data).missed; tailInfo(); });
-  tailES.onerror = () => tailInfo("reconnecting…");
+  tailES.onerror = () => tailFailed(tailES, "/debug/tail?" + p);
+}
+// tailFailed: the browser retries a dropped stream by itself (CONNECTING), but gives up on an
+// answer that is not a stream (404 unknown script, 409 recording off, 503 too many tails,
+// 401/403) without showing it: ask again with fetch to show the server's message.
+async function tailFailed(es, url) {
+  if (es.readyState !== EventSource.CLOSED) { tailInfo("reconnecting…"); return; }
+  if (tailES === es) tailES = null;
+  const ctl = new AbortController();
+  try {
+    const r = await fetch(url, { headers: { Accept: "application/json" }, signal: ctl.signal });
+    if (r.ok) { ctl.abort(); tailInfo("the stream ended; reload to reconnect"); return; }
+    const body = await r.json().catch(() => ({ error: r.statusText }));
+    tailInfo(`tail failed: ${body.error || r.statusText} (HTTP ${r.status})`);
+    $("tail-info").classList.add("err");
+  } catch (e) {
+    tailInfo("tail failed: " + e.message);
+  }
 }
 function tailClose() {
   if (tailES) { tailES.close(); tailES = null; }
