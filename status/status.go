@@ -15,6 +15,20 @@ type Status struct {
 	Shard     *ShardStatus     `json:"shard,omitempty"`
 	Scripts   []ScriptStatus   `json:"scripts"`
 	Informers []InformerStatus `json:"informers"`
+	// Runner is the process that answered, set by the debug API (nil elsewhere): with two
+	// runners on one machine, the one a command reached.
+	Runner *RunnerInfo `json:"runner,omitempty"`
+}
+
+// RunnerInfo identifies a runner process: what runner status prints and what the discovery
+// record of runner list holds.
+type RunnerInfo struct {
+	PID        int       `json:"pid"`
+	Host       string    `json:"host"`
+	Pod        string    `json:"pod,omitempty"` // namespace/name, in a cluster
+	ScriptsDir string    `json:"scriptsDir"`
+	DebugAddr  string    `json:"debugAddr"`
+	Started    time.Time `json:"started"`
 }
 
 // Script returns the status of the named script, if the engine knows it.

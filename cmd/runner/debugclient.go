@@ -214,7 +214,7 @@ func (c *debugClient) stream(ctx context.Context, path string, query url.Values,
 func (c *debugClient) unreachable(err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("cannot reach a runner's debug API at %s: nothing listens there. Is the runner running, "+
-			"with --debug-addr %s? (When the default port is taken the runner logs the port it chose; "+
+			"with --debug-addr %s? (When the default port is taken the runner logs the port it chose, and runner list shows it; "+
 			"in a pod: kubectl port-forward pod/NAME 8089)", c.addr, c.addr)
 	}
 	if hint := tlsHint(err); hint != "" {
