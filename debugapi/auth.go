@@ -67,11 +67,14 @@ func NewDelegatingAuthorizer(client kubernetes.Interface, logger *slog.Logger) (
 
 func (d *delegating) Allow(w http.ResponseWriter, r *http.Request) bool {
 	res, ok, err := d.authn.AuthenticateRequest(r)
-	if err != nil {
+	if err != nil && forbidden(err) {
 		d.cannotAsk(w, "tokenreviews", err)
 		return false
 	}
-	if !ok {
+	if err != nil || !ok {
+		if err != nil { // a token the API server rejects comes with its reason as an error
+			d.logger.Debug("debug API: authentication failed", "error", err.Error())
+		}
 		writeError(w, http.StatusUnauthorized, "Unauthorized: send a bearer token the API server accepts (kubectl create token ...)")
 		return false
 	}
@@ -99,10 +102,11 @@ func (d *delegating) Allow(w http.ResponseWriter, r *http.Request) bool {
 // cannotAsk answers a request the runner could not ask the API server about (503: the
 // caller's token is not at fault). When the runner's own identity is forbidden to create
 // what (tokenreviews, subjectaccessreviews) it says so to the caller and, once, at WARN;
-// other failures (the API server unreachable) are logged at debug level, per request.
+// other failures of a SubjectAccessReview (the API server unreachable) are logged at WARN,
+// per request, as before. A failed TokenReview other than Forbidden is the caller's 401.
 func (d *delegating) cannotAsk(w http.ResponseWriter, what string, err error) {
 	if !forbidden(err) {
-		d.logger.Debug("debug API: cannot ask the API server about a caller", "asking", what, "error", err.Error())
+		d.logger.Warn("debug API: authorization failed", "asking", what, "error", err.Error())
 		writeError(w, http.StatusServiceUnavailable, "the runner cannot check this request with the API server now: "+err.Error())
 		return
 	}
