@@ -144,11 +144,12 @@ func TestLimitsTails(t *testing.T) {
 	limits := debugapi.Limits{MaxTails: 1, ReadTimeout: 100 * time.Millisecond, StreamWrite: 300 * time.Millisecond}
 	addr := serve(t, debugapi.Options{Source: src, Loopback: true, Limits: limits})
 
-	first := openTail(t, addr)
+	first := openTail(t, addr) //nolint:bodyclose // closed by openTail's cleanup
 	if first.StatusCode != http.StatusOK {
 		t.Fatalf("first tail answered %d", first.StatusCode)
 	}
-	if second := openTail(t, addr); second.StatusCode != http.StatusServiceUnavailable {
+	second := openTail(t, addr) //nolint:bodyclose // closed by openTail's cleanup
+	if second.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("second tail answered %d, want 503", second.StatusCode)
 	}
 	if n := src.open(); n != 1 {
@@ -177,7 +178,8 @@ func TestLimitsTails(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the unread stream's subscription is closed", func() bool { return src.open() == 0 })
-	if again := openTail(t, addr); again.StatusCode != http.StatusOK {
+	again := openTail(t, addr) //nolint:bodyclose // closed by openTail's cleanup
+	if again.StatusCode != http.StatusOK {
 		t.Fatalf("a tail after the slot freed answered %d", again.StatusCode)
 	}
 }
