@@ -2,6 +2,7 @@ package debugapi
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -110,7 +111,11 @@ func (s *Server) logLevel(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, err := s.level.set(req.Level, d)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		code := http.StatusBadRequest
+		if errors.Is(err, errStopped) {
+			code = http.StatusServiceUnavailable
+		}
+		writeError(w, code, err.Error())
 		return
 	}
 	writeJSON(w, ActionResult{Message: msg, Changed: true})

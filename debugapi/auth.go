@@ -1,11 +1,16 @@
 package debugapi
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
@@ -32,9 +37,10 @@ const (
 // SubjectAccessReview for the path and verb, as kube-rbac-proxy and controller-runtime's
 // metrics filter do. Answers are cached briefly (k8s.io/apiserver's delegating configs).
 type delegating struct {
-	authn  authenticator.Request
-	authz  authorizer.Authorizer
-	logger *slog.Logger
+	authn    authenticator.Request
+	authz    authorizer.Authorizer
+	logger   *slog.Logger
+	warnOnce sync.Once // the runner misses system:auth-delegator
 }
 
 // NewDelegatingAuthorizer authenticates and authorizes requests through the API server that
@@ -61,8 +67,12 @@ func NewDelegatingAuthorizer(client kubernetes.Interface, logger *slog.Logger) (
 
 func (d *delegating) Allow(w http.ResponseWriter, r *http.Request) bool {
 	res, ok, err := d.authn.AuthenticateRequest(r)
+	if err != nil && forbidden(err) {
+		d.cannotAsk(w, "tokenreviews", err)
+		return false
+	}
 	if err != nil || !ok {
-		if err != nil {
+		if err != nil { // a token the API server rejects comes with its reason as an error
 			d.logger.Debug("debug API: authentication failed", "error", err.Error())
 		}
 		writeError(w, http.StatusUnauthorized, "Unauthorized: send a bearer token the API server accepts (kubectl create token ...)")
@@ -75,8 +85,7 @@ func (d *delegating) Allow(w http.ResponseWriter, r *http.Request) bool {
 	attrs := authorizer.AttributesRecord{User: res.User, Verb: verb, Path: r.URL.Path}
 	decision, reason, err := d.authz.Authorize(r.Context(), attrs)
 	if err != nil {
-		d.logger.Warn("debug API: authorization failed", "error", err.Error())
-		writeError(w, http.StatusInternalServerError, "authorization failed: "+err.Error())
+		d.cannotAsk(w, "subjectaccessreviews", err)
 		return false
 	}
 	if decision != authorizer.DecisionAllow {
@@ -88,4 +97,36 @@ func (d *delegating) Allow(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// cannotAsk answers a request the runner could not ask the API server about (503: the
+// caller's token is not at fault). When the runner's own identity is forbidden to create
+// what (tokenreviews, subjectaccessreviews) it says so to the caller and, once, at WARN;
+// other failures of a SubjectAccessReview (the API server unreachable) are logged at WARN,
+// per request, as before. A failed TokenReview other than Forbidden is the caller's 401.
+func (d *delegating) cannotAsk(w http.ResponseWriter, what string, err error) {
+	if !forbidden(err) {
+		d.logger.Warn("debug API: authorization failed", "asking", what, "error", err.Error())
+		writeError(w, http.StatusServiceUnavailable, "the runner cannot check this request with the API server now: "+err.Error())
+		return
+	}
+	d.warnOnce.Do(func() {
+		d.logger.Warn("debug API: the runner's identity may not create "+what+", so it cannot authenticate or authorize any caller: "+
+			"bind it to the ClusterRole system:auth-delegator (deploy/debug-rbac.yaml does)", "missing", "create "+what, "error", err.Error())
+	})
+	writeError(w, http.StatusServiceUnavailable, "the runner cannot check callers: its own identity may not create "+what+
+		" (its ServiceAccount needs the ClusterRole system:auth-delegator; see deploy/debug-rbac.yaml)")
+}
+
+// forbidden reports whether err, or one of an aggregate's errors (the authenticator's
+// union), is the API server's Forbidden.
+func forbidden(err error) bool {
+	if apierrors.IsForbidden(err) {
+		return true
+	}
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		return slices.ContainsFunc(agg.Errors(), forbidden)
+	}
+	return false
 }

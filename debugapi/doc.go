@@ -22,7 +22,13 @@
 //	     /debug/pprof/...          only with Options.Pprof
 //
 // Errors are {"error": "..."} with 400 (bad input), 404 (unknown script, resource, object,
-// key, index), 405, 415 (an action not sent as application/json) or 500.
+// key, index), 405, 415 (an action not sent as application/json), 503 (more tail streams
+// than Limits.MaxTails) or 500.
+//
+// Limits (limits.go) bound what any client may hold, authenticated or not: open connections
+// (more are closed as soon as accepted), tail streams, and the time to read a request, to
+// write an answer and to keep an idle connection. Streams lift the read and write deadlines
+// (a passed read deadline would cancel their context) and set a write deadline per write.
 //
 // Safety: on a loopback address requests are not authenticated (reaching the port takes
 // kubectl port-forward or exec, which RBAC gates), but a Host header that is not a loopback
@@ -33,5 +39,7 @@
 // Goroutines: Serve runs the http.Server on the caller's goroutine and returns when ctx is
 // done, after the server has closed; each request runs on net/http's goroutine; a tail
 // request holds its goroutine until the client goes or the server closes. The log-level
-// timer is stopped by Serve on the way out.
+// timer is stopped by Serve on the way out (the level put back), and a log-level request still
+// in flight then is refused (503) rather than starting a timer nobody would stop; a timer that
+// fires as a newer override is set cannot end the newer one.
 package debugapi

@@ -10,7 +10,6 @@ import (
 	"net/http/pprof"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jsinformer/jsinformer/inspection"
 )
@@ -42,6 +41,8 @@ type Options struct {
 	Auth Authorizer
 	// Loopback: the listener is on loopback; Host headers must then name loopback.
 	Loopback bool
+	// Limits bound connections, tail streams and how long a request may take.
+	Limits Limits
 }
 
 // Server is the debug API's HTTP handler.
@@ -49,6 +50,7 @@ type Server struct {
 	opts  Options
 	mux   *http.ServeMux
 	level *levelOverride
+	tails tailSlots
 }
 
 // New builds the server; Serve runs it.
@@ -56,7 +58,9 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	opts.Limits = opts.Limits.withDefaults()
 	s := &Server{opts: opts, mux: http.NewServeMux(), level: newLevelOverride(opts.LogLevel, opts.Logger)}
+	s.tails.max = opts.Limits.MaxTails
 	s.routes()
 	return s
 }
@@ -106,9 +110,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Serve serves on l until ctx is done, then closes the server (tail streams included) and
-// returns; the listener is closed by then.
+// returns; the listener is closed by then. Options.Limits bound the connections and how long
+// each may be held.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	lim := s.opts.Limits
+	srv := &http.Server{
+		Handler: s, BaseContext: func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: lim.ReadTimeout, IdleTimeout: lim.IdleTimeout, WriteTimeout: lim.WriteTimeout,
+		ConnState: newConnLimit(lim.MaxConns, s.opts.Logger).track,
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	defer s.level.stop()

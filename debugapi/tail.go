@@ -18,6 +18,11 @@ const keepAlive = 15 * time.Second
 // records; the next record then comes after an "event: missed" whose data is {"missed": N},
 // the total so far. The stream ends when the client goes or the server stops.
 func (s *Server) tail(w http.ResponseWriter, r *http.Request) {
+	if !s.tails.take() {
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many tail streams (at most %d at once); end one and try again", s.tails.max))
+		return
+	}
+	defer s.tails.put()
 	q := r.URL.Query()
 	sub, err := s.opts.Source.Subscribe(inspection.TailFilter{Script: q.Get("script"), Resource: q.Get("resource"), Object: q.Get("object")})
 	if err != nil {
@@ -34,6 +39,7 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	stream := newStreaming(w, s.opts.Limits.StreamWrite)
 	w.WriteHeader(http.StatusOK)
 	_, _ = fmt.Fprint(w, ": tail started\n\n")
 	flusher.Flush()
@@ -45,10 +51,12 @@ func (s *Server) tail(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-ticker.C:
+			stream.extend()
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
 		case rec := <-sub.Records():
+			stream.extend()
 			if !st.writeQueued(sub, rec) {
 				return
 			}

@@ -22,6 +22,20 @@ type ScriptQueue struct {
 	InFlight  *CallInFlight `json:"inFlight,omitempty"`
 	Reconcile bool          `json:"reconcile"`
 	Keys      []KeyState    `json:"keys"` // reconcile keys queued, waiting to retry, or running
+	// Dropped are the last keys given up on after maxRetries failures, newest first (at most
+	// DroppedKeys per version): a key leaves Keys then, and would otherwise leave no trace.
+	Dropped []DroppedKey `json:"dropped,omitempty"`
+}
+
+// DroppedKeys is how many dropped keys a version remembers.
+const DroppedKeys = 50
+
+// DroppedKey is a reconcile key given up on after its last failure.
+type DroppedKey struct {
+	Key       string    `json:"key"`
+	Dropped   time.Time `json:"dropped"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"lastError"`
 }
 
 // CallInFlight is a handler call running now.

@@ -2,7 +2,9 @@
 // take from any goroutine. Status and the types it holds are the JSON of the debug API's
 // /debug/status (docs/debugging.md): field names are a contract, added, never renamed. Tests
 // assert on Status (package engine's Engine.Status and Engine.StatusChanged) rather than on log
-// wording; the debug views and `runner status` show it.
+// wording; the debug views and `runner status` show it. Status.Runner (RunnerInfo: pid, host
+// or pod, scripts folder, debug address) is set by the debug API only, never by the engine;
+// RunnerInfo is also the discovery record `runner list` reads.
 //
 // Book is where package engine records each script's transitions (a version added, done, a
 // load's outcome, a failed or stopped content, a file removed) and Counts its handler

@@ -19,6 +19,9 @@ type Status struct {
 	// periodic check), then the scripts' calls the API server refused; empty when all is
 	// granted.
 	Permissions []PermissionStatus `json:"permissions,omitempty"`
+	// Runner is the process that answered, set by the debug API (nil elsewhere): with two
+	// runners on one machine, the one a command reached.
+	Runner *RunnerInfo `json:"runner,omitempty"`
 }
 
 // PermissionStatus is a permission a script needs that the runner lacks.
@@ -32,6 +35,17 @@ type PermissionStatus struct {
 	// Refused counts the calls the API server refused at run time; 0 for a permission the
 	// check found missing.
 	Refused int `json:"refused,omitempty"`
+}
+
+// RunnerInfo identifies a runner process: what runner status prints and what the discovery
+// record of runner list holds.
+type RunnerInfo struct {
+	PID        int       `json:"pid"`
+	Host       string    `json:"host"`
+	Pod        string    `json:"pod,omitempty"` // namespace/name, in a cluster
+	ScriptsDir string    `json:"scriptsDir"`
+	DebugAddr  string    `json:"debugAddr"`
+	Started    time.Time `json:"started"`
 }
 
 // Script returns the status of the named script, if the engine knows it.

@@ -103,7 +103,7 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 	}
 	o.addFlags(cmd)
 	cmd.AddCommand(newTypesCommand(), newTestCommand(), newRecordCommand(), newRBACCommand())
-	cmd.AddCommand(newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
+	cmd.AddCommand(newListCommand(), newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
 		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd
 }

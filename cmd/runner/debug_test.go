@@ -23,10 +23,11 @@ var cmGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 // with the scripts of the docs/debugging.md walk-through: a selector that excludes the object,
 // a handler that throws, a key stuck in retries, and one that writes.
 type debugEnv struct {
-	addr string
-	ns   string
-	dyn  dynamic.Interface
-	out  *syncBuffer
+	addr    string
+	ns      string
+	scripts string // the runner's scripts folder: a test may add a script (hot reload)
+	dyn     dynamic.Interface
+	out     *syncBuffer
 }
 
 const (
@@ -79,6 +80,7 @@ func startDebugEnv(t *testing.T, extra ...string) *debugEnv {
 	d.createCM(t, "api", map[string]any{"app": "db", "team": "blue"}, map[string]any{"fail": "yes"})
 	d.createCM(t, "target", nil, nil)
 	scripts := t.TempDir()
+	d.scripts = scripts
 	for name, src := range map[string]string{"label.js": labelScript, "throws.js": throwsScript, "stuck.js": stuckScript, "writer.js": writerScript} {
 		writeScript(t, scripts, name, strings.ReplaceAll(src, "NS", d.ns))
 	}

@@ -116,6 +116,9 @@ func TestDebugBadInput(t *testing.T) {
 		{[]string{"queue", "stuk.js"}, `no such script is loaded (did you mean "stuck.js"?)`},
 		{[]string{"explain", "cnfigmaps", d.ns + "/api"}, "did you mean v1/configmaps"},
 		{[]string{"explain", "cm", "api"}, "name it NAMESPACE/NAME"},
+		// The runner may read namespaces, but no script watches them: explain does not read
+		// them for a caller of the debug API.
+		{[]string{"explain", "namespaces", d.ns}, "no loaded script watches v1/namespaces"},
 		{[]string{"cache", "cm", d.ns + "/apj"}, `no script's cache holds it (did you mean "` + d.ns + `/api"?)`},
 		{[]string{"cache", "secrets"}, "no loaded script watches it"},
 		{[]string{"cache", "cm", "--index", "stuck.js:byTeem=blue"}, `no such index function (did you mean "byTeam"?)`},

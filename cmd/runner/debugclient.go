@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +32,12 @@ type debugFlags struct {
 	token    string
 	caFile   string
 	insecure bool
+	timeout  time.Duration
 }
+
+// defaultRequestTimeout bounds a debug request (a port-forward to a stuck pod accepts the
+// connection and never answers).
+const defaultRequestTimeout = 30 * time.Second
 
 func (f *debugFlags) add(cmd *cobra.Command, output bool) {
 	cmd.Flags().StringVar(&f.addr, "debug-addr", debugapi.DefaultAddr, "the runner's debug API address (its --debug-addr; in a pod: kubectl port-forward pod/NAME 8089)")
@@ -40,11 +47,15 @@ func (f *debugFlags) add(cmd *cobra.Command, output bool) {
 	cmd.Flags().StringVar(&f.token, "token", "", "bearer token for a runner whose debug API is not on loopback (e.g. $(kubectl create token NAME)); default $JSINFORMER_DEBUG_TOKEN")
 	cmd.Flags().StringVar(&f.caFile, "certificate-authority", "", "CA file to verify a non-loopback debug API's certificate")
 	cmd.Flags().BoolVar(&f.insecure, "insecure-skip-tls-verify", false, "do not verify a non-loopback debug API's certificate (the runner's default one is self-signed)")
+	cmd.Flags().DurationVar(&f.timeout, "request-timeout", defaultRequestTimeout, "how long to wait for the runner's answer (for tail: for the stream to start); 0 waits forever")
 }
 
 func (f *debugFlags) check() error {
 	if f.output != "" && f.output != "json" {
 		return usageError(fmt.Errorf("-o/--output must be json or empty, not %q", f.output))
+	}
+	if f.timeout < 0 {
+		return usageError(fmt.Errorf("--request-timeout must be 0 (none) or positive, not %s", f.timeout))
 	}
 	return nil
 }
@@ -52,7 +63,12 @@ func (f *debugFlags) check() error {
 // client reaches f.addr: over http on loopback, else over https with the bearer token; an
 // address given as a URL keeps its scheme.
 func (f *debugFlags) client() (*debugClient, error) {
-	c := &debugClient{addr: f.addr, http: &http.Client{}, token: cmp.Or(f.token, os.Getenv("JSINFORMER_DEBUG_TOKEN"))}
+	// The transport bounds the wait for an answer's headers (a stream too); do bounds the
+	// whole of a one-shot request with the same timeout.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = f.timeout
+	c := &debugClient{addr: f.addr, http: &http.Client{Transport: tr}, timeout: f.timeout,
+		token: cmp.Or(f.token, os.Getenv("JSINFORMER_DEBUG_TOKEN"))}
 	switch {
 	case strings.HasPrefix(f.addr, "http://") || strings.HasPrefix(f.addr, "https://"):
 		c.base = strings.TrimSuffix(f.addr, "/")
@@ -73,7 +89,7 @@ func (f *debugFlags) client() (*debugClient, error) {
 				return nil, fmt.Errorf("--certificate-authority %s: no certificate in it", f.caFile)
 			}
 		}
-		c.http.Transport = &http.Transport{TLSClientConfig: cfg}
+		tr.TLSClientConfig = cfg
 	}
 	return c, nil
 }
@@ -82,6 +98,7 @@ func (f *debugFlags) client() (*debugClient, error) {
 type debugClient struct {
 	base, addr, token string
 	http              *http.Client
+	timeout           time.Duration // of a one-shot request; 0: none
 }
 
 // get fetches path with query and decodes the answer into out; raw, when non-nil, receives
@@ -120,6 +137,11 @@ func (c *debugClient) send(req *http.Request) (*http.Response, error) {
 }
 
 func (c *debugClient) do(req *http.Request, out any, raw *[]byte) error {
+	if c.timeout > 0 {
+		ctx, cancel := context.WithTimeout(req.Context(), c.timeout)
+		defer cancel()
+		req = req.WithContext(ctx)
+	}
 	resp, err := c.send(req)
 	if err != nil {
 		return c.unreachable(err)
@@ -192,10 +214,35 @@ func (c *debugClient) stream(ctx context.Context, path string, query url.Values,
 func (c *debugClient) unreachable(err error) error {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("cannot reach a runner's debug API at %s: nothing listens there. Is the runner running, "+
-			"with --debug-addr %s? (When the default port is taken the runner logs the port it chose; "+
+			"with --debug-addr %s? (When the default port is taken the runner logs the port it chose, and runner list shows it; "+
 			"in a pod: kubectl port-forward pod/NAME 8089)", c.addr, c.addr)
 	}
+	if hint := tlsHint(err); hint != "" {
+		return fmt.Errorf("call the runner's debug API at %s: %w (%s)", c.addr, err, hint)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+		return fmt.Errorf("call the runner's debug API at %s: no answer within %s (--request-timeout): %w. "+
+			"Is the runner stuck, or a port-forward to a pod that no longer answers?", c.addr, c.timeout, err)
+	}
 	return fmt.Errorf("call the runner's debug API at %s: %w", c.addr, err)
+}
+
+// tlsHint suggests the flags for a certificate the client does not trust.
+func tlsHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) || errors.As(err, &verify) {
+		return "pass the CA that signed the runner's certificate with --certificate-authority, " +
+			"or --insecure-skip-tls-verify for the runner's default self-signed one"
+	}
+	return ""
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // apiError is the API's error message, as one line.

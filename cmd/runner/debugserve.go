@@ -20,6 +20,9 @@ import (
 // serveDebug binds --debug-addr before the engine starts (a taken explicit address is a
 // start-up error) and serves the debug API until the returned func is called, which joins it.
 //
+// It writes this runner's discovery record (discovery.go) for runner list, removed when the
+// returned func is called.
+//
 // On a non-loopback address every request is authenticated and authorized by the API server
 // (debugapi.NewDelegatingAuthorizer) and served over TLS.
 func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, restConfig *rest.Config, level *slog.LevelVar, logger *slog.Logger) (func(), error) {
@@ -27,8 +30,9 @@ func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, restConfig *r
 	if err != nil || l == nil {
 		return func() {}, err
 	}
+	info := runnerInfo(o.scripts, l.Addr().String())
 	opts := debugapi.Options{
-		Source: e, Status: func() any { return e.Status() }, LogLevel: level, Logger: logger,
+		Source: e, Status: func() any { st := e.Status(); st.Runner = &info; return st }, LogLevel: level, Logger: logger,
 		Pprof: o.pprof, Loopback: debugapi.IsLoopback(l.Addr().String()),
 	}
 	if !opts.Loopback {
@@ -41,6 +45,7 @@ func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, restConfig *r
 	page.Register(srv.Handle)
 	logger.Info("debug API", "debug_addr", l.Addr().String(), "page", pageURL(l.Addr().String(), !opts.Loopback),
 		"pprof", o.pprof, "authorized_by_api_server", !opts.Loopback)
+	unregister := register(info, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = page.Run(ctx) })
@@ -50,6 +55,7 @@ func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, restConfig *r
 		}
 	})
 	return func() {
+		unregister()
 		cancel()
 		wg.Wait()
 	}, nil

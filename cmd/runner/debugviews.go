@@ -148,7 +148,9 @@ func newExplainCommand() *cobra.Command {
 selector, field selector, not watched, version still syncing, script paused); then its last
 events (default 20), each with the handler called, its duration and result, its log lines, its
 API writes (verb, resource, name, dry-run, status code), the reconcile keys it enqueued, and the
-reconcile runs of its key with attempts. Recording is bounded: see docs/debugging.md.`,
+reconcile runs of its key with attempts. Recording is bounded: see docs/debugging.md.
+The object is read from the API server with the runner's identity, so only for a resource some
+loaded script watches.`,
 		"  runner explain deploy web/api\n  runner explain cm kube-system/coredns --events 5 -o json",
 		cobra.ExactArgs(2), true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, args []string) error {
 			if events <= 0 {

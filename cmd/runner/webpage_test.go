@@ -188,6 +188,50 @@ func TestWebPage(t *testing.T) {
 			t.Fatalf("the page logged errors: %q", errs)
 		}
 	})
+
+	t.Run("the queues view lists a key dropped after maxRetries", func(t *testing.T) {
+		writeScript(t, scripts, "dropper.js", `export default {
+  watch: { resource: "v1/configmaps", namespace: "`+webpageNS+`" },
+  maxRetries: 0,
+  reconcile(key) { if (key.endsWith("/app-1")) throw new Error("cannot fix " + key); },
+};
+`)
+		b.Do(t, "open the queues", chromedp.Navigate(base+"/queues"))
+		b.WaitJS(t, "dropper.js's dropped key with its error", `(() => {
+			const row = document.querySelector('table.dropped[data-script="dropper.js"] tr[data-key="`+webpageNS+`/app-1"]');
+			return !!row && row.textContent.includes("cannot fix `+webpageNS+`/app-1");
+		})()`, 30*time.Second)
+		if errs := b.ConsoleErrors(); len(errs) > 0 {
+			t.Fatalf("the page logged errors: %q", errs)
+		}
+	})
+
+	// The cases below provoke failed requests, which the console reports: they come last.
+	t.Run("a path with a malformed escape still shows the page", func(t *testing.T) {
+		b.Do(t, "open a path decodeURIComponent rejects", chromedp.Navigate(base+"/scripts/x%E0%A4"))
+		b.WaitJS(t, "the scripts table", `document.querySelectorAll("#scripts tbody tr").length >= 3`, 30*time.Second)
+	})
+	t.Run("an explain of a resource with slashes survives a reload", func(t *testing.T) {
+		b.Do(t, "search", chromedp.Navigate(base+"/explain/"),
+			chromedp.SendKeys(chromedp.CSS("#explain-q"), "v1/configmaps "+webpageNS+"/app-1"),
+			chromedp.Click(chromedp.CSS("#explain-form button")))
+		b.WaitJS(t, "the encoded deep link", `location.pathname === "/explain/v1%2Fconfigmaps/`+webpageNS+`/app-1"`, 30*time.Second)
+		b.Do(t, "reload", chromedp.Reload())
+		b.WaitJS(t, "the explain of v1/configmaps after the reload", `(() => {
+			const h = document.querySelector("#explain-out h2");
+			return document.querySelector("#explain-q").value === "v1/configmaps `+webpageNS+`/app-1" &&
+				!!h && h.textContent.includes("v1/configmaps") && h.textContent.includes("exists");
+		})()`, 30*time.Second)
+	})
+	t.Run("a tail the server refuses shows its message", func(t *testing.T) {
+		b.Do(t, "tail an unknown script", chromedp.Navigate(base+"/tail"),
+			chromedp.SendKeys(chromedp.CSS("#tail-script"), "nope.js"),
+			chromedp.Click(chromedp.CSS("#tail-form button[type=submit]")))
+		b.WaitJS(t, "the server's 404 message", `(() => {
+			const t = document.querySelector("#tail-info").textContent;
+			return t.includes("no such script is loaded") && t.includes("HTTP 404");
+		})()`, 30*time.Second)
+	})
 }
 
 func updateConfigMap(t *testing.T, kube kubernetes.Interface, name, v string) {

@@ -59,6 +59,7 @@ func (p *Page) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	rc := exemptFromTimeouts(w)
 	w.WriteHeader(http.StatusOK)
 	canAct := p.opts.CanAct == nil || p.opts.CanAct(r)
 	if _, err := fmt.Fprintf(w, "event: hello\ndata: {\"canAct\":%t}\n\n", canAct); err != nil {
@@ -71,6 +72,7 @@ func (p *Page) events(w http.ResponseWriter, r *http.Request) {
 	for {
 		data, changed := p.hub.current()
 		if data != nil && !bytes.Equal(data, sent) {
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWrite))
 			if _, err := fmt.Fprintf(w, "event: snapshot\ndata: %s\n\n", data); err != nil {
 				return
 			}
@@ -84,12 +86,26 @@ func (p *Page) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-changed:
 		case <-ticker.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWrite))
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
 			flusher.Flush()
 		}
 	}
+}
+
+// streamWrite bounds each write of a stream: a client that stops reading frees its goroutine.
+const streamWrite = time.Minute
+
+// exemptFromTimeouts lifts the debug server's read and write deadlines for a long-lived
+// stream (its ReadTimeout, once past, would cancel the request's context); the caller then
+// sets a write deadline before each write.
+func exemptFromTimeouts(w http.ResponseWriter) *http.ResponseController {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWrite))
+	return rc
 }
 
 // wake asks Run for a snapshot now (a new client should not wait a whole interval).

@@ -70,6 +70,32 @@ func Queue(w io.Writer, v inspection.QueueView) {
 		row(t, s.Script, s.Version, s.State, yesNo(s.Paused), s.Backlog, inflight, keys)
 	}
 	_ = t.Flush()
+	queueKeys(w, v)
+	droppedKeys(w, v)
+}
+
+// droppedKeys prints the keys given up on after maxRetries, if any.
+func droppedKeys(w io.Writer, v inspection.QueueView) {
+	var has bool
+	for _, s := range v.Scripts {
+		has = has || len(s.Dropped) > 0
+	}
+	if !has {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nDropped after maxRetries (newest first):")
+	t := newTable(w)
+	row(t, "SCRIPT", "KEY", "DROPPED", "ATTEMPTS", "LAST ERROR")
+	for _, s := range v.Scripts {
+		for _, d := range s.Dropped {
+			row(t, s.Script, d.Key, clock(d.Dropped), d.Attempts, oneLine(d.LastError, 80))
+		}
+	}
+	_ = t.Flush()
+}
+
+// queueKeys prints the reconcile keys queued, waiting or running, if any.
+func queueKeys(w io.Writer, v inspection.QueueView) {
 	var hasKeys bool
 	for _, s := range v.Scripts {
 		hasKeys = hasKeys || len(s.Keys) > 0
@@ -78,7 +104,7 @@ func Queue(w io.Writer, v inspection.QueueView) {
 		return
 	}
 	_, _ = fmt.Fprintln(w)
-	t = newTable(w)
+	t := newTable(w)
 	row(t, "SCRIPT", "KEY", "REASON", "FIRST QUEUED", "ATTEMPTS", "NEXT RETRY", "RUNNING", "LAST ERROR")
 	for _, s := range v.Scripts {
 		for _, k := range s.Keys {

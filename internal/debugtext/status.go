@@ -21,6 +21,9 @@ func Status(w io.Writer, st status.Status) {
 	if st.Leader.Enabled {
 		leader = fmt.Sprintf("leading=%v, lease %s held by %s (this runner: %s)", st.Leader.Leading, st.Leader.Lease, st.Leader.Holder, st.Leader.Identity)
 	}
+	if r := st.Runner; r != nil {
+		_, _ = fmt.Fprintf(w, "Runner: %s\n", RunnerLine(*r))
+	}
 	_, _ = fmt.Fprintf(w, "Ready: %s\nLeader: %s\n", ready, leader)
 	if sh := st.Shard; sh != nil {
 		_, _ = fmt.Fprintf(w, "Shard: %s of %d replicas %v, generation %d, valid=%v, moving=%v (lease %s)\n",
@@ -143,4 +146,13 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// RunnerLine names the runner that answered: pid and host (or pod), scripts folder, address.
+func RunnerLine(r status.RunnerInfo) string {
+	where := fmt.Sprintf("pid %d on %s", r.PID, r.Host)
+	if r.Pod != "" {
+		where = "pod " + r.Pod
+	}
+	return fmt.Sprintf("%s, scripts %s, debug API %s, since %s", where, r.ScriptsDir, r.DebugAddr, r.Started.Local().Format("15:04:05"))
 }

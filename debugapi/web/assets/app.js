@@ -62,8 +62,19 @@ async function act(name, body) {
 
 // ---- routing -------------------------------------------------------------------------------
 
+// decode decodes one path segment; a malformed escape (a stray %) is kept as typed rather
+// than leaving the page blank.
+function decode(seg) {
+  try { return decodeURIComponent(seg); } catch { return seg; }
+}
+// explainPath is the deep link of an explain: the resource as one encoded segment (it may
+// hold slashes: apps/v1/deployments), then the object's segments.
+function explainPath(resource, object) {
+  return "/explain/" + encodeURIComponent(resource) + "/" + object.split("/").map(encodeURIComponent).join("/");
+}
 function route() {
-  const p = decodeURIComponent(location.pathname);
+  const raw = location.pathname;
+  const p = raw.split("/").map(decode).join("/");
   let view = "scripts";
   state.script = "";
   if (p.startsWith("/scripts/")) state.script = p.slice("/scripts/".length);
@@ -71,7 +82,7 @@ function route() {
   else if (["/queues", "/informers", "/tail", "/indexes"].includes(p)) view = p.slice(1);
   show(view);
   if (view === "explain") {
-    const parts = p.slice("/explain/".length).split("/").filter(Boolean);
+    const parts = raw.slice("/explain/".length).split("/").filter(Boolean).map(decode);
     if (parts.length >= 2) {
       const q = parts[0] + " " + parts.slice(1).join("/");
       $("explain-q").value = q;
@@ -269,8 +280,8 @@ function renderQueues(s) {
       }
       if (!v.reconcile) continue;
       const keys = v.keys || [];
-      if (!keys.length) { out.push(h("p", { class: "muted" }, "no reconcile keys queued")); continue; }
-      out.push(h("table", { class: "keys", "data-script": sc.name },
+      if (!keys.length) out.push(h("p", { class: "muted" }, "no reconcile keys queued"));
+      else out.push(h("table", { class: "keys", "data-script": sc.name },
         h("thead", {}, h("tr", {}, ["key", "reason", "attempts", "next retry", "last error", ""].map((t) => h("th", {}, t)))),
         h("tbody", {}, keys.map((k) => h("tr", { class: k.lastError ? "err" : "", "data-key": k.key },
           h("td", { class: "mono" }, k.key, k.running ? h("span", { class: "badge ok" }, " running " + fmtMs(k.runningForMs)) : null),
@@ -278,10 +289,22 @@ function renderQueues(s) {
           h("td", {}, k.lastError ? h("pre", { class: "err" }, k.lastError) : ""),
           h("td", {}, state.canAct ? h("button", { class: "retry", onclick: () => act("retry", { script: sc.name, key: k.key }) }, "Retry") : null))))));
       if (sc.keyCount > keys.length) out.push(h("p", { class: "muted" }, `${sc.keyCount - keys.length} more keys (runner queue ${sc.name})`));
+      out.push(...renderDropped(sc.name, v.dropped || []));
     }
   }
   if (!out.length) out.push(h("p", { class: "muted" }, "no scripts loaded"));
   return out;
+}
+
+// renderDropped lists the keys given up on after maxRetries, newest first.
+function renderDropped(script, dropped) {
+  if (!dropped.length) return [];
+  return [h("h3", {}, `dropped after maxRetries (the last ${dropped.length})`),
+    h("table", { class: "dropped", "data-script": script },
+      h("thead", {}, h("tr", {}, ["key", "dropped", "attempts", "last error"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, dropped.map((d) => h("tr", { class: "err", "data-key": d.key },
+        h("td", { class: "mono" }, d.key), h("td", {}, ago(d.dropped)), h("td", { class: "num" }, d.attempts),
+        h("td", {}, h("pre", { class: "err" }, d.lastError))))))];
 }
 
 // ---- explain -------------------------------------------------------------------------------
@@ -295,7 +318,7 @@ $("explain-form").addEventListener("submit", (e) => {
   const q = $("explain-q").value;
   const { resource, object } = parseQuery(q);
   if (!resource || !object) { toast("explain: give RESOURCE NS/NAME, e.g. configmaps web/app-config", true); return; }
-  history.pushState(null, "", "/explain/" + resource + "/" + object);
+  history.pushState(null, "", explainPath(resource, object));
   explain(q, true);
 });
 
@@ -363,6 +386,7 @@ function tailConnect() {
   const p = new URLSearchParams();
   if ($("tail-script").value.trim()) p.set("script", $("tail-script").value.trim());
   if ($("tail-object").value.trim()) p.set("object", $("tail-object").value.trim());
+  $("tail-info").classList.remove("err");
   tailES = new EventSource("/debug/tail?" + p);
   tailES.addEventListener("record", (e) => {
     state.tailReceived++;
@@ -371,7 +395,24 @@ function tailConnect() {
     if (!state.tailPaused && !tailFrame) tailFrame = requestAnimationFrame(tailFlush);
   });
   tailES.addEventListener("missed", (e) => { state.tailMissed = JSON.parse(e.data).missed; tailInfo(); });
-  tailES.onerror = () => tailInfo("reconnecting…");
+  tailES.onerror = () => tailFailed(tailES, "/debug/tail?" + p);
+}
+// tailFailed: the browser retries a dropped stream by itself (CONNECTING), but gives up on an
+// answer that is not a stream (404 unknown script, 409 recording off, 503 too many tails,
+// 401/403) without showing it: ask again with fetch to show the server's message.
+async function tailFailed(es, url) {
+  if (es.readyState !== EventSource.CLOSED) { tailInfo("reconnecting…"); return; }
+  if (tailES === es) tailES = null;
+  const ctl = new AbortController();
+  try {
+    const r = await fetch(url, { headers: { Accept: "application/json" }, signal: ctl.signal });
+    if (r.ok) { ctl.abort(); tailInfo("the stream ended; reload to reconnect"); return; }
+    const body = await r.json().catch(() => ({ error: r.statusText }));
+    tailInfo(`tail failed: ${body.error || r.statusText} (HTTP ${r.status})`);
+    $("tail-info").classList.add("err");
+  } catch (e) {
+    tailInfo("tail failed: " + e.message);
+  }
 }
 function tailClose() {
   if (tailES) { tailES.close(); tailES = null; }

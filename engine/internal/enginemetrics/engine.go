@@ -29,6 +29,8 @@ type Engine struct {
 	// memoryDropped: by script, the events and reconcile keys a memory-guard stop skipped.
 	memoryDropped *prometheus.CounterVec
 	stopped       *prometheus.GaugeVec // by script: 1 while stopped by the memory guard
+	// keysDropped: by script, reconcile keys given up on after maxRetries failures.
+	keysDropped *prometheus.CounterVec
 }
 
 // NewEngine makes the engine's series and registers them on reg, if not nil.
@@ -78,6 +80,10 @@ func NewEngine(reg prometheus.Registerer) *Engine {
 			Name: "jsinformer_memory_guard_dropped_total",
 			Help: "Events and reconcile keys queued for a script version the memory guard stopped, dropped unhandled.",
 		}, []string{"script"}),
+		keysDropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jsinformer_reconcile_keys_dropped_total",
+			Help: "Reconcile keys given up on after maxRetries failed runs in a row (runner queue lists the last ones with their error).",
+		}, []string{"script"}),
 		stopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "jsinformer_script_stopped",
 			Help: "1 while the memory guard keeps a script stopped: until its file changes.",
@@ -90,7 +96,7 @@ func NewEngine(reg prometheus.Registerer) *Engine {
 	if reg != nil {
 		reg.MustRegister(runtimes)
 		reg.MustRegister(m.calls, m.duration, m.loads, m.loadTime, m.versions, m.coalesced, m.leader, m.backlog,
-			m.memory, m.memoryStops, m.memoryDropped, m.stopped)
+			m.memory, m.memoryStops, m.memoryDropped, m.stopped, m.keysDropped)
 	}
 	return m
 }
@@ -163,6 +169,7 @@ func (m *Engine) Forget(script string) {
 	m.memoryDropped.DeletePartialMatch(labels)
 	m.coalesced.DeletePartialMatch(labels)
 	m.stopped.DeletePartialMatch(labels)
+	m.keysDropped.DeletePartialMatch(labels)
 }
 
 // Handler is one handler's series, resolved once: a label lookup per call would cost more
@@ -172,19 +179,32 @@ type Handler struct {
 	ok, failed, timedOut, stuck prometheus.Counter
 	duration                    prometheus.Observer
 	counts                      *status.CallCounts
+	dropped                     prometheus.Counter // reconcile only
 }
 
 // Handler resolves the series of one handler of one script, which also counts into counts
 // (the state API's). Creating them also makes them appear at zero, as Prometheus advises for
 // counters.
 func (m *Engine) Handler(script, handler string, counts *status.CallCounts) *Handler {
-	return &Handler{
+	h := &Handler{
 		ok:       m.calls.WithLabelValues(script, handler, "ok"),
 		failed:   m.calls.WithLabelValues(script, handler, "error"),
 		timedOut: m.calls.WithLabelValues(script, handler, "timeout"),
 		stuck:    m.calls.WithLabelValues(script, handler, "stuck"),
 		duration: m.duration.WithLabelValues(script, handler),
 		counts:   counts,
+	}
+	if handler == "reconcile" { // only a reconciler drops keys: no zero series for the others
+		h.dropped = m.keysDropped.WithLabelValues(script)
+	}
+	return h
+}
+
+// Dropped counts a reconcile key given up on after maxRetries failures (the reconcile
+// handler's series; a no-op for the others).
+func (h *Handler) Dropped() {
+	if h.dropped != nil {
+		h.dropped.Inc()
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package inspect answers package engine's inspection API (package inspection's shapes):
 // Inspector's views of the live versions' work and caches (Queue, Cache, Indexes,
-// IndexSummaries), Explain (the server's copy of an object, whether each script is shown it
+// IndexSummaries), Explain (the server's copy of an object — read only for a resource a live
+// version watches — whether each script is shown it
 // and why not, its trace records), the live tail (Subscribe), and the debug API's actions
 // (Retry, Pause, Resume, Replay). Beside the versions it keeps what a reconciler's keys are
 // doing (KeyBook, the queue view's keys) and which scripts are paused (Pauses), and shares

@@ -76,7 +76,10 @@ func (in *Inspector) IndexSummaries() []inspection.IndexSummary {
 
 // Explain tells what happened to one object: the object as the server has it now, whether
 // each loaded script is shown it and why not, and its last limit trace records
-// (inspection.DefaultExplainEvents when limit <= 0). It reads the object from the server.
+// (inspection.DefaultExplainEvents when limit <= 0). It reads the object from the server with
+// the runner's identity, so only when a live version watches resource: the debug API's
+// readers must not read, through the runner, objects no script is given (ConfigMaps, Secrets,
+// custom resources the runner may get for other reasons).
 func (in *Inspector) Explain(ctx context.Context, resource, key string, limit int) (inspection.Explanation, error) {
 	res, err := in.resolve(resource)
 	if err != nil {
@@ -84,6 +87,10 @@ func (in *Inspector) Explain(ctx context.Context, resource, key string, limit in
 	}
 	if limit <= 0 {
 		limit = inspection.DefaultExplainEvents
+	}
+	if !slices.ContainsFunc(in.env.Live(), func(v Live) bool { return watches(v, res.String()) }) {
+		return inspection.Explanation{}, fmt.Errorf("explain %s %s: %w: no loaded script watches %s, and explain reads only "+
+			"resources a script watches from the API server", res, key, inspection.ErrNotFound, res)
 	}
 	x := inspection.Explanation{Resource: res.String(), Object: key, Recording: in.env.Trace != nil}
 	obj, err := in.fetch(ctx, res, key)

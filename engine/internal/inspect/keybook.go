@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -11,10 +12,13 @@ import (
 
 // KeyBook is what the queue view knows of a reconciler's keys, beside the workqueue (which
 // tells nothing of its content): a key enters when queued and leaves when a run succeeds
-// without requeueAfter, or the reconciler gives up on it. Safe for concurrent use.
+// without requeueAfter, or the reconciler gives up on it. A key given up on moves to the
+// dropped keys: the last inspection.DroppedKeys, with their last error. Safe for concurrent
+// use.
 type KeyBook struct {
-	mu   sync.Mutex
-	keys map[string]*keyEntry
+	mu      sync.Mutex
+	keys    map[string]*keyEntry
+	dropped []inspection.DroppedKey // oldest first, at most inspection.DroppedKeys
 }
 
 // keyEntry is one key of the book: its state, and when its running run started.
@@ -67,6 +71,9 @@ func (b *KeyBook) Finished(key string, err error, attempt int, gaveUp bool, requ
 	case requeueAfter > 0:
 		at := time.Now().Add(requeueAfter)
 		k.Attempts, k.LastError, k.NextRetry, k.Reason = 0, "", &at, "requeueAfter "+requeueAfter.String()
+	case err != nil: // gave up
+		b.drop(inspection.DroppedKey{Key: key, Dropped: time.Now(), Attempts: attempt, LastError: err.Error()})
+		delete(b.keys, key)
 	default:
 		delete(b.keys, key)
 	}
@@ -85,6 +92,23 @@ func (b *KeyBook) Snapshot(now time.Time) []inspection.KeyState {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// drop remembers a key given up on, forgetting the oldest beyond inspection.DroppedKeys.
+func (b *KeyBook) drop(d inspection.DroppedKey) {
+	if len(b.dropped) == inspection.DroppedKeys {
+		b.dropped = slices.Delete(b.dropped, 0, 1)
+	}
+	b.dropped = append(b.dropped, d)
+}
+
+// Dropped lists the keys given up on, newest first.
+func (b *KeyBook) Dropped() []inspection.DroppedKey {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := slices.Clone(b.dropped)
+	slices.Reverse(out)
 	return out
 }
 

@@ -29,7 +29,7 @@ func Queue(live []Live, paused func(script string) bool, script string, now time
 			q.InFlight = &running
 		}
 		if b := v.Book(); b != nil {
-			q.Keys = b.Snapshot(now)
+			q.Keys, q.Dropped = b.Snapshot(now), b.Dropped()
 		}
 		out.Scripts = append(out.Scripts, q)
 	}

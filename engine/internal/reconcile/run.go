@@ -72,6 +72,7 @@ func (r *Workers[R]) retry(key string, err error) (int, bool) {
 	if attempt > r.cfg.MaxRetries {
 		r.cfg.Logger.Error("reconcile failed; giving up on key", attrs...)
 		r.cfg.Queue.Forget(key)
+		r.countDrop()
 		return attempt, true
 	}
 	r.cfg.Logger.Warn("reconcile failed; will retry", attrs...)
