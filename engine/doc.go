@@ -103,6 +103,12 @@
 //     engine/internal/reconcile).
 //   - A version with schedules, once it serves, has a scheduler goroutine in its running group
 //     (package engine/internal/schedule); it ends when the version is retired.
+//   - A script exporting validate or mutate gets admission runtimes of its own (on every
+//     replica, standbys included), which the caller's goroutine uses, one call each
+//     (admission.go): AdmissionScript routes each call to the version serving the script,
+//     from a table the loader publishes when a version becomes current, a script is unloaded
+//     or the memory guard stops one (Config.OnAdmission tells the webhook registration);
+//     a version being closed first lets its admission calls in flight finish.
 //
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker

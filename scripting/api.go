@@ -39,6 +39,11 @@ type Definition struct {
 	Schedules []ScheduleSpec
 	// Metrics are the `metrics` families, sorted by name.
 	Metrics []MetricSpec
+	// Validate and Mutate report validate(obj, ctx) and mutate(obj, ctx); Admission is the
+	// `admission` options with defaults filled in, the zero value without either (admission.go).
+	Validate  bool
+	Mutate    bool
+	Admission AdmissionSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.
