@@ -25,6 +25,8 @@ const (
 // deadline or the script's own, whichever comes first.
 type Script interface {
 	Name() string
+	// Defines reports whether the script has the function kind ("validate", "mutate") names.
+	Defines(kind string) bool
 	Spec() scripting.AdmissionSpec
 	Validate(ctx context.Context, req scripting.AdmissionRequest) (scripting.Validation, error)
 	Mutate(ctx context.Context, req scripting.AdmissionRequest) (scripting.Object, error)

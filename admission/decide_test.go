@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -35,6 +38,12 @@ func newRealScript(t *testing.T, src string) *realScript {
 }
 
 func (r *realScript) Name() string { return "policy.js" }
+func (r *realScript) Defines(kind string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	def := r.s.Definition()
+	return (kind == "validate" && def.Validate) || (kind == "mutate" && def.Mutate)
+}
 func (r *realScript) Spec() scripting.AdmissionSpec {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -198,3 +207,9 @@ func samePatch(t *testing.T, got []byte, want string) bool {
 	}
 	return slices.Equal(key(a), key(b))
 }
+
+func metaGVR(group, version, resource string) metav1.GroupVersionResource {
+	return metav1.GroupVersionResource{Group: group, Version: version, Resource: resource}
+}
+
+func rawExt(b []byte) runtime.RawExtension { return runtime.RawExtension{Raw: b} }

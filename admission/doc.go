@@ -17,6 +17,24 @@
 // that touches apiVersion, kind, metadata.name, metadata.namespace or metadata.uid is refused
 // (ErrProtectedField) and answered by the failure policy.
 //
-// Goroutines: Validate and Mutate run on the caller's goroutine and may be called
-// concurrently; a Decision is a value the caller owns. Nothing here keeps state.
+// # Server
+//
+// Server (server.go) is the HTTPS AdmissionReview v1 endpoint: one path per script and kind,
+// ValidatePrefix or MutatePrefix followed by the script's name ("/validate/team-a/policy.js").
+// Each request asks Lookup for the script's admission functions, so a script is answered for
+// only once a version of it is loaded, and a reload swaps them between two requests (the
+// engine lets a call in flight on the old version finish). A bad request gets a 4xx with a
+// plain-text reason and never reaches a script (review.go): unknown path or script, or a kind
+// the script does not define (404), not POST (405), not application/json (415), not an
+// AdmissionReview, another version than admission.k8s.io/v1, no request, an undecodable
+// object (400), a body over MaxBodyBytes, DefaultMaxBodyBytes (7 MiB) by default (413). The
+// script's time is its webhook's: the API server's ?timeout= when sent, else its
+// timeoutSeconds, of which 90% is given to the call (the runtimes' own deadline is shorter).
+//
+// Goroutines: Validate, Mutate and ServeHTTP run on the caller's goroutine and may be called
+// concurrently; a Decision is a value the caller owns; Config.Observe is called on the
+// request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
+// starts one goroutine (http.Server.ServeTLS, with net/http's per-connection ones) and joins
+// it before returning, once its context has ended and the requests in flight have finished
+// within the grace given.
 package admission

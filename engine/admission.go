@@ -116,9 +116,10 @@ func (e *Engine) AdmissionEntries() []AdmissionEntry {
 // AdmissionScript is a script's admission functions as the engine serves them: each call
 // goes to the version serving the script at that moment.
 type AdmissionScript struct {
-	e    *Engine
-	name string
-	spec scripting.AdmissionSpec
+	e                *Engine
+	name             string
+	spec             scripting.AdmissionSpec
+	validate, mutate bool
 }
 
 // AdmissionScript returns the admission functions of the script named name, false when no
@@ -128,7 +129,13 @@ func (e *Engine) AdmissionScript(name string) (AdmissionScript, bool) {
 	if !ok {
 		return AdmissionScript{}, false
 	}
-	return AdmissionScript{e: e, name: name, spec: slot.ver.Definition().Admission}, true
+	def := slot.ver.Definition()
+	return AdmissionScript{e: e, name: name, spec: def.Admission, validate: def.Validate, mutate: def.Mutate}, true
+}
+
+// Defines reports whether the script defines validate (kind "validate") or mutate ("mutate").
+func (a AdmissionScript) Defines(kind string) bool {
+	return (kind == "validate" && a.validate) || (kind == "mutate" && a.mutate)
 }
 
 // Name is the script's name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -30,6 +31,7 @@ type admitPool struct {
 	closing bool
 	closed  chan struct{} // closed by close: waiting calls give up
 	calls   sync.WaitGroup
+	callMax time.Duration // the longest a call takes: its runtimes' Timeout plus Grace
 }
 
 // newAdmitPool instantiates the admission runtimes, with the deadline the script's
@@ -37,7 +39,8 @@ type admitPool struct {
 func newAdmitPool(cfg Config) (*admitPool, error) {
 	opts := cfg.Options
 	opts.Timeout, opts.Grace = cfg.Def.Admission.CallLimits(cfg.Options.Timeout)
-	p := &admitPool{free: make(chan *scripting.Script, admissionRuntimes), closed: make(chan struct{})}
+	p := &admitPool{free: make(chan *scripting.Script, admissionRuntimes), closed: make(chan struct{}),
+		callMax: opts.Timeout + opts.Grace}
 	for range admissionRuntimes {
 		s, err := cfg.Program.Instantiate(opts)
 		if err != nil {
@@ -50,7 +53,9 @@ func newAdmitPool(cfg Config) (*admitPool, error) {
 	return p, nil
 }
 
-// do runs fn on a free runtime, waiting for one until ctx ends or the pool closes.
+// do runs fn on a free runtime. It waits for one only as long as a call started then would
+// still end before ctx's deadline (a call may take callMax), so that the caller can answer
+// in time; and not past the pool's close.
 func (p *admitPool) do(ctx context.Context, fn func(*scripting.Script) error) error {
 	p.mu.Lock()
 	if p.closing {
@@ -60,16 +65,33 @@ func (p *admitPool) do(ctx context.Context, fn func(*scripting.Script) error) er
 	p.calls.Add(1)
 	p.mu.Unlock()
 	defer p.calls.Done()
-	var s *scripting.Script
-	select {
-	case s = <-p.free:
-	case <-ctx.Done():
-		return fmt.Errorf("wait for a free admission runtime: %w", context.Cause(ctx))
-	case <-p.closed:
-		return ErrRetired
+	s, err := p.take(ctx)
+	if err != nil {
+		return err
 	}
 	defer func() { p.free <- s }()
 	return fn(s)
+}
+
+func (p *admitPool) take(ctx context.Context) (*scripting.Script, error) {
+	select {
+	case s := <-p.free:
+		return s, nil
+	default:
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-p.callMax))
+		defer cancel()
+	}
+	select {
+	case s := <-p.free:
+		return s, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for a free admission runtime: all %d busy: %w", admissionRuntimes, context.Cause(ctx))
+	case <-p.closed:
+		return nil, ErrRetired
+	}
 }
 
 // interrupt stops the calls running (the memory guard's stop); they fail with ErrInterrupted.
