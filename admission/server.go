@@ -168,6 +168,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Clients keep HTTP/2 connections open past the GOAWAY (kube-apiserver does): close
+		// them; a request still running past grace is cut, as documented.
+		s.logger.Debug("admission server: connections still open after the grace; closed", "grace", grace.String())
+		err = srv.Close()
+	}
 	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}

@@ -74,6 +74,7 @@ type options struct {
 	debugTLSKey       string
 	pprof             bool
 	traceRecords      int
+	webhook           webhookFlags
 }
 
 func newCommand() *cobra.Command {
@@ -134,6 +135,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
 	f.IntVar(&o.traceRecords, "trace-records", inspection.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", inspection.TracePerObject))
 	o.leader.add(f)
+	o.webhook.add(f)
 	o.kube.AddFlags(f)
 }
 
@@ -164,6 +166,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.traceRecords < 0 {
 		return fmt.Errorf("--trace-records must be 0 (off) or positive, not %d", o.traceRecords)
+	}
+	if err := o.webhook.validate(); err != nil {
+		return err
 	}
 	if (o.debugTLSCert == "") != (o.debugTLSKey == "") {
 		return errors.New("--debug-tls-cert-file and --debug-tls-key-file go together")
@@ -220,16 +225,27 @@ func (o *options) run(cmd *cobra.Command) error {
 	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
+	hooks, serveParts, err := o.webhook.newWebhooks(restConfig, o.dryRun, logger)
+	if err != nil {
+		return err
+	}
 	e, err := engine.New(engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
-		TraceRecords: traceRecords(o.traceRecords),
+		TraceRecords: traceRecords(o.traceRecords), OnAdmission: hooks.changed,
 	})
 	if err != nil {
+		if serveParts != nil {
+			_ = serveParts.ln.Close()
+		}
 		return err
+	}
+	if hooks != nil {
+		hooks.start(e, serveParts, logger)
+		defer hooks.stop()
 	}
 	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
 	if err != nil {
