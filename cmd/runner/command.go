@@ -225,7 +225,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
-	hooks, serveParts, err := o.webhook.newWebhooks(restConfig, o.dryRun, logger)
+	hooks, serveParts, err := o.webhook.newWebhooks(cmd.Context(), restConfig, o.dryRun, logger)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -30,11 +29,11 @@ type webhookFlags struct {
 }
 
 func (w *webhookFlags) add(f *pflag.FlagSet) {
-	f.StringVar(&w.addr, "webhook-addr", ":9443", "serve the scripts' validate and mutate as admission webhooks (HTTPS) on this address, when --webhook-cert-dir is given")
+	f.StringVar(&w.addr, "webhook-addr", ":9443", "serve the scripts' validate and mutate as admission webhooks (HTTPS) on this address, when --webhook-url, --webhook-service or --webhook-cert-dir is given")
 	f.StringVar(&w.url, "webhook-url", "", "register the webhooks with this base URL, e.g. https://127.0.0.1:9443 (a local control plane); exclusive with --webhook-service")
 	f.StringVar(&w.service, "webhook-service", "", "register the webhooks as calls to this Service, NAMESPACE/NAME (port 443 to --webhook-addr); exclusive with --webhook-url")
 	f.StringVar(&w.name, "webhook-name", "", "name of the Validating- and MutatingWebhookConfiguration the runner owns (default: jsinformer-<the pod's namespace>)")
-	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt and tls.key (and ca.crt, put in each entry's caBundle; default tls.crt), e.g. from cert-manager")
+	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt and tls.key (and ca.crt, put in each entry's caBundle; default tls.crt), e.g. from cert-manager, reloaded when they change (default: a CA and serving certificate the runner makes and keeps in the Secret <webhook-name>-tls of its namespace, renewed before expiry)")
 }
 
 func (w *webhookFlags) validate() error {
@@ -49,18 +48,24 @@ func (w *webhookFlags) validate() error {
 			return fmt.Errorf("--webhook-service %q: want NAMESPACE/NAME", w.service)
 		}
 	}
-	if (w.url != "" || w.service != "") && w.certDir == "" {
-		return errors.New("--webhook-url and --webhook-service need --webhook-cert-dir: the certificate the API server is told to trust")
-	}
 	return nil
 }
 
-// webhooks is the running admission side: the server and the registrar, each on a goroutine
-// of its own that stop joins.
+// webhooks is the running admission side: the server, the certificate's renewal or reload
+// and the registrar, each on a goroutine of its own that stop joins.
 type webhooks struct {
 	registrar *admission.Registrar // nil when nothing is registered
+	certs     certSource
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+}
+
+// certSource is the serving certificate: files (admission.FileCerts) or the shared Secret
+// (admission.SecretCerts).
+type certSource interface {
+	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	CABundle() []byte
+	Run(ctx context.Context) error
 }
 
 // changed tells the registrar that the scripts serving admission changed (engine.Config.OnAdmission).
@@ -70,33 +75,61 @@ func (h *webhooks) changed() {
 	}
 }
 
-// newWebhooks prepares the server and, unless dryRun, the registrar; nil when
-// --webhook-cert-dir is not given (no server). The listener is bound here, so a port in use
-// fails the start.
-func (w *webhookFlags) newWebhooks(restConfig *rest.Config, dryRun bool, logger *slog.Logger) (*webhooks, *serveParts, error) {
-	if w.certDir == "" {
+// newWebhooks prepares the certificate, the server and, unless dryRun, the registrar; nil
+// when no --webhook-* flag asks for admission. The certificate is loaded (or the Secret
+// ensured) and the listener bound here, so either failing fails the start.
+func (w *webhookFlags) newWebhooks(ctx context.Context, restConfig *rest.Config, dryRun bool, logger *slog.Logger) (*webhooks, *serveParts, error) {
+	if w.certDir == "" && w.url == "" && w.service == "" {
 		return nil, nil, nil
 	}
-	cert, ca, err := loadCertDir(w.certDir)
+	client, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
+		return nil, nil, fmt.Errorf("build the client for the admission webhooks: %w", err)
+	}
+	logger = logger.With("component", "webhooks")
+	h := &webhooks{}
+	if h.certs, err = w.newCerts(ctx, client, logger, h.changed); err != nil {
 		return nil, nil, err
 	}
 	ln, err := net.Listen("tcp", w.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve admission webhooks on %s: %w", w.addr, err)
 	}
-	h := &webhooks{}
 	if (w.url != "" || w.service != "") && !dryRun {
-		client, err := kubernetes.NewForConfig(restConfig)
-		if err != nil {
-			_ = ln.Close()
-			return nil, nil, fmt.Errorf("build the client for webhook registration: %w", err)
-		}
 		h.registrar = &admission.Registrar{Client: client, Name: w.configName(), Target: w.target(),
-			CABundle: func() []byte { return ca }, Exclude: []string{podNamespace()}, Logger: logger.With("component", "webhooks")}
+			CABundle: h.certs.CABundle, Exclude: []string{podNamespace()}, Logger: logger}
 		h.registrar.Init()
 	}
-	return h, &serveParts{ln: ln, tls: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}, nil
+	return h, &serveParts{ln: ln, tls: &tls.Config{GetCertificate: h.certs.GetCertificate, MinVersion: tls.VersionTLS12}}, nil
+}
+
+// newCerts loads --webhook-cert-dir, or ensures the shared Secret.
+func (w *webhookFlags) newCerts(ctx context.Context, client kubernetes.Interface, logger *slog.Logger, caChanged func()) (certSource, error) {
+	if w.certDir != "" {
+		f := &admission.FileCerts{Dir: w.certDir, Logger: logger, OnCAChange: caChanged}
+		if err := f.Load(); err != nil {
+			return nil, fmt.Errorf("--webhook-cert-dir: %w", err)
+		}
+		return f, nil
+	}
+	s := &admission.SecretCerts{Client: client, Namespace: podNamespace(), Name: w.configName() + "-tls", Hosts: w.hosts(),
+		Logger: logger, OnCAChange: caChanged}
+	if err := s.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// hosts are the names the API server reaches the webhook by: --webhook-url's host, or the
+// Service's DNS names.
+func (w *webhookFlags) hosts() []string {
+	if w.url != "" {
+		if u, err := url.Parse(w.url); err == nil && u.Hostname() != "" {
+			return []string{u.Hostname()}
+		}
+	}
+	ns, name, _ := strings.Cut(w.service, "/")
+	return []string{name + "." + ns + ".svc", name + "." + ns + ".svc.cluster.local", name + "." + ns}
 }
 
 // serveParts is what start needs to serve: the bound listener and the TLS config.
@@ -134,6 +167,7 @@ func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logge
 			logger.Error("admission webhook server failed", "error", err.Error())
 		}
 	})
+	h.wg.Go(func() { _ = h.certs.Run(ctx) })
 	if h.registrar != nil {
 		h.registrar.Entries = func() []admission.Entry { return admissionEntries(e.AdmissionEntries()) }
 		h.wg.Go(func() { _ = h.registrar.Run(ctx) })
@@ -178,21 +212,4 @@ func admissionEntries(in []engine.AdmissionEntry) []admission.Entry {
 		out = append(out, entry)
 	}
 	return out
-}
-
-// loadCertDir reads tls.crt and tls.key, and ca.crt for the caBundle (tls.crt when absent).
-func loadCertDir(dir string) (tls.Certificate, []byte, error) {
-	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("--webhook-cert-dir %s: load tls.crt and tls.key: %w", dir, err)
-	}
-	ca, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
-	if errors.Is(err, os.ErrNotExist) {
-		ca, err = os.ReadFile(certFile)
-	}
-	if err != nil {
-		return tls.Certificate{}, nil, fmt.Errorf("--webhook-cert-dir %s: read the CA: %w", dir, err)
-	}
-	return cert, ca, nil
 }

@@ -26,7 +26,7 @@ func TestWebhookFlagsValidate(t *testing.T) {
 		{"both", webhookFlags{url: "https://x.invalid", service: "ns/runner", certDir: "/c"}, "cannot be used together"},
 		{"http", webhookFlags{url: "http://127.0.0.1:9443", certDir: "/c"}, "over HTTPS only"},
 		{"bad service", webhookFlags{service: "runner", certDir: "/c"}, "want NAMESPACE/NAME"},
-		{"no certificate", webhookFlags{url: "https://127.0.0.1:9443"}, "need --webhook-cert-dir"},
+		{"certificate made", webhookFlags{url: "https://127.0.0.1:9443"}, ""},
 	} {
 		err := tc.w.validate()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -50,5 +50,20 @@ func TestAdmissionEntriesFromTheEngine(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("entries = %+v\nwant      %+v", got, want)
+	}
+}
+
+func TestWebhookCertificateHosts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		w    webhookFlags
+		want []string
+	}{
+		{webhookFlags{url: "https://127.0.0.1:9443"}, []string{"127.0.0.1"}},
+		{webhookFlags{service: "tools/runner"}, []string{"runner.tools.svc", "runner.tools.svc.cluster.local", "runner.tools"}},
+	} {
+		if got := tc.w.hosts(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("hosts of %+v = %v, want %v", tc.w, got, tc.want)
+		}
 	}
 }
