@@ -165,9 +165,23 @@ func TestRunnerServesAndRegistersAdmission(t *testing.T) {
 	if err := create(); err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
 		t.Errorf("with the runner stopped, a Fail policy's create: %v, want refused", err)
 	}
-	if _, err := client.CoreV1().ConfigMaps("kube-system").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "adm-"}}, metav1.CreateOptions{}); err != nil {
-		t.Errorf("kube-system is not excluded: %v", err)
+
+	// Another runner (it adopts the Secret's CA) registers an Ignore policy, then stops: the
+	// API server lets the requests through.
+	write(policyScript(ns, `    return;`, `{ failurePolicy: "Ignore", timeoutSeconds: 2 }`))
+	r = startAdmissionRunner(t, cp.Config, dir, name, freePort(t))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		vwc, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
+		if err == nil && len(vwc.Webhooks) == 1 && string(*vwc.Webhooks[0].FailurePolicy) == "Ignore" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Ignore policy was not registered within 30s: %v", err)
+		}
 	}
+	r.stop()
+	// The API server may still hold the Fail entry a moment: poll (Fail never allows).
+	eventually("with the runner stopped, an Ignore policy allows", func(err error) bool { return err == nil })
 }
 
 // warnings collects the warnings the API server sends the client.
