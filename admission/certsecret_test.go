@@ -60,7 +60,9 @@ func TestSecretCertsAreSharedAndRenewedWithoutAFailedRequest(t *testing.T) {
 		if err := <-served; err != nil {
 			t.Error(err)
 		}
-		<-renewing
+		if err := <-renewing; err != nil {
+			t.Error(err)
+		}
 	}()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(a.CABundle())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/jsinformer/jsinformer/scripting"
@@ -64,7 +65,7 @@ func validation(name string, spec scripting.AdmissionSpec, res scripting.Validat
 	switch spec.Mode {
 	case scripting.ModeWarn:
 		d.Allowed, d.Outcome = true, OutcomeWarned
-		d.Warnings = append(res.Warnings, fmt.Sprintf("%s would deny this request: %s", name, cmp.Or(res.Message, "denied")))
+		d.Warnings = append(slices.Clone(res.Warnings), fmt.Sprintf("%s would deny this request: %s", name, cmp.Or(res.Message, "denied")))
 	case scripting.ModeAudit:
 		d.Allowed, d.Outcome = true, OutcomeAudited
 	default:

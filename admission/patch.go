@@ -14,7 +14,8 @@ import (
 // API server would refuse most such patches itself, later and less clearly.
 var protectedPaths = []string{"/apiVersion", "/kind", "/metadata/name", "/metadata/namespace", "/metadata/uid"}
 
-// ErrProtectedField: mutate changed a field that identifies the object.
+// ErrProtectedField is wrapped by the error of a mutation that changes a field identifying
+// the object.
 var ErrProtectedField = fmt.Errorf("mutate may not change the object's identity")
 
 // jsonPatch is the RFC 6902 patch from the request's object to the one mutate returned,

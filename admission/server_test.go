@@ -75,18 +75,18 @@ func review(t *testing.T, op admissionv1.Operation, user string, obj scripting.O
 	return b
 }
 
-func post(t *testing.T, url string, body []byte) (*http.Response, []byte) {
+// post sends body and returns the status, the content type and the response body.
+func post(t *testing.T, url string, body []byte) (status int, contentType string, b []byte) {
 	t.Helper()
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
+	if b, err = io.ReadAll(resp.Body); err != nil {
 		t.Fatal(err)
 	}
-	return resp, b
+	return resp.StatusCode, resp.Header.Get("Content-Type"), b
 }
 
 func decodeResponse(t *testing.T, b []byte) *admissionv1.AdmissionResponse {
@@ -101,15 +101,15 @@ func decodeResponse(t *testing.T, b []byte) *admissionv1.AdmissionResponse {
 func TestServerAnswersAdmissionReviews(t *testing.T) {
 	t.Parallel()
 	srv, _ := newTestServer(t, serverPolicy, Config{})
-	resp, body := post(t, srv.URL+"/validate/team/policy.js", review(t, admissionv1.Create, "alice", configMap(nil)))
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("status %d, %s", resp.StatusCode, body)
+	status, contentType, body := post(t, srv.URL+"/validate/team/policy.js", review(t, admissionv1.Create, "alice", configMap(nil)))
+	if status != 200 || contentType != "application/json" {
+		t.Fatalf("status %d, %s", status, body)
 	}
 	r := decodeResponse(t, body)
 	if r.UID != "req-1" || !r.Allowed || strings.Join(r.Warnings, "|") != "CREATE v1/configmaps default/c dry=true" {
 		t.Errorf("allowed response = %+v", r)
 	}
-	_, body = post(t, srv.URL+"/validate/team/policy.js", review(t, admissionv1.Create, "mallory", configMap(nil)))
+	_, _, body = post(t, srv.URL+"/validate/team/policy.js", review(t, admissionv1.Create, "mallory", configMap(nil)))
 	r = decodeResponse(t, body)
 	if r.Allowed || r.Result == nil || r.Result.Code != 422 || r.Result.Message != "not you, devs,ops" || r.Result.Reason != "Invalid" {
 		t.Errorf("denied response = %+v, result %+v", r, r.Result)
@@ -119,13 +119,13 @@ func TestServerAnswersAdmissionReviews(t *testing.T) {
 func TestServerSendsMutationsAsJSONPatch(t *testing.T) {
 	t.Parallel()
 	srv, _ := newTestServer(t, strings.ReplaceAll(labelMutator, "MODE", `"enforce"`), Config{})
-	_, body := post(t, srv.URL+"/mutate/team/policy.js", review(t, admissionv1.Create, "alice", configMap(map[string]any{"do": "label"})))
+	_, _, body := post(t, srv.URL+"/mutate/team/policy.js", review(t, admissionv1.Create, "alice", configMap(map[string]any{"do": "label"})))
 	r := decodeResponse(t, body)
 	if !r.Allowed || r.PatchType == nil || *r.PatchType != admissionv1.PatchTypeJSONPatch ||
 		!samePatch(t, r.Patch, `[{"op":"remove","path":"/data/k"},{"op":"add","path":"/metadata/labels/team","value":"platform"}]`) {
 		t.Errorf("response = %+v, patch %s", r, r.Patch)
 	}
-	_, body = post(t, srv.URL+"/mutate/team/policy.js", review(t, admissionv1.Create, "alice", configMap(map[string]any{"do": "none"})))
+	_, _, body = post(t, srv.URL+"/mutate/team/policy.js", review(t, admissionv1.Create, "alice", configMap(map[string]any{"do": "none"})))
 	if r := decodeResponse(t, body); !r.Allowed || r.Patch != nil || r.PatchType != nil {
 		t.Errorf("no change answered %+v", r)
 	}
@@ -179,7 +179,7 @@ func TestServerAnswersAStuckScriptByItsFailurePolicy(t *testing.T) {
 	t.Parallel()
 	srv, _ := newTestServer(t, `export default { validate() { for (;;) {} } }`, Config{})
 	start := time.Now()
-	_, body := post(t, srv.URL+"/validate/team/policy.js?timeout=1s", review(t, admissionv1.Create, "alice", configMap(nil)))
+	_, _, body := post(t, srv.URL+"/validate/team/policy.js?timeout=1s", review(t, admissionv1.Create, "alice", configMap(nil)))
 	r := decodeResponse(t, body)
 	if r.Allowed || r.Result == nil || r.Result.Code != 500 || !strings.Contains(r.Result.Message, "policy.js validate failed: policy.js:1:") {
 		t.Errorf("response = %+v", r.Result)

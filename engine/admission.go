@@ -17,12 +17,12 @@ import (
 // script is unloaded, the memory guard stops one. Any goroutine reads it: the admission
 // server on every request, the webhook registration on Config.OnAdmission.
 
-// ErrNotServing: no loaded version of the script serves admission (not loaded yet, removed,
-// or without validate and mutate).
+// ErrNotServing is returned when no loaded version of the script serves admission (not
+// loaded yet, removed, or without validate and mutate).
 var ErrNotServing = errors.New("script does not serve admission")
 
-// ErrStopped: the memory guard stopped the script; its admission requests answer by its
-// failure policy until its file changes.
+// ErrStopped is returned when the memory guard stopped the script; its admission requests
+// answer by its failure policy until its file changes.
 var ErrStopped = errors.New("script stopped by the memory guard")
 
 // admissionSlot is one script's entry: the version serving it, or the stopped version.

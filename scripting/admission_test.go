@@ -122,7 +122,7 @@ func TestValidateResultErrors(t *testing.T) {
 	for _, tc := range []struct{ ret, want string }{
 		{`"no"`, `validate must return undefined or {allowed, message?, code?, warnings?}; got a string ("no")`},
 		{`{ message: "x" }`, "validate must return {allowed: true|false, ...}; allowed is undefined"},
-		{`{ alowed: false }`, "validate returned an object with the unknown key 'alowed'; did you mean 'allowed'?"},
+		{`{ allowd: false }`, "validate returned an object with the unknown key 'allowd'; did you mean 'allowed'?"},
 		{`{ allowed: false, code: 200 }`, "validate returned a code that is a number (200); it must be an HTTP status from 400 to 599"},
 		{`{ allowed: false, message: 3 }`, "validate returned a message that is a number (3), not a string"},
 		{`{ allowed: true, warnings: "w" }`, `validate returned warnings that are a string ("w"), not an array of strings`},

@@ -95,7 +95,7 @@ func (s *instance) admit(name string, fn goja.Callable, req AdmissionRequest, re
 	ctx := s.admitCtx()
 	ctx.req, ctx.ev = req, Event{Resource: req.Resource, Cache: req.Cache}
 	defer ctx.clear()
-	var obj goja.Value = goja.Null()
+	obj := goja.Null()
 	if req.Object != nil {
 		obj = s.view(req.Object)
 	}

@@ -1,12 +1,11 @@
 package scripting
 
-import (
-	"errors"
-)
+import "errors"
 
-// ErrSideEffect: a binding with side effects (a k8s write, an Event, a network request) was
-// called during a call that must have none: validate and mutate, whose webhooks are
-// registered with sideEffects: None, so the API server may call them for dry runs and retries.
+// ErrSideEffect is wrapped by the error a binding with side effects (a k8s write, an Event, a
+// network request) throws during a call that must have none: validate and mutate, whose
+// webhooks are registered with sideEffects: None, so the API server may call them for dry
+// runs and retries.
 var ErrSideEffect = errors.New("side effects are not allowed here")
 
 // The one mechanism refusing side effects during a call. A call that must have none sets

@@ -225,28 +225,18 @@ func (o *options) run(cmd *cobra.Command) error {
 	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
-	hooks, serveParts, err := o.webhook.newWebhooks(cmd.Context(), restConfig, o.dryRun, logger)
-	if err != nil {
-		return err
-	}
-	e, err := engine.New(engine.Config{
+	e, hooks, err := o.newEngine(cmd, engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
-		TraceRecords: traceRecords(o.traceRecords), OnAdmission: hooks.changed,
+		TraceRecords: traceRecords(o.traceRecords),
 	})
 	if err != nil {
-		if serveParts != nil {
-			_ = serveParts.ln.Close()
-		}
 		return err
 	}
-	if hooks != nil {
-		hooks.start(e, serveParts, logger)
-		defer hooks.stop()
-	}
+	defer hooks.stop()
 	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
 	if err != nil {
 		return err
@@ -273,6 +263,27 @@ func (o *options) run(cmd *cobra.Command) error {
 	err = e.Run(cmd.Context())
 	logger.Info("stopped")
 	return err
+}
+
+// newEngine builds the engine on cfg with the admission webhooks the --webhook-* flags ask
+// for, and starts those (the engine's Run is the caller's); hooks.stop ends them, nil-safe.
+func (o *options) newEngine(cmd *cobra.Command, cfg engine.Config) (*engine.Engine, *webhooks, error) {
+	hooks, parts, err := o.webhook.newWebhooks(cmd.Context(), cfg.RESTConfig, o.dryRun, cfg.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.OnAdmission = hooks.changed
+	e, err := engine.New(cfg)
+	if err != nil {
+		if parts != nil {
+			_ = parts.ln.Close()
+		}
+		return nil, nil, err
+	}
+	if hooks != nil {
+		hooks.start(e, parts, cfg.Logger)
+	}
+	return e, hooks, nil
 }
 
 // restConfig finds the cluster as kubectl does; with no kubeconfig anywhere, and not in a pod,

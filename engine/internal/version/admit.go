@@ -18,7 +18,8 @@ import (
 // them all busy waits for one within its deadline.
 const admissionRuntimes = 2
 
-// ErrRetired: the version no longer takes admission calls; the one serving the script now does.
+// ErrRetired is returned once the version no longer takes admission calls; the one serving
+// the script now does.
 var ErrRetired = errors.New("script version retired")
 
 // admitPool is a version's admission runtimes. Any goroutine may call do; a runtime is used
