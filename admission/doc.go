@@ -31,10 +31,22 @@
 // script's time is its webhook's: the API server's ?timeout= when sent, else its
 // timeoutSeconds, of which 90% is given to the call (the runtimes' own deadline is shorter).
 //
+// # Registration, certificates, metrics
+//
+// Registrar (register.go) keeps one ValidatingWebhookConfiguration and one
+// MutatingWebhookConfiguration with an entry per script, reconciled from Entries on Changed,
+// every Resync and a second after a failure; they stay when it stops. SecretCerts
+// (certsecret.go, certgen.go) keeps a CA and serving certificate in a Secret the replicas
+// share and renews the serving certificate with the same CA; FileCerts (certfiles.go) serves
+// a folder's files and reloads them when they change. Metrics (metrics.go) counts decisions
+// through Config.Observe.
+//
 // Goroutines: Validate, Mutate and ServeHTTP run on the caller's goroutine and may be called
 // concurrently; a Decision is a value the caller owns; Config.Observe is called on the
 // request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
 // starts one goroutine (http.Server.ServeTLS, with net/http's per-connection ones) and joins
 // it before returning, once its context has ended and the requests in flight have finished
-// within the grace given.
+// within the grace given. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop
+// on the caller's goroutine until its context ends; their other methods are safe from any
+// goroutine (Registrar's Changed, the certificates' GetCertificate and CABundle).
 package admission

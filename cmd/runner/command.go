@@ -281,7 +281,7 @@ func (o *options) newEngine(cmd *cobra.Command, cfg engine.Config) (*engine.Engi
 		return nil, nil, err
 	}
 	if hooks != nil {
-		hooks.start(e, parts, cfg.Logger)
+		hooks.start(e, parts, cfg.Logger, cfg.Registerer)
 	}
 	return e, hooks, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -153,11 +154,15 @@ func (w *webhookFlags) target() admission.Target {
 	return admission.Target{ServiceNamespace: ns, Service: name}
 }
 
-// start serves admission from e and runs the registrar, until stop.
-func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logger) {
+// start serves admission from e, with its series on reg, and runs the registrar, until stop.
+func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logger, reg prometheus.Registerer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"),
+	var observe func(admission.Observation)
+	if reg != nil {
+		observe = admission.NewMetrics(reg).Observe
+	}
+	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe,
 		Lookup: func(name string) (admission.Script, bool) {
 			a, ok := e.AdmissionScript(name)
 			return a, ok

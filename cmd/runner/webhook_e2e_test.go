@@ -52,7 +52,7 @@ func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks.start(e, parts, logger)
+	hooks.start(e, parts, logger, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
