@@ -124,6 +124,10 @@ type Config struct {
 	// engine/internal/trace): zero means inspection.DefaultTraceRecords, negative turns recording off.
 	// Each object keeps at most inspection.TracePerObject; the oldest record goes first.
 	TraceRecords int
+	// OnAdmission, when set, is called on the loader goroutine whenever the scripts serving
+	// admission change (AdmissionEntries): a script's version with validate or mutate became
+	// current, or one was unloaded or stopped. It must not block: signal a goroutine of yours.
+	OnAdmission func()
 	// OnReady, when set, is called once: the initial scripts are loaded (or failed) and every
 	// informer they use has synced and been handled.
 	OnReady func()

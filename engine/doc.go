@@ -109,6 +109,12 @@
 //     API server at once, on each change and every Config.PermissionCheckInterval. Each
 //     version's k8s client is wrapped (permissions.Observe) to record refused calls and to
 //     feed Config.ObserveCalls, on the calling script's goroutine.
+//   - A script exporting validate or mutate gets admission runtimes of its own (on every
+//     replica, standbys included), which the caller's goroutine uses, one call each
+//     (admission.go): AdmissionScript routes each call to the version serving the script,
+//     from a table the loader publishes when a version becomes current, a script is unloaded
+//     or the memory guard stops one (Config.OnAdmission tells the webhook registration);
+//     a version being closed first lets its admission calls in flight finish.
 //
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker

@@ -74,6 +74,10 @@ type Engine struct {
 	lead     *leadership // nil without leader election
 	shard    shardOwner  // nil without sharding (shard.go)
 
+	// admission is the table of the versions serving validate and mutate (admission.go):
+	// written by the loader, read by any goroutine.
+	admission atomic.Pointer[admissionTable]
+
 	perms  *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
 	trace  *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
 	pauses *inspect.Pauses      // scripts paused through the debug API

@@ -143,6 +143,7 @@ func (e *Engine) onSynced(v *loaded) {
 	}
 	old := p.current
 	p.current, p.pending = v, nil
+	e.publishAdmission(v.ver.Script(), false)                    // before old retires: its calls move to v
 	e.scriptMetrics.Serve(v.ver.ScriptMetrics(), v.ver.Script()) // the switch, as scrapes see it
 	v.ver.SetState(version.StateCurrent)
 	v.ver.StartSchedules()
@@ -174,11 +175,13 @@ func (e *Engine) onSynced(v *loaded) {
 func (e *Engine) unload(name string) {
 	p := e.plugins[name]
 	if p == nil {
+		e.publishAdmission(name, false)
 		e.book.Removed(name) // a file that never loaded, or one stopped by the memory guard
 		return
 	}
 	delete(e.plugins, name)
 	e.forgetNeeds(name)
+	e.publishAdmission(name, false)
 	running := "none"
 	if p.pending != nil {
 		e.retire(p.pending, false)

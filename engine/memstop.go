@@ -59,6 +59,7 @@ func (e *Engine) onMemoryStop(s memoryStop) {
 	} else {
 		p.stopped = v
 	}
+	e.publishAdmission(v.ver.Script(), true)
 	events, keys := e.drop(v)
 	e.stopped[v.ver.Script()] = v.ver.Hash()
 	v.ver.Logger().Error("script stopped: its memory kept growing near the memory limit; it stays stopped until its file changes",

@@ -42,6 +42,11 @@ type Definition struct {
 	// Permissions are the `permissions` entries, in order: what the script's k8s calls need
 	// beyond what its source shows (Program.Calls).
 	Permissions []PermissionSpec
+	// Validate and Mutate report validate(obj, ctx) and mutate(obj, ctx); Admission is the
+	// `admission` options with defaults filled in, the zero value without either (admission.go).
+	Validate  bool
+	Mutate    bool
+	Admission AdmissionSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

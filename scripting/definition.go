@@ -15,6 +15,7 @@ const (
 
 var definitionKeys = []string{
 	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "permissions",
+	"validate", "mutate", "admission",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -57,11 +58,20 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 	if s.def.Permissions, err = readPermissions(def.Get("permissions"), l); err != nil {
 		return err
 	}
-	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 && len(s.def.Schedules) == 0 && len(s.collectFns) == 0 {
+	if err := s.readAdmission(def, l); err != nil {
+		return err
+	}
+	if !s.hasHandlers() {
 		return invalidf(s.name, 0, "the definition has no handlers; "+
-			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers, schedule or a metric with collect")
+			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers, schedule, a metric with collect, validate or mutate")
 	}
 	return nil
+}
+
+func (s *instance) hasHandlers() bool {
+	d := &s.def
+	return d.OnAdd || d.OnUpdate || d.OnDelete || d.Reconcile || len(s.indexers) > 0 || len(d.Schedules) > 0 ||
+		len(s.collectFns) > 0 || d.Validate || d.Mutate
 }
 
 // defaultExport is module.exports.default for ESM (esbuild marks it __esModule), else

@@ -17,7 +17,7 @@ func TestValidationMessages(t *testing.T) {
 		{"default export is a function", "export default function () {}", "v.js: the script must export a definition object " +
 			"(export default { ... } or module.exports = { ... }), got a function"},
 		{"nothing exported", "const x = 1", "v.js: the definition has no handlers; " +
-			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers, schedule or a metric with collect"},
+			"define at least one of onAdd, onUpdate, onDelete, reconcile, indexers, schedule, a metric with collect, validate or mutate"},
 		{"handler not a function", "export default {\n  watch: 'pods',\n  onAdd: 5,\n}",
 			"v.js:3: 'onAdd' must be a function, got a number (5)"},
 		{"reconcile not a function", "export default {\n  reconcile: 'x',\n}",
@@ -28,7 +28,7 @@ func TestValidationMessages(t *testing.T) {
 			"v.js:3: unknown key 'indexer' in the definition; did you mean 'indexers'?"},
 		{"unknown key lists keys", "export default {\n  onAdd() {},\n  frobnicate: true,\n}",
 			"v.js:3: unknown key 'frobnicate' in the definition; valid keys are " +
-				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions"},
+				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission"},
 		{"permissions not a list", "export default {\n  onAdd() {},\n  permissions: { resource: \"v1/secrets\" },\n}",
 			"v.js:3: 'permissions' must be an array of {resource, verbs, namespaces}, got an object"},
 		{"permission without verbs", "export default {\n  onAdd() {},\n  permissions: [{ resource: \"v1/secrets\",\n    verbs: [] }],\n}",

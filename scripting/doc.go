@@ -19,7 +19,7 @@
 // and defineScript, the identity, for typed definitions; Declarations describes them all),
 // evaluates the module under the call deadline and validates the exported definition. The
 // returned *Script is owned by the goroutine that uses it: OnAdd, OnUpdate, OnDelete, Index,
-// IndexAll, Reconcile, RunSchedule, Collect and Close must never run concurrently on one Script. Interrupt is the only method
+// IndexAll, Reconcile, RunSchedule, Collect, Validate, Mutate and Close must never run concurrently on one Script. Interrupt is the only method
 // that may be called from any goroutine; it aborts the running call and fails every later call
 // fast with ErrInterrupted, for a version that is being dropped. Close interrupts and waits for
 // the Script's goroutine; the owner calls it when done with the Script.
@@ -54,6 +54,28 @@
 // built-ins captured before the script ran, and the Go errors thrown during the current call;
 // and only what else it needs (the logger, the Client and the call's context, the current
 // Event). All of them, like the runtime, are used only on the executor goroutine.
+//
+// # Admission
+//
+// A definition may export validate(obj, ctx) and mutate(obj, ctx) and configure them with
+// `admission` (admission.go: operations, failurePolicy, timeoutSeconds, mode, validated at
+// load with file:line; AdmissionSpec.CallLimits derives the deadline of the runtimes that serve
+// them, below the webhook's timeoutSeconds). Script.Validate and Script.Mutate (admit.go) run
+// them like any handler, on the Script's runtime under its deadline, with the admission ctx
+// (admitctx.go: operation, oldObject, userInfo, dryRun, subResource, resource, namespace, name,
+// script, cache), and read the result under the same deadline: Validation, or the changed
+// object decoded from its JSON form (nil for no change). What a denial, a throw or a timeout
+// means to the API server (mode, failurePolicy, the JSON Patch) is the caller's business.
+//
+// # Side effects
+//
+// Some calls must change nothing outside their runtime: validate and mutate, whose webhooks are
+// registered with sideEffects: None. There is one mechanism for it (effects.go): such a call
+// names itself in callEnv.pure for its duration, and every binding with side effects calls
+// callEnv.sideEffect(fn) before doing anything, which then throws an Error wrapping
+// ErrSideEffect ("k8s.create in validate: side effects are not allowed here: ..."). The k8s
+// writes, k8s.event and the finalizer helpers do; a new binding with side effects (fetch)
+// must do the same. Reads (k8s.get, k8s.list, ctx.cache), console, log and util are allowed.
 //
 // # Metrics
 //

@@ -25,6 +25,9 @@ type callEnv struct {
 	// goErrs are the Go errors behind the JS errors thrown during this call, so that an
 	// uncaught throw surfaces as a *ScriptError wrapping its Go error; endCall forgets them.
 	goErrs map[*goja.Object]error
+	// pure names the running call when it must have no side effects ("validate", "mutate"),
+	// "" otherwise; bindings with side effects check it (effects.go). endCall clears it.
+	pure string
 }
 
 // internalName names the runtime's own helper code; its frames are left out of stacks.
@@ -64,6 +67,7 @@ func (e *callEnv) captureInternals() error {
 
 // endCall forgets what the call that has ended threw.
 func (e *callEnv) endCall() {
+	e.pure = ""
 	if len(e.goErrs) > 0 {
 		clear(e.goErrs)
 	}

@@ -36,6 +36,7 @@ const testFailed = "testing value /metadata/resourceVersion failed"
 func (k *k8sModule) addFinalizer(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.addFinalizer"
 	defer k.guard(fn)
+	k.sideEffect(fn)
 	return k.editFinalizers(fn, call, func(finalizers []any, f string) []map[string]any {
 		if slices.Contains(finalizers, any(f)) {
 			return nil
@@ -52,6 +53,7 @@ func (k *k8sModule) addFinalizer(call goja.FunctionCall) goja.Value {
 func (k *k8sModule) removeFinalizer(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.removeFinalizer"
 	defer k.guard(fn)
+	k.sideEffect(fn)
 	return k.editFinalizers(fn, call, func(finalizers []any, f string) []map[string]any {
 		i := slices.Index(finalizers, any(f))
 		if i < 0 {

@@ -40,6 +40,8 @@ type instance struct {
 	onUpdate    goja.Callable
 	onDelete    goja.Callable
 	reconcileFn goja.Callable
+	validateFn  goja.Callable
+	mutateFn    goja.Callable
 	indexers    map[string]indexer
 	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
 	indexersObj *goja.Object
@@ -50,8 +52,9 @@ type instance struct {
 	// Per-call state, reset when the call ends (the event is ctx's, the thrown errors callEnv's).
 	callName string
 
-	ctx    *ctxObject   // the handlers' ctx; its ev is the current call's event
-	ctxObj *goja.Object // ctx as scripts see it
+	ctx       *ctxObject   // the handlers' ctx; its ev is the current call's event
+	admission *admitCtx    // validate's and mutate's ctx, made on first use (admitctx.go)
+	ctxObj    *goja.Object // ctx as scripts see it
 
 	// batchFn calls runBatchFn (runBatch) from a JS frame, so that its calls are nested;
 	// both made on first use (indexbatch.go).

@@ -126,6 +126,65 @@ interface ScriptDefinition<T = KubeObject> {
    * whose resource is only known at run time. See docs/permissions.md.
    */
   permissions?: Permission[];
+  /**
+   * Admission: decides on a request before the API server stores it. obj is the request's
+   * object (null on DELETE; ctx.oldObject is then the object deleted). Return undefined to
+   * allow. Runs with no side effects: k8s writes and events throw.
+   */
+  validate?(obj: View<T> | null, ctx: AdmissionContext<T>): Validation | void | Promise<Validation | void>;
+  /**
+   * Admission: returns the changed object (a util.clone of obj, changed), or undefined for no
+   * change; the runner sends the API server the JSON Patch between the two. Changing
+   * metadata.name, metadata.namespace, metadata.uid, apiVersion or kind is refused.
+   */
+  mutate?(obj: View<T> | null, ctx: AdmissionContext<T>): Mutable<T> | KubeObject | void | Promise<Mutable<T> | KubeObject | void>;
+  /** How validate and mutate are served; every field has a default. */
+  admission?: AdmissionOptions;
+}
+
+/** The `admission` options of a definition. */
+interface AdmissionOptions {
+  /** Operations the webhooks match; default ["CREATE", "UPDATE"]. "*" alone matches all. */
+  operations?: ("CREATE" | "UPDATE" | "DELETE" | "CONNECT" | "*")[];
+  /** What a throw, a timeout or a memory stop answers: "Fail" denies (default), "Ignore" allows with a warning. Also the webhook's own failurePolicy (the runner down). */
+  failurePolicy?: "Fail" | "Ignore";
+  /** The webhook's timeoutSeconds, 1 to 30; default 10. The script's deadline is shorter. */
+  timeoutSeconds?: number;
+  /** "enforce" (default) denies; "warn" turns denials into warnings; "audit" only records them. */
+  mode?: "enforce" | "warn" | "audit";
+}
+
+/** What validate returns to decide; undefined allows. */
+interface Validation {
+  allowed: boolean;
+  /** Shown to the client on a denial. */
+  message?: string;
+  /** The HTTP status of a denial, 400 to 599; default 403. */
+  code?: number;
+  /** Printed by kubectl, allowed or not; at most 32. */
+  warnings?: string[];
+}
+
+/** The ctx argument of validate and mutate; valid only during the call it was passed to. */
+interface AdmissionContext<T = KubeObject> {
+  readonly operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  /** The stored object on UPDATE and DELETE; null otherwise. */
+  readonly oldObject: View<T> | null;
+  /** Who asks, as the API server authenticated them. */
+  readonly userInfo: View<{ username?: string; uid?: string; groups?: string[]; extra?: { [key: string]: string[] } }>;
+  /** True when the request is a dry run: decide the same way. */
+  readonly dryRun: boolean;
+  /** The subresource asked for ("status", "scale"), or "". */
+  readonly subResource: string;
+  /** The resource, canonical: "apps/v1/deployments". */
+  readonly resource: string;
+  /** The object's namespace ("" when cluster-scoped) and name (may be "" on CREATE with generateName). */
+  readonly namespace: string;
+  readonly name: string;
+  /** The plugin's name. */
+  readonly script: string;
+  /** Read-only queries over the objects this script version has been shown, with its indexes. */
+  readonly cache: Cache<T>;
 }
 
 /** One entry of `permissions`: verbs on a resource ("v1/secrets", "example.com/v1/widgets/status"). */

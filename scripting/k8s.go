@@ -123,6 +123,7 @@ type writeFunc func(Client, context.Context, string, Object) (Object, error)
 
 func (k *k8sModule) write(call goja.FunctionCall, fn, verb string, write writeFunc) goja.Value {
 	defer k.guard(fn)
+	k.sideEffect(fn)
 	res := k.resourceArg(fn, call)
 	obj := k.exportObject(fn, call.Argument(1))
 	client := k.clientFor(fn)
@@ -147,6 +148,7 @@ type patchFunc func(Client, context.Context, string, string, string, []byte, Pat
 
 func (k *k8sModule) patchWith(call goja.FunctionCall, fn, verb string, patch patchFunc) goja.Value {
 	defer k.guard(fn)
+	k.sideEffect(fn)
 	res := k.resourceArg(fn, call)
 	ns, name := k.stringArg(fn, call, 1, "namespace"), k.nameArg(fn, call, 2)
 	body := k.patchBody(fn, call.Argument(3))
@@ -162,6 +164,7 @@ func (k *k8sModule) patchWith(call goja.FunctionCall, fn, verb string, patch pat
 func (k *k8sModule) delete(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.delete"
 	defer k.guard(fn)
+	k.sideEffect(fn)
 	res := k.resourceArg(fn, call)
 	ns, name := k.stringArg(fn, call, 1, "namespace"), k.nameArg(fn, call, 2)
 	o := k.stringOptions(fn, call.Argument(3), "propagationPolicy")
@@ -181,6 +184,7 @@ func (k *k8sModule) delete(call goja.FunctionCall) goja.Value {
 func (k *k8sModule) event(call goja.FunctionCall) goja.Value {
 	const fn = "k8s.event"
 	defer k.guard(fn)
+	k.sideEffect(fn)
 	obj := k.exportObject(fn, call.Argument(0))
 	typ := k.stringArg(fn, call, 1, "type")
 	switch typ {

@@ -164,6 +164,7 @@ func (s *Script) Definition() Definition {
 	d.Watch = slices.Clone(d.Watch)
 	d.Indexers = slices.Clone(d.Indexers)
 	d.Metrics = slices.Clone(d.Metrics)
+	d.Admission.Operations = slices.Clone(d.Admission.Operations)
 	return d
 }
 

@@ -77,6 +77,7 @@ type options struct {
 	debugTLSKey       string
 	pprof             bool
 	traceRecords      int
+	webhook           webhookFlags
 }
 
 func newCommand() *cobra.Command {
@@ -139,6 +140,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
 	f.IntVar(&o.traceRecords, "trace-records", inspection.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", inspection.TracePerObject))
 	o.leader.add(f)
+	o.webhook.add(f)
 	o.kube.AddFlags(f)
 }
 
@@ -172,6 +174,9 @@ func (o *options) validate(cmd *cobra.Command) error {
 	}
 	if o.traceRecords < 0 {
 		return fmt.Errorf("--trace-records must be 0 (off) or positive, not %d", o.traceRecords)
+	}
+	if err := o.webhook.validate(); err != nil {
+		return err
 	}
 	if (o.debugTLSCert == "") != (o.debugTLSKey == "") {
 		return errors.New("--debug-tls-cert-file and --debug-tls-key-file go together")
@@ -228,7 +233,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	// What every Go exporter serves: CPU, memory, file descriptors, goroutines, GC.
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	health := newHealth()
-	e, err := engine.New(engine.Config{
+	e, hooks, err := o.newEngine(cmd, engine.Config{
 		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
@@ -240,6 +245,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	defer hooks.stop()
 	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
 	if err != nil {
 		return err
@@ -266,6 +272,27 @@ func (o *options) run(cmd *cobra.Command) error {
 	err = e.Run(cmd.Context())
 	logger.Info("stopped")
 	return err
+}
+
+// newEngine builds the engine on cfg with the admission webhooks the --webhook-* flags ask
+// for, and starts those (the engine's Run is the caller's); hooks.stop ends them, nil-safe.
+func (o *options) newEngine(cmd *cobra.Command, cfg engine.Config) (*engine.Engine, *webhooks, error) {
+	hooks, parts, err := o.webhook.newWebhooks(cmd.Context(), cfg.RESTConfig, o.dryRun, cfg.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.OnAdmission = hooks.changed
+	e, err := engine.New(cfg)
+	if err != nil {
+		if parts != nil {
+			_ = parts.ln.Close()
+		}
+		return nil, nil, err
+	}
+	if hooks != nil {
+		hooks.start(e, parts, cfg.Logger, cfg.Registerer)
+	}
+	return e, hooks, nil
 }
 
 // restConfig finds the cluster as kubectl does; with no kubeconfig anywhere, and not in a pod,

@@ -120,6 +120,12 @@ func (v *Version) addRuntimes(cfg Config) error {
 			v.intake.SetOverflow(coalesce.New(cfg.MaxBacklog, Overload, v.logger, coalesced))
 		}
 	}
+	if v.def.Validate || v.def.Mutate { // standbys too: every replica serves admission
+		var err error
+		if v.admit, err = newAdmitPool(cfg); err != nil {
+			return err
+		}
+	}
 	if v.def.Reconcile && !v.standby {
 		var err error
 		if v.reconciler, err = v.newReconciler(cfg); err != nil {

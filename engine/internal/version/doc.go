@@ -10,7 +10,8 @@
 // Files: version.go (the Version, Subscribe, Start, the worker loop, the wait for the sync),
 // build.go (Config, New: the index stage and reconcile workers), handle.go (what the worker
 // does with each event), enqueue.go (what an event enqueues for reconcile), schedule.go
-// (schedules and metric collects on the worker), shard.go (the question asked before each
+// (schedules and metric collects on the worker), admit.go (validate and mutate on the
+// admission runtimes), shard.go (the question asked before each
 // call, the replay of gained keys), trace.go (what the worker records, and Replay), live.go
 // (what other goroutines read), end.go (Retire, Drop, WaitIdle, Halt, Close); and the types
 // the worker, index stage and intake share: Event and Kind, Subscription and Target, NewQueue
@@ -40,6 +41,11 @@
 //     the version is retired;
 //   - the reconcile workers (StartReconcile; package engine/internal/reconcile), which only
 //     read the store; Retire shuts their queue down and Close joins them;
+//   - none for admission: Validate and Mutate run on the caller's goroutine (the admission
+//     server's), each holding one of the version's admission runtimes (a pool of
+//     admissionRuntimes, standbys included) for its call; Close lets the calls in flight
+//     finish, refuses new ones (ErrRetired: the caller asks the version serving now) and
+//     closes those runtimes; Drop interrupts them;
 //   - helpers: the one closing Done once the worker and index stage have returned, and the
 //     one waiting for the sync (OnSynced), which returns when the version halts.
 //
@@ -49,7 +55,8 @@
 // goroutines through Inspect, and hands the worker copies in events), the state but for
 // StateDone, and the scheduler (set before its first event is queued). The worker's alone:
 // the store's writes, the keys a replay of gained keys may enqueue, the record being built.
-// Safe from any goroutine: Halt, Close (both idempotent), WaitSynced, Do, QueueCollect
+// Safe from any goroutine: Halt, Close (both idempotent), WaitSynced, Do, QueueCollect,
+// Validate, Mutate
 // (pushes onto the worker's queue, false once it is closed) and the reads of live.go (queue
 // lengths, the published subscriptions, the state, the store under its lock). An Event is a
 // value handed from a producer (client-go's listener goroutine through the fanout, the

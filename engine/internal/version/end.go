@@ -60,6 +60,9 @@ func (v *Version) Drop() (events, keys int) {
 	if v.reconciler != nil {
 		keys = v.reconciler.Drop()
 	}
+	if v.admit != nil {
+		v.admit.interrupt() // a memory stop fails the admission calls too: their failurePolicy answers
+	}
 	v.stop()
 	return events, keys
 }
@@ -112,13 +115,16 @@ func (v *Version) stop() {
 	}
 }
 
-// Close releases everything v holds, from any state: it stops v (interrupting whatever still
-// runs), joins every goroutine v started (worker, indexer, scheduler, reconcile workers, the
+// Close releases everything v holds, from any state: it lets the admission calls in flight
+// finish (taking no new one), stops v (interrupting whatever else still runs), joins every goroutine v started (worker, indexer, scheduler, reconcile workers, the
 // wait for its sync) and closes every runtime it was built with, whether its goroutine ever
 // started or not. v must be unsubscribed already (Retire, or a failed Subscribe). Idempotent;
 // it blocks for at most the runtimes' grace, so the loader leaves it to a goroutine of its own.
 func (v *Version) Close() {
 	v.closeOnce.Do(func() {
+		if v.admit != nil {
+			v.admit.close() // first: admission calls in flight finish, their requests answered
+		}
 		v.stop()
 		v.running.Wait()
 		v.helpers.Wait()

@@ -110,11 +110,15 @@ func (v *Version) Memory() (bytes int64, seq uint64, truncated bool) {
 	return bytes, seq, truncated
 }
 
-// runtimes are v's Scripts: the worker's, the index stage's and the reconcile workers'.
+// runtimes are v's Scripts: the worker's, the index stage's, the reconcile workers' and the
+// admission ones.
 func (v *Version) runtimes() []*scripting.Script {
 	out := append([]*scripting.Script{v.script}, v.indexer.Runtimes()...)
 	if v.reconciler != nil {
 		out = append(out, v.reconciler.Runtimes()...)
+	}
+	if v.admit != nil {
+		out = append(out, v.admit.all...)
 	}
 	return out
 }

@@ -54,6 +54,7 @@ type Version struct {
 	scriptMetrics *enginemetrics.Version                    // the definition's metric families; nil without
 
 	reconciler  *reconcileWorkers // nil unless the script exports reconcile
+	admit       *admitPool        // validate's and mutate's runtimes; nil without (admit.go)
 	enqueue     func(string)      // ctx.enqueue: reconciler.Enqueue, nil without reconcile
 	enqueueOnly func(string) bool // the worker's, while replaying gained keys: which keys to enqueue
 

@@ -1,0 +1,52 @@
+// Package admission answers Kubernetes admission requests from scripts' validate and mutate
+// functions (package scripting): what a script's answer, error or timeout means to the API
+// server, and the JSON Patch of a mutation.
+//
+// Validate and Mutate (decide.go) call one Script, the admission functions of a loaded
+// script version as the engine serves them, and return a Decision: allowed or denied, with
+// the message, HTTP code, warnings and patch the API server passes on to its client, and the
+// outcome metrics and views name (allowed, denied, warned, audited, errored). The script's
+// AdmissionSpec decides the rest: mode "warn" turns a denial into a warning and "audit" only
+// records it (a mutation in those modes is not applied, but reported as a warning or
+// recorded); a script that throws, times out, is stopped by the memory guard or returns what
+// it may not answers by its failurePolicy, "Fail" denying with the error and its file:line
+// (code 500), "Ignore" allowing with a warning.
+//
+// The patch (patch.go) is the diff of the request's object and the object mutate returned,
+// as JSON documents, by gomodules.xyz/jsonpatch/v2 (as controller-runtime computes it); one
+// that touches apiVersion, kind, metadata.name, metadata.namespace or metadata.uid is refused
+// (ErrProtectedField) and answered by the failure policy.
+//
+// # Server
+//
+// Server (server.go) is the HTTPS AdmissionReview v1 endpoint: one path per script and kind,
+// ValidatePrefix or MutatePrefix followed by the script's name ("/validate/team-a/policy.js").
+// Each request asks Lookup for the script's admission functions, so a script is answered for
+// only once a version of it is loaded, and a reload swaps them between two requests (the
+// engine lets a call in flight on the old version finish). A bad request gets a 4xx with a
+// plain-text reason and never reaches a script (review.go): unknown path or script, or a kind
+// the script does not define (404), not POST (405), not application/json (415), not an
+// AdmissionReview, another version than admission.k8s.io/v1, no request, an undecodable
+// object (400), a body over MaxBodyBytes, DefaultMaxBodyBytes (7 MiB) by default (413). The
+// script's time is its webhook's: the API server's ?timeout= when sent, else its
+// timeoutSeconds, of which 90% is given to the call (the runtimes' own deadline is shorter).
+//
+// # Registration, certificates, metrics
+//
+// Registrar (register.go) keeps one ValidatingWebhookConfiguration and one
+// MutatingWebhookConfiguration with an entry per script, reconciled from Entries on Changed,
+// every Resync and a second after a failure; they stay when it stops. SecretCerts
+// (certsecret.go, certgen.go) keeps a CA and serving certificate in a Secret the replicas
+// share and renews the serving certificate with the same CA; FileCerts (certfiles.go) serves
+// a folder's files and reloads them when they change. Metrics (metrics.go) counts decisions
+// through Config.Observe.
+//
+// Goroutines: Validate, Mutate and ServeHTTP run on the caller's goroutine and may be called
+// concurrently; a Decision is a value the caller owns; Config.Observe is called on the
+// request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
+// starts one goroutine (http.Server.ServeTLS, with net/http's per-connection ones) and joins
+// it before returning, once its context has ended and the requests in flight have finished
+// within the grace given. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop
+// on the caller's goroutine until its context ends; their other methods are safe from any
+// goroutine (Registrar's Changed, the certificates' GetCertificate and CABundle).
+package admission

@@ -1,0 +1,338 @@
+package admission
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// Registration: the runner owns one ValidatingWebhookConfiguration and one
+// MutatingWebhookConfiguration, both named Registrar's Name, with one webhook entry per
+// script, derived from the scripts serving admission like any controller's output.
+
+// Entry is what one script's webhook entries are derived from.
+type Entry struct {
+	Script           string
+	Validate, Mutate bool
+	Spec             scripting.AdmissionSpec
+	Rules            []Rule
+	// Namespaces are the namespaces the script watches; nil when it watches all of them.
+	Namespaces []string
+	// LabelSelector is the watches' label selector when they all share one, else "".
+	LabelSelector string
+}
+
+// Rule is one watched resource: a webhook rule.
+type Rule struct {
+	Group, Version, Resource string
+	Namespaced               bool
+}
+
+// Target is where the API server calls: a URL (the local control plane, tests) or a Service.
+type Target struct {
+	URL                       string // https://127.0.0.1:9443, without a path
+	ServiceNamespace, Service string
+	ServicePort               int32 // 0 is 443
+}
+
+// managedBy labels the configurations the runner owns.
+const managedBy = "jsinformer"
+
+// Registrar keeps the two webhook configurations in step with Entries. Run owns its loop
+// goroutine (the caller's); Changed may be called from any goroutine.
+type Registrar struct {
+	Client kubernetes.Interface
+	Name   string // both configurations' name
+	Target Target
+	// CABundle returns the PEM CA certificates the API server verifies the server with.
+	CABundle func() []byte
+	Entries  func() []Entry
+	// Exclude are namespaces no webhook ever matches: kube-system and the runner's own are
+	// always added, so the runner cannot lock itself out.
+	Exclude []string
+	Logger  *slog.Logger
+	// Resync is how often the configurations are checked without a change; zero means a minute.
+	Resync time.Duration
+
+	changed chan struct{}
+}
+
+// Changed asks Run for a reconcile; it never blocks (before Init, it does nothing).
+func (r *Registrar) Changed() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Init prepares r for Changed and Run; call it once before sharing r.
+func (r *Registrar) Init() {
+	r.changed = make(chan struct{}, 1)
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.Resync <= 0 {
+		r.Resync = time.Minute
+	}
+}
+
+// Run reconciles at once, on every Changed, every Resync, and a second after a failure, until
+// ctx ends. It leaves the configurations in place when it returns: while no runner answers,
+// each script's failurePolicy decides (docs/admission.md).
+func (r *Registrar) Run(ctx context.Context) error {
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.changed:
+		case <-retry.C:
+		}
+		next := r.Resync
+		if err := r.Reconcile(ctx); err != nil {
+			r.Logger.Warn("webhook configurations not reconciled; retrying", "error", err.Error())
+			next = time.Second
+		}
+		retry.Reset(next)
+	}
+}
+
+// Reconcile makes the configurations match the entries now: created, updated or, with no
+// entry of their kind, deleted.
+func (r *Registrar) Reconcile(ctx context.Context) error {
+	entries := r.Entries()
+	ca := r.CABundle()
+	var validating []admissionregv1.ValidatingWebhook
+	var mutating []admissionregv1.MutatingWebhook
+	for _, e := range entries {
+		if e.Validate {
+			validating = append(validating, r.validating(e, ca))
+		}
+		if e.Mutate {
+			mutating = append(mutating, r.mutating(e, ca))
+		}
+	}
+	if err := r.applyValidating(ctx, validating); err != nil {
+		return err
+	}
+	return r.applyMutating(ctx, mutating)
+}
+
+func (r *Registrar) meta() metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: r.Name, Labels: map[string]string{"app.kubernetes.io/managed-by": managedBy}}
+}
+
+func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.ValidatingWebhook) error {
+	api := r.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	cur, err := api.Get(ctx, r.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && len(hooks) == 0:
+		return nil
+	case apierrors.IsNotFound(err):
+		_, err = api.Create(ctx, &admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: r.meta(), Webhooks: hooks}, metav1.CreateOptions{})
+	case err != nil:
+	case len(hooks) == 0:
+		err = api.Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &cur.ResourceVersion}})
+	case !equality.Semantic.DeepEqual(defaultedValidating(hooks), cur.Webhooks):
+		cur.Webhooks = hooks
+		_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+	default:
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reconcile ValidatingWebhookConfiguration %s: %w", r.Name, err)
+	}
+	r.Logger.Info("webhook configuration reconciled", "kind", "ValidatingWebhookConfiguration", "name", r.Name, "webhooks", len(hooks))
+	return nil
+}
+
+func (r *Registrar) applyMutating(ctx context.Context, hooks []admissionregv1.MutatingWebhook) error {
+	api := r.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	cur, err := api.Get(ctx, r.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && len(hooks) == 0:
+		return nil
+	case apierrors.IsNotFound(err):
+		_, err = api.Create(ctx, &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: r.meta(), Webhooks: hooks}, metav1.CreateOptions{})
+	case err != nil:
+	case len(hooks) == 0:
+		err = api.Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &cur.ResourceVersion}})
+	case !equality.Semantic.DeepEqual(defaultedMutating(hooks), cur.Webhooks):
+		cur.Webhooks = hooks
+		_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+	default:
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reconcile MutatingWebhookConfiguration %s: %w", r.Name, err)
+	}
+	r.Logger.Info("webhook configuration reconciled", "kind", "MutatingWebhookConfiguration", "name", r.Name, "webhooks", len(hooks))
+	return nil
+}
+
+// defaultedValidating is hooks as the API server stores them: what it defaults set, so that
+// an unchanged configuration compares equal and is not written again.
+func defaultedValidating(hooks []admissionregv1.ValidatingWebhook) []admissionregv1.ValidatingWebhook {
+	out := make([]admissionregv1.ValidatingWebhook, len(hooks))
+	for i, h := range hooks {
+		h.ObjectSelector = orEmpty(h.ObjectSelector)
+		out[i] = h
+	}
+	return out
+}
+
+func defaultedMutating(hooks []admissionregv1.MutatingWebhook) []admissionregv1.MutatingWebhook {
+	out := make([]admissionregv1.MutatingWebhook, len(hooks))
+	never := admissionregv1.NeverReinvocationPolicy
+	for i, h := range hooks {
+		h.ObjectSelector = orEmpty(h.ObjectSelector)
+		if h.ReinvocationPolicy == nil {
+			h.ReinvocationPolicy = &never
+		}
+		out[i] = h
+	}
+	return out
+}
+
+func orEmpty(s *metav1.LabelSelector) *metav1.LabelSelector {
+	if s == nil {
+		return &metav1.LabelSelector{}
+	}
+	return s
+}
+
+// The parts of one script's entry, shared by both kinds.
+type common struct {
+	name          string
+	client        admissionregv1.WebhookClientConfig
+	rules         []admissionregv1.RuleWithOperations
+	failurePolicy admissionregv1.FailurePolicyType
+	matchPolicy   admissionregv1.MatchPolicyType
+	sideEffects   admissionregv1.SideEffectClass
+	timeout       int32
+	nsSelector    *metav1.LabelSelector
+	objSelector   *metav1.LabelSelector
+}
+
+func (r *Registrar) common(e Entry, kind string, ca []byte) common {
+	c := common{
+		name: WebhookName(e.Script, kind), client: r.clientConfig(kind, e.Script, ca), rules: rules(e),
+		failurePolicy: admissionregv1.FailurePolicyType(e.Spec.FailurePolicy), matchPolicy: admissionregv1.Equivalent,
+		sideEffects: admissionregv1.SideEffectClassNone, timeout: int32(e.Spec.TimeoutSeconds),
+		nsSelector: r.namespaceSelector(e),
+	}
+	if e.LabelSelector != "" {
+		if sel, err := metav1.ParseToLabelSelector(e.LabelSelector); err == nil {
+			c.objSelector = sel
+		}
+	}
+	return c
+}
+
+func (r *Registrar) validating(e Entry, ca []byte) admissionregv1.ValidatingWebhook {
+	c := r.common(e, "validate", ca)
+	return admissionregv1.ValidatingWebhook{Name: c.name, ClientConfig: c.client, Rules: c.rules, FailurePolicy: &c.failurePolicy,
+		MatchPolicy: &c.matchPolicy, SideEffects: &c.sideEffects, TimeoutSeconds: &c.timeout, NamespaceSelector: c.nsSelector,
+		ObjectSelector: c.objSelector, AdmissionReviewVersions: []string{"v1"}}
+}
+
+func (r *Registrar) mutating(e Entry, ca []byte) admissionregv1.MutatingWebhook {
+	c := r.common(e, "mutate", ca)
+	return admissionregv1.MutatingWebhook{Name: c.name, ClientConfig: c.client, Rules: c.rules, FailurePolicy: &c.failurePolicy,
+		MatchPolicy: &c.matchPolicy, SideEffects: &c.sideEffects, TimeoutSeconds: &c.timeout, NamespaceSelector: c.nsSelector,
+		ObjectSelector: c.objSelector, AdmissionReviewVersions: []string{"v1"}}
+}
+
+// Path is the server's path for a script's webhook of kind ("validate", "mutate").
+func Path(kind, script string) string {
+	prefix := ValidatePrefix
+	if kind == "mutate" {
+		prefix = MutatePrefix
+	}
+	return prefix + (&url.URL{Path: script}).EscapedPath()
+}
+
+func (r *Registrar) clientConfig(kind, script string, ca []byte) admissionregv1.WebhookClientConfig {
+	path := Path(kind, script)
+	if r.Target.URL != "" {
+		u := strings.TrimSuffix(r.Target.URL, "/") + path
+		return admissionregv1.WebhookClientConfig{URL: &u, CABundle: ca}
+	}
+	port := r.Target.ServicePort
+	if port == 0 {
+		port = 443
+	}
+	return admissionregv1.WebhookClientConfig{CABundle: ca, Service: &admissionregv1.ServiceReference{
+		Namespace: r.Target.ServiceNamespace, Name: r.Target.Service, Path: &path, Port: &port}}
+}
+
+func rules(e Entry) []admissionregv1.RuleWithOperations {
+	ops := make([]admissionregv1.OperationType, len(e.Spec.Operations))
+	for i, op := range e.Spec.Operations {
+		ops[i] = admissionregv1.OperationType(op)
+	}
+	out := make([]admissionregv1.RuleWithOperations, 0, len(e.Rules))
+	for _, rule := range e.Rules {
+		scope := admissionregv1.ClusterScope
+		if rule.Namespaced {
+			scope = admissionregv1.NamespacedScope
+		}
+		out = append(out, admissionregv1.RuleWithOperations{Operations: ops, Rule: admissionregv1.Rule{
+			APIGroups: []string{rule.Group}, APIVersions: []string{rule.Version}, Resources: []string{rule.Resource}, Scope: &scope}})
+	}
+	return out
+}
+
+// namespaceSelector never matches kube-system nor the excluded namespaces and, for a script
+// watching some namespaces only, matches just those.
+func (r *Registrar) namespaceSelector(e Entry) *metav1.LabelSelector {
+	const nameLabel = "kubernetes.io/metadata.name"
+	exclude := append([]string{"kube-system"}, r.Exclude...)
+	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: nameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: dedupe(exclude)}}}
+	if len(e.Namespaces) > 0 {
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: nameLabel, Operator: metav1.LabelSelectorOpIn, Values: dedupe(e.Namespaces)})
+	}
+	return sel
+}
+
+func dedupe(list []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var notSlug = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// WebhookName is the entry name of a script's webhook of kind: a fully qualified name from
+// the script's name, with a hash so that names differing only in punctuation stay apart.
+func WebhookName(script, kind string) string {
+	sum := sha256.Sum256([]byte(script))
+	slug := strings.Trim(notSlug.ReplaceAllString(strings.ToLower(script), "-"), "-")
+	if len(slug) > 40 {
+		slug = strings.Trim(slug[:40], "-")
+	}
+	return fmt.Sprintf("%s-%s.%s.jsinformer.io", slug, hex.EncodeToString(sum[:])[:8], kind)
+}

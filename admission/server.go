@@ -1,0 +1,184 @@
+package admission
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/jsinformer/jsinformer/scripting"
+)
+
+// The HTTPS server: one path per script and kind, /validate/<script> and /mutate/<script>
+// (the script's name as in the scripts folder, "team-a/policy.js"), answering AdmissionReview
+// v1 from the script's version serving at that moment.
+
+// Path prefixes of the two kinds of webhook.
+const (
+	ValidatePrefix = "/validate/"
+	MutatePrefix   = "/mutate/"
+)
+
+// Lookup returns the admission functions of the script named name, false when no loaded
+// version of it serves admission. It is called on every request, from any goroutine.
+type Lookup func(name string) (Script, bool)
+
+// Config configures a Server.
+type Config struct {
+	Lookup Lookup
+	Logger *slog.Logger // nil discards
+	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Observe, when set, sees every decision made (metrics, the trace); on the request's goroutine.
+	Observe func(Observation)
+}
+
+// Observation is one decision with what it was about.
+type Observation struct {
+	Script, Kind string // Kind is "validate" or "mutate"
+	Request      *admissionv1.AdmissionRequest
+	Decision     Decision
+}
+
+// Server answers admission requests. It is an http.Handler, safe for concurrent use; Serve
+// runs it over TLS.
+type Server struct {
+	lookup  Lookup
+	logger  *slog.Logger
+	limit   int64
+	observe func(Observation)
+}
+
+// NewServer returns a Server over cfg.Lookup.
+func NewServer(cfg Config) *Server {
+	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limit: cfg.MaxBodyBytes, observe: cfg.Observe}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.limit <= 0 {
+		s.limit = DefaultMaxBodyBytes
+	}
+	return s
+}
+
+// ServeHTTP answers one AdmissionReview. A bad request (unknown path, not an AdmissionReview,
+// wrong version, body over the limit) gets a 4xx with a plain-text reason and reaches no script.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	kind, name, ok := route(r.URL.Path)
+	if !ok {
+		http.Error(w, fmt.Sprintf("unknown path %q: admission paths are %s<script> and %s<script>", r.URL.Path, ValidatePrefix, MutatePrefix), http.StatusNotFound)
+		return
+	}
+	script, ok := s.lookup(name)
+	if !ok || !script.Defines(kind) {
+		http.Error(w, fmt.Sprintf("no loaded script %q serves %s here", name, kind), http.StatusNotFound)
+		return
+	}
+	req, err := readReview(r, s.limit)
+	var sreq scripting.AdmissionRequest
+	if err == nil {
+		sreq, err = scriptRequest(req)
+	}
+	if err != nil {
+		var bad *badRequest
+		if errors.As(err, &bad) {
+			http.Error(w, bad.msg, bad.code)
+			return
+		}
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	d := s.decide(r, kind, script, req, sreq)
+	if err := writeJSON(w, response(req, d)); err != nil {
+		s.logger.Warn("admission response not sent", "script", name, "error", err.Error())
+	}
+}
+
+// route splits a path into the kind and the script name.
+func route(path string) (kind, name string, ok bool) {
+	for _, k := range []struct{ prefix, kind string }{{ValidatePrefix, "validate"}, {MutatePrefix, "mutate"}} {
+		if name, found := strings.CutPrefix(path, k.prefix); found && name != "" {
+			return k.kind, name, true
+		}
+	}
+	return "", "", false
+}
+
+// decide runs the script for req within the webhook's time: the API server's ?timeout when
+// it sends one, else the script's timeoutSeconds.
+func (s *Server) decide(r *http.Request, kind string, script Script, req *admissionv1.AdmissionRequest, sreq scripting.AdmissionRequest) Decision {
+	spec := script.Spec()
+	budget := time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second
+	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 {
+		budget = min(budget, t)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), budget*9/10)
+	defer cancel()
+	var d Decision
+	if kind == "validate" {
+		d = Validate(ctx, script, sreq)
+	} else {
+		d = Mutate(ctx, script, sreq)
+	}
+	s.record(script.Name(), kind, req, d)
+	return d
+}
+
+// record logs what a script decided, beyond a plain allow, and tells Observe.
+func (s *Server) record(name, kind string, req *admissionv1.AdmissionRequest, d Decision) {
+	if s.observe != nil {
+		s.observe(Observation{Script: name, Kind: kind, Request: req, Decision: d})
+	}
+	attrs := []any{"script", name, "webhook", kind, "operation", string(req.Operation), "resource", req.Resource.Resource,
+		"namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username, "took", d.Took.String()}
+	switch d.Outcome {
+	case OutcomeDenied:
+		s.logger.Info("admission denied", append(attrs, "message", d.Message)...)
+	case OutcomeAudited:
+		s.logger.Info("admission audited: would have denied or changed", append(attrs, "message", d.Message)...)
+	case OutcomeErrored:
+		s.logger.Warn("admission script failed; its failurePolicy answered", append(attrs, "allowed", d.Allowed, "error", d.Message)...)
+	}
+}
+
+// ReadHeaderTimeout bounds how long a client may take to send its headers.
+const ReadHeaderTimeout = 10 * time.Second
+
+// Serve serves s over TLS on ln until ctx ends, then shuts down, letting the requests in
+// flight finish within grace. The TLS config must give a certificate (Certificates or
+// GetCertificate). It returns nil after a shutdown caused by ctx. The caller owns ln until
+// Serve is called; Serve closes it.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config, grace time.Duration) error {
+	srv := &http.Server{Handler: s, TLSConfig: tlsConfig, ReadHeaderTimeout: ReadHeaderTimeout,
+		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug)}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTLS(ln, "", "") }() // owned here: joined below
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve admission: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Clients keep HTTP/2 connections open past the GOAWAY (kube-apiserver does): close
+		// them; a request still running past grace is cut, as documented.
+		s.logger.Debug("admission server: connections still open after the grace; closed", "grace", grace.String())
+		err = srv.Close()
+	}
+	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	if err != nil {
+		return fmt.Errorf("shut down admission server: %w", err)
+	}
+	return nil
+}

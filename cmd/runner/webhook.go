@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/admission"
+	"github.com/jsinformer/jsinformer/engine"
+)
+
+// Admission webhooks (docs/admission.md): the HTTPS server for the scripts' validate and
+// mutate, and the registration of their webhook configurations.
+
+type webhookFlags struct {
+	addr, url, service, name, certDir string
+}
+
+func (w *webhookFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&w.addr, "webhook-addr", ":9443", "serve the scripts' validate and mutate as admission webhooks (HTTPS) on this address, when --webhook-url, --webhook-service or --webhook-cert-dir is given")
+	f.StringVar(&w.url, "webhook-url", "", "register the webhooks with this base URL, e.g. https://127.0.0.1:9443 (a local control plane); exclusive with --webhook-service")
+	f.StringVar(&w.service, "webhook-service", "", "register the webhooks as calls to this Service, NAMESPACE/NAME (port 443 to --webhook-addr); exclusive with --webhook-url")
+	f.StringVar(&w.name, "webhook-name", "", "name of the Validating- and MutatingWebhookConfiguration the runner owns (default: jsinformer-<the pod's namespace>)")
+	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt and tls.key (and ca.crt, put in each entry's caBundle; default tls.crt), e.g. from cert-manager, reloaded when they change (default: a CA and serving certificate the runner makes and keeps in the Secret <webhook-name>-tls of its namespace, renewed before expiry)")
+}
+
+func (w *webhookFlags) validate() error {
+	if w.url != "" && w.service != "" {
+		return errors.New("--webhook-url and --webhook-service cannot be used together")
+	}
+	if w.url != "" && !strings.HasPrefix(w.url, "https://") {
+		return fmt.Errorf("--webhook-url %q: the API server calls webhooks over HTTPS only", w.url)
+	}
+	if w.service != "" {
+		if ns, name, ok := strings.Cut(w.service, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+			return fmt.Errorf("--webhook-service %q: want NAMESPACE/NAME", w.service)
+		}
+	}
+	return nil
+}
+
+// webhooks is the running admission side: the server, the certificate's renewal or reload
+// and the registrar, each on a goroutine of its own that stop joins.
+type webhooks struct {
+	registrar *admission.Registrar // nil when nothing is registered
+	certs     certSource
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// certSource is the serving certificate: files (admission.FileCerts) or the shared Secret
+// (admission.SecretCerts).
+type certSource interface {
+	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
+	CABundle() []byte
+	Run(ctx context.Context) error
+}
+
+// changed tells the registrar that the scripts serving admission changed (engine.Config.OnAdmission).
+func (h *webhooks) changed() {
+	if h != nil && h.registrar != nil {
+		h.registrar.Changed()
+	}
+}
+
+// newWebhooks prepares the certificate, the server and, unless dryRun, the registrar; nil
+// when no --webhook-* flag asks for admission. The certificate is loaded (or the Secret
+// ensured) and the listener bound here, so either failing fails the start.
+func (w *webhookFlags) newWebhooks(ctx context.Context, restConfig *rest.Config, dryRun bool, logger *slog.Logger) (*webhooks, *serveParts, error) {
+	if w.certDir == "" && w.url == "" && w.service == "" {
+		return nil, nil, nil
+	}
+	client, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("build the client for the admission webhooks: %w", err)
+	}
+	logger = logger.With("component", "webhooks")
+	h := &webhooks{}
+	if h.certs, err = w.newCerts(ctx, client, logger, h.changed); err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", w.addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serve admission webhooks on %s: %w", w.addr, err)
+	}
+	if (w.url != "" || w.service != "") && !dryRun {
+		h.registrar = &admission.Registrar{Client: client, Name: w.configName(), Target: w.target(),
+			CABundle: h.certs.CABundle, Exclude: []string{podNamespace()}, Logger: logger}
+		h.registrar.Init()
+	}
+	return h, &serveParts{ln: ln, tls: &tls.Config{GetCertificate: h.certs.GetCertificate, MinVersion: tls.VersionTLS12}}, nil
+}
+
+// newCerts loads --webhook-cert-dir, or ensures the shared Secret.
+func (w *webhookFlags) newCerts(ctx context.Context, client kubernetes.Interface, logger *slog.Logger, caChanged func()) (certSource, error) {
+	if w.certDir != "" {
+		f := &admission.FileCerts{Dir: w.certDir, Logger: logger, OnCAChange: caChanged}
+		if err := f.Load(); err != nil {
+			return nil, fmt.Errorf("--webhook-cert-dir: %w", err)
+		}
+		return f, nil
+	}
+	s := &admission.SecretCerts{Client: client, Namespace: podNamespace(), Name: w.configName() + "-tls", Hosts: w.hosts(),
+		Logger: logger, OnCAChange: caChanged}
+	if err := s.Ensure(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// hosts are the names the API server reaches the webhook by: --webhook-url's host, or the
+// Service's DNS names.
+func (w *webhookFlags) hosts() []string {
+	if w.url != "" {
+		if u, err := url.Parse(w.url); err == nil && u.Hostname() != "" {
+			return []string{u.Hostname()}
+		}
+	}
+	ns, name, _ := strings.Cut(w.service, "/")
+	return []string{name + "." + ns + ".svc", name + "." + ns + ".svc.cluster.local", name + "." + ns}
+}
+
+// serveParts is what start needs to serve: the bound listener and the TLS config.
+type serveParts struct {
+	ln  net.Listener
+	tls *tls.Config
+}
+
+func (w *webhookFlags) configName() string {
+	if w.name != "" {
+		return w.name
+	}
+	return "jsinformer-" + podNamespace()
+}
+
+func (w *webhookFlags) target() admission.Target {
+	if w.url != "" {
+		return admission.Target{URL: w.url}
+	}
+	ns, name, _ := strings.Cut(w.service, "/")
+	return admission.Target{ServiceNamespace: ns, Service: name}
+}
+
+// start serves admission from e, with its series on reg, and runs the registrar, until stop.
+func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logger, reg prometheus.Registerer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	var observe func(admission.Observation)
+	if reg != nil {
+		observe = admission.NewMetrics(reg).Observe
+	}
+	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe,
+		Lookup: func(name string) (admission.Script, bool) {
+			a, ok := e.AdmissionScript(name)
+			return a, ok
+		}})
+	h.wg.Go(func() {
+		if err := srv.Serve(ctx, parts.ln, parts.tls, 5*time.Second); err != nil {
+			logger.Error("admission webhook server failed", "error", err.Error())
+		}
+	})
+	h.wg.Go(func() { _ = h.certs.Run(ctx) })
+	if h.registrar != nil {
+		h.registrar.Entries = func() []admission.Entry { return admissionEntries(e.AdmissionEntries()) }
+		h.wg.Go(func() { _ = h.registrar.Run(ctx) })
+	}
+}
+
+// stop ends the server (requests in flight finish within its grace) and the registrar, and
+// waits for both. The configurations stay: each script's failurePolicy decides meanwhile.
+func (h *webhooks) stop() {
+	if h == nil || h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.wg.Wait()
+}
+
+// admissionEntries are the registrar's entries for the engine's scripts serving admission.
+func admissionEntries(in []engine.AdmissionEntry) []admission.Entry {
+	out := make([]admission.Entry, 0, len(in))
+	for _, e := range in {
+		entry := admission.Entry{Script: e.Script, Validate: e.Validate, Mutate: e.Mutate, Spec: e.Spec}
+		selectors := map[string]bool{}
+		allNamespaces := false
+		for _, w := range e.Watches {
+			gvr := w.Resource.GVR
+			entry.Rules = append(entry.Rules, admission.Rule{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespaced: w.Resource.Namespaced})
+			if !w.Resource.Namespaced || w.Namespace == "" {
+				allNamespaces = true
+			} else if !slices.Contains(entry.Namespaces, w.Namespace) {
+				entry.Namespaces = append(entry.Namespaces, w.Namespace)
+			}
+			selectors[w.LabelSelector] = true
+		}
+		if allNamespaces {
+			entry.Namespaces = nil
+		}
+		if len(selectors) == 1 {
+			for sel := range selectors {
+				entry.LabelSelector = sel
+			}
+		}
+		out = append(out, entry)
+	}
+	return out
+}
