@@ -142,3 +142,37 @@ func TestComputeFailsOnUnknownResource(t *testing.T) {
 		t.Errorf("error %v, want w.js's unknown resource", err)
 	}
 }
+
+// TestComputeAdmission: a script with validate or mutate needs both webhook configurations
+// (the registrar keeps its entry in each) and the certificate Secret in the runner's own
+// namespace; a script without either needs none of that.
+func TestComputeAdmission(t *testing.T) {
+	t.Parallel()
+	dir := folder(t, nil, map[string]string{
+		"policy.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n};\n",
+		"patch.js":  "export default {\n  watch: \"v1/configmaps\",\n  mutate() {},\n};\n",
+		"log.js":    "export default {\n  watch: \"v1/configmaps\",\n  onAdd() {},\n};\n",
+	})
+	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, script := range []string{"policy.js", "patch.js"} {
+		for _, gr := range []string{"validatingwebhookconfigurations.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io"} {
+			for _, verb := range []string{"get", "create", "update", "delete"} {
+				if !has(rep.Needs, script, verb, gr, "") {
+					t.Errorf("%s needs no %s on %s", script, verb, gr)
+				}
+			}
+		}
+		secret := slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool {
+			return n.Script == script && n.Resource == "secrets" && n.Verb == "update" && n.Own
+		})
+		if !secret {
+			t.Errorf("%s needs no update on the certificate Secret in the runner's namespace", script)
+		}
+	}
+	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool { return n.Script == "log.js" && n.Why == "admission" }) {
+		t.Errorf("log.js has no validate or mutate but needs admission rights: %v", rep.Needs)
+	}
+}

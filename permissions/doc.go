@@ -12,8 +12,8 @@
 // declares `permissions` (which then must cover it). Compute does this for every plugin of a
 // folder, found as the runner finds them, and adds the runner's own needs (Runner: the Leases
 // of --leader-elect and --sharded, the reviews of a non-loopback debug API).
-// AdmissionNeeds is what a script with validate or mutate will need, for the admission work
-// to wire in.
+// A script with validate or mutate also needs what admission takes (AdmissionNeeds): its entry
+// in both webhook configurations and the certificate Secret in the runner's namespace.
 //
 // Roles merges needs into rules per scope (cluster-wide, the runner's namespace, other
 // namespaces), sorted, each with the scripts that need it; WriteYAML and WriteJSON print them

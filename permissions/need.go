@@ -125,6 +125,7 @@ func Script(prg *scripting.Program, def scripting.Definition, defaults []scripti
 		}
 		b.add(res, sub, nss, fmt.Sprintf("permissions[%d]", i), p.Verbs...)
 	}
+	b.needs = append(b.needs, AdmissionNeeds(prg.Name(), def.Validate, def.Mutate)...)
 	return b.needs, b.dynamic, b.err
 }
 

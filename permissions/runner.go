@@ -55,31 +55,26 @@ func (o Runner) Needs() []Need {
 	return out
 }
 
-// AdmissionNeeds is what a script with a `validate` or `mutate` handler needs (branch
-// admission): the runner reconciles one webhook configuration entry per such script and keeps
-// the serving certificate in a Secret of its own namespace. It is not called yet: the
-// definition fields arrive with the admission work, and the lead wires it into Script there
-// (if def.Validate || def.Mutate { needs = append(needs, AdmissionNeeds(...)...) }).
+// AdmissionNeeds is what a script with a `validate` or `mutate` handler needs: the runner
+// reconciles its entry in both webhook configurations (admission.Registrar gets, creates,
+// updates and deletes the Validating and the Mutating one, also to remove a stale entry of
+// the kind the script no longer has), and keeps the serving certificate in a Secret of its own
+// namespace (admission.SecretCerts gets, creates and updates it).
 func AdmissionNeeds(script string, validate, mutate bool) []Need {
+	if !validate && !mutate {
+		return nil
+	}
 	var out []Need
 	add := func(group, resource, verb string, own bool) {
 		out = append(out, Need{Script: script, Group: group, Resource: resource, Verb: verb, Own: own, Why: "admission"})
 	}
-	for _, c := range []struct {
-		on       bool
-		resource string
-	}{{validate, "validatingwebhookconfigurations"}, {mutate, "mutatingwebhookconfigurations"}} {
-		if !c.on {
-			continue
-		}
-		for _, verb := range []string{"create", "delete", "get", "list", "patch", "update", "watch"} {
-			add("admissionregistration.k8s.io", c.resource, verb, false)
+	for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"} {
+		for _, verb := range []string{"create", "delete", "get", "update"} {
+			add("admissionregistration.k8s.io", resource, verb, false)
 		}
 	}
-	if validate || mutate {
-		for _, verb := range []string{"create", "get", "update"} {
-			add("", "secrets", verb, true)
-		}
+	for _, verb := range []string{"create", "get", "update"} {
+		add("", "secrets", verb, true)
 	}
 	return out
 }
