@@ -144,7 +144,7 @@ func TestShardedPauseAcrossRingChange(t *testing.T) {
 	name := movingName(ring, ns, "held-", "b") // a key that moves to b when b joins
 	a.create(t, configmapsGVR, configmap(ns, name, nil, nil))
 	held := ns + "/" + name
-	a.log.waitFor(t, "a's first reconcile of "+held, 1, msg("reconciled", "key", held))
+	a.calls.waitFor(t, "a's first reconcile of "+held, 1, runsOf("p.js", held))
 	if _, err := a.engine.Pause("p.js"); err != nil {
 		t.Fatal(err)
 	}
@@ -153,15 +153,15 @@ func TestShardedPauseAcrossRingChange(t *testing.T) {
 	b := startEngine(t, scripts, shardedAs(ns, "ring", "b"))
 	waitRing(t, a, 2)
 	waitRing(t, b, 2)
-	b.log.waitFor(t, "b's reconcile of "+held, 1, msg("reconciled", "key", held))
+	b.calls.waitFor(t, "b's reconcile of "+held, 1, runsOf("p.js", held))
 	if _, err := a.engine.Resume("p.js"); err != nil {
 		t.Fatal(err)
 	}
 	// a's only worker runs (or drops) the held key before the next one a owns.
 	after := movingName(ring, ns, "after-", "a")
 	a.create(t, configmapsGVR, configmap(ns, after, nil, nil))
-	a.log.waitFor(t, "a's reconcile of "+after, 1, msg("reconciled", "key", ns+"/"+after))
-	if got := a.log.find(msg("reconciled", "key", held)); len(got) != 1 {
+	a.calls.waitFor(t, "a's reconcile of "+after, 1, runsOf("p.js", ns+"/"+after))
+	if got := a.calls.find(runsOf("p.js", held)); len(got) != 1 {
 		t.Errorf("a reconciled %s %d times, want once (before b joined): it ran it on resume though b owns it", held, len(got))
 	}
 }
