@@ -20,7 +20,7 @@ var definitionKeys = []string{
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
 // because reading properties may run script getters.
 func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
-	if err := s.begin("definition"); err != nil {
+	if err := s.beginPure("definition", "the definition"); err != nil {
 		return err
 	}
 	defer s.end(&err)

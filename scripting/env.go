@@ -25,6 +25,10 @@ type callEnv struct {
 	// goErrs are the Go errors behind the JS errors thrown during this call, so that an
 	// uncaught throw surfaces as a *ScriptError wrapping its Go error; endCall forgets them.
 	goErrs map[*goja.Object]error
+	// noEffects, when not "", names the kind of call running now that must be free of side
+	// effects ("index functions"); bindings with side effects (fetch) throw naming it. Set by
+	// instance.beginPure, cleared when the call ends. See "Side effects" in doc.go.
+	noEffects string
 }
 
 // internalName names the runtime's own helper code; its frames are left out of stacks.
@@ -64,6 +68,7 @@ func (e *callEnv) captureInternals() error {
 
 // endCall forgets what the call that has ended threw.
 func (e *callEnv) endCall() {
+	e.noEffects = ""
 	if len(e.goErrs) > 0 {
 		clear(e.goErrs)
 	}
