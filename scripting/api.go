@@ -39,6 +39,9 @@ type Definition struct {
 	Schedules []ScheduleSpec
 	// Metrics are the `metrics` families, sorted by name.
 	Metrics []MetricSpec
+	// Net is the `net` declaration, the --allow-net entries the script may reach (within the
+	// runner's list); nil when the script declares none and may reach the whole list.
+	Net []string
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

@@ -1,6 +1,8 @@
 package scripting
 
 import (
+	"github.com/jsinformer/jsinformer/internal/netguard"
+
 	"fmt"
 	"math"
 	"slices"
@@ -14,7 +16,7 @@ const (
 )
 
 var definitionKeys = []string{
-	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics",
+	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "net",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -52,6 +54,9 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 		return err
 	}
 	if err := s.readMetrics(def.Get("metrics"), l); err != nil {
+		return err
+	}
+	if err := s.readNet(def.Get("net"), l); err != nil {
 		return err
 	}
 	if !s.def.OnAdd && !s.def.OnUpdate && !s.def.OnDelete && !s.def.Reconcile && len(s.indexers) == 0 && len(s.def.Schedules) == 0 && len(s.collectFns) == 0 {
@@ -214,4 +219,25 @@ func typeName(v goja.Value) string {
 		return fmt.Sprintf("a number (%s)", v.String())
 	}
 	return v.String()
+}
+
+// readNet reads `net`: an array of --allow-net entries the script's fetch may reach.
+func (s *instance) readNet(v goja.Value, l locator) error {
+	if isMissing(v) {
+		return nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() != "Array" {
+		return invalidf(l.file, l.line("net"), "'net' must be an array of host names, *.domains, IPs or CIDRs, got "+typeName(v))
+	}
+	var entries []string
+	if err := s.rt.ExportTo(obj, &entries); err != nil || len(entries) > maxItems {
+		return invalidf(l.file, l.line("net"), "'net' must be an array of strings")
+	}
+	list, err := netguard.ParseList(entries)
+	if err != nil {
+		return invalidf(l.file, l.line("net"), "'net': "+err.Error())
+	}
+	s.def.Net, s.netList = list.Entries(), &list
+	return nil
 }

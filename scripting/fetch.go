@@ -72,6 +72,7 @@ type fetchReq struct {
 	id              int64
 	resolve, reject func(any) error
 	cancel          context.CancelCauseFunc
+	call            context.Context // the call's, read by the goroutine: contexts are safe to share
 	rec             RequestRecord
 	status          int
 	statusText, url string

@@ -265,3 +265,61 @@ func TestFetchNotAwaitedIsCancelledAtCallEnd(t *testing.T) {
 		t.Errorf("records = %+v, want one cancelled", recs)
 	}
 }
+
+func TestFetchNetDeclaration(t *testing.T) {
+	t.Parallel()
+	srv := newFetchServer(t, "127.0.0.1", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	for _, tc := range []struct {
+		net, want string
+	}{
+		{`["hooks.invalid"]`, `"refused"`},
+		{`["127.0.0.0/8"]`, `"ok"`},
+	} {
+		src := fmt.Sprintf(`export default { net: %s, async onAdd() {
+			try { globalThis.out = await (await fetch(%q)).text() } catch (e) { globalThis.out = /script's net declaration/.test(e.message) ? "refused" : e.message }
+		} }`, tc.net, srv.URL)
+		s := newTestScript(t, "net.js", src, fetchOptions(t, netguard.Limits{}, nil))
+		if err := s.OnAdd(sample(), Event{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := outJSON(t, s); got != tc.want {
+			t.Errorf("net %s: out = %s, want %s", tc.net, got, tc.want)
+		}
+		if d := s.Definition(); len(d.Net) != 1 {
+			t.Errorf("Definition().Net = %v", d.Net)
+		}
+		s.Close()
+	}
+	if n := srv.hits.Load(); n != 1 {
+		t.Errorf("server got %d requests, want 1", n)
+	}
+	_, err := instantiate("bad.js", `export default {
+  net: ["host:99999"], onAdd() {} }`, Options{})
+	var se *ScriptError
+	if !errors.As(err, &se) || !errors.Is(err, ErrInvalidDefinition) || se.Line != 2 || !strings.Contains(se.Message, "'net'") {
+		t.Errorf("invalid net: %v", err)
+	}
+}
+
+func TestUtilRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	src := `export default { onAdd() {
+		const r = (h) => new Response("", {status: 429, headers: h});
+		globalThis.out = [
+			util.retryAfter(r({"Retry-After": "7"})),
+			util.retryAfter(r({"Retry-After": "Fri, 02 Jan 2026 03:04:35 GMT"})),
+			util.retryAfter(r({"Retry-After": "soon"}), 1000),
+			util.retryAfter(r({})),
+			util.retryAfter(r({"Retry-After": "99999999"})),
+		];
+	} }`
+	s := newTestScript(t, "ra.js", src, Options{Now: func() time.Time { return now }})
+	t.Cleanup(s.Close)
+	if err := s.OnAdd(sample(), Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := outJSON(t, s); got != `[7000,30000,1000,null,86400000]` {
+		t.Errorf("out = %s", got)
+	}
+}

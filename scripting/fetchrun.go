@@ -60,7 +60,7 @@ func (f *fetchModule) newRequest(call goja.FunctionCall) (*http.Request, *fetchR
 		panic(f.rt.NewTypeError("fetch: invalid request: " + err.Error()))
 	}
 	f.setHeaders(req, call.Argument(2))
-	r := &fetchReq{cancel: cancel, rec: RequestRecord{Method: method, Host: u.Host, Path: u.EscapedPath()}}
+	r := &fetchReq{cancel: cancel, call: f.ctx(), rec: RequestRecord{Method: method, Host: u.Host, Path: u.EscapedPath()}}
 	return req, r
 }
 
@@ -110,7 +110,7 @@ func (f *fetchModule) run(req *http.Request, r *fetchReq) {
 		r.rec.Status, r.rec.Bytes = r.status, int64(len(r.body))
 	}
 	if err != nil {
-		r.err = f.failure(req, err)
+		r.err = f.failure(req, r, err)
 		r.rec.Error = netguard.Kind(err)
 		if c := context.Cause(req.Context()); c == errAborted || c == errSignalTimeout {
 			r.rec.Error = map[error]string{errAborted: netguard.KindCanceled, errSignalTimeout: netguard.KindTimeout}[c]
@@ -127,12 +127,12 @@ func (f *fetchModule) run(req *http.Request, r *fetchReq) {
 }
 
 // failure is the error a request's promise rejects with; its text names the host only.
-func (f *fetchModule) failure(req *http.Request, err error) error {
+func (f *fetchModule) failure(req *http.Request, r *fetchReq, err error) error {
 	host := req.URL.Host
 	switch cause := context.Cause(req.Context()); {
 	case cause == errAborted, cause == errSignalTimeout:
 		return fmt.Errorf("fetch %s %s: %w", req.Method, host, cause)
-	case errors.Is(err, context.DeadlineExceeded) && f.ctx().Err() == nil:
+	case errors.Is(err, context.DeadlineExceeded) && r.call.Err() == nil:
 		return fmt.Errorf("fetch %s %s: timed out after %s (--fetch-timeout): %w", req.Method, host, f.limits.Timeout, err)
 	}
 	var re *netguard.RequestError

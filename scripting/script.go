@@ -170,6 +170,7 @@ func (s *Script) Definition() Definition {
 	d.Watch = slices.Clone(d.Watch)
 	d.Indexers = slices.Clone(d.Indexers)
 	d.Metrics = slices.Clone(d.Metrics)
+	d.Net = slices.Clone(d.Net)
 	return d
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 const example = `  # Log every Deployment change with the example scripts
@@ -74,6 +75,7 @@ type options struct {
 	debugTLSKey       string
 	pprof             bool
 	traceRecords      int
+	fetch             fetchFlags
 }
 
 func newCommand() *cobra.Command {
@@ -134,6 +136,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.pprof, "pprof", false, "also serve Go's pprof profiles under /debug/pprof/ on --debug-addr")
 	f.IntVar(&o.traceRecords, "trace-records", inspection.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", inspection.TracePerObject))
 	o.leader.add(f)
+	o.fetch.add(f)
 	o.kube.AddFlags(f)
 }
 
@@ -214,6 +217,11 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	fetch, err := o.fetch.client()
+	if err != nil {
+		return err
+	}
+	defer fetch.CloseIdleConnections()
 	memLimit.apply()
 	logMemoryLimit(logger, memLimit.bytes, memLimit.from)
 	reg := prometheus.NewRegistry()
@@ -226,7 +234,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
-		TraceRecords: traceRecords(o.traceRecords),
+		TraceRecords: traceRecords(o.traceRecords), Fetch: func(string) scripting.HTTPClient { return fetch.Limited() },
 	})
 	if err != nil {
 		return err

@@ -94,7 +94,10 @@ func normalize(host string) string { return strings.TrimSuffix(strings.ToLower(h
 func (l List) Empty() bool { return len(l.names) == 0 && len(l.addrs) == 0 }
 
 // String lists the entries, for status and logs.
-func (l List) String() string {
+func (l List) String() string { return strings.Join(l.Entries(), ",") }
+
+// Entries are the list's entries, normalized: names, then IPs and CIDRs.
+func (l List) Entries() []string {
 	var parts []string
 	for _, r := range l.names {
 		parts = append(parts, r.String())
@@ -109,7 +112,7 @@ func (l List) String() string {
 		}
 		parts = append(parts, s)
 	}
-	return strings.Join(parts, ",")
+	return parts
 }
 
 func (r nameRule) String() string {
