@@ -44,6 +44,9 @@ type Config struct {
 	Logger *slog.Logger
 	// OnWrite, when set, is told every write the script sends, after the cluster answered.
 	OnWrite func(memcluster.Write)
+	// Fetch returns the client a script's fetch goes through (engine.Config.Fetch): the test
+	// harness's routes; nil refuses every request.
+	Fetch func(script string) scripting.HTTPClient
 	// QuietTimeout bounds, on the real clock, each wait for the engine to become quiet; a
 	// script that keeps the engine busy longer fails Settle; default 30s.
 	QuietTimeout time.Duration
@@ -84,7 +87,7 @@ func New(cfg Config) (*Harness, error) {
 	ecfg := engine.Config{
 		ScriptsDir: cmp.Or(cfg.ScriptsDir, "."), Resources: cfg.Resources, Namespace: cfg.Namespace,
 		LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector, DryRun: cfg.DryRun,
-		FieldManager: cfg.FieldManager, HandlerTimeout: cfg.HandlerTimeout, Logger: cfg.Logger,
+		FieldManager: cfg.FieldManager, HandlerTimeout: cfg.HandlerTimeout, Logger: cfg.Logger, Fetch: cfg.Fetch,
 	}
 	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
 		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }}
