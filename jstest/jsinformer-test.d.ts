@@ -194,6 +194,7 @@ interface HarnessExplanation {
     durationMs: number; result: string; error?: string; attempt?: number;
     logs?: { time: string; level: string; message: string; attrs?: Record<string, unknown> }[];
     writes?: { verb: string; resource: string; namespace?: string; name?: string; dryRun?: boolean; code: number; error?: string }[];
+    requests?: { method: string; host: string; path: string; status: number; durationMs: number; bytes: number; error?: string }[];
     enqueued?: string[];
     [field: string]: unknown;
   }[];

@@ -34,6 +34,9 @@ test("posts once when a rollout fails, not on later updates", () => {
   expect(req.headers["content-type"]).toBe("application/json");
   expect(JSON.parse(req.body).text).toContain("rollout of shop/web failed");
   expect(h.errors).toEqual([]);
+  // runner explain (and tail) show the request next to the call's writes: method, host, path, status.
+  const posted = h.explain("deploy", "shop/web").records.flatMap((r) => r.requests || []);
+  expect(posted.map((q) => `${q.method} ${q.host} ${q.status}`)).toEqual(["POST hooks.slack.com 200"]);
 });
 
 test("a Deployment already failed at start-up is not reported again", () => {

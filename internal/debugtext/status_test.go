@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -21,5 +22,18 @@ func TestStatusPrintsNetDeclarations(t *testing.T) {
 	}
 	if strings.Count(out, "plain.js") != 1 {
 		t.Errorf("a script without net must not be listed under Network:\n%s", out)
+	}
+}
+
+func TestRecordPrintsFetchRequests(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	Record(&b, inspection.TraceRecord{Script: "n.js", Event: "update", Handler: "onUpdate", Result: "ok",
+		Requests: []inspection.HTTPRequest{{Method: "POST", Host: "hooks.slack.com", Path: "/services/x", Status: 200, DurationMs: 12.5, Bytes: 2},
+			{Method: "GET", Host: "api.invalid", Path: "/", Error: "refused"}}}, false)
+	for _, want := range []string{"fetch  POST hooks.slack.com/services/x -> 200", "fetch  GET api.invalid/ -> 0", "refused"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("record lacks %q:\n%s", want, b.String())
+		}
 	}
 }
