@@ -25,6 +25,14 @@ type fetchServer struct {
 	active atomic.Int64
 }
 
+// newFetchServerTB is a plain loopback server for benchmarks; its URL.
+func newFetchServerTB(tb testing.TB, h http.HandlerFunc) string {
+	tb.Helper()
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
 func newFetchServer(t *testing.T, addr string, h http.HandlerFunc) *fetchServer {
 	t.Helper()
 	s := &fetchServer{}
