@@ -112,8 +112,11 @@ func (f *fetchModule) run(req *http.Request, r *fetchReq) {
 	if err != nil {
 		r.err = f.failure(req, r, err)
 		r.rec.Error = netguard.Kind(err)
-		if c := context.Cause(req.Context()); c == errAborted || c == errSignalTimeout {
-			r.rec.Error = map[error]string{errAborted: netguard.KindCanceled, errSignalTimeout: netguard.KindTimeout}[c]
+		switch c := context.Cause(req.Context()); {
+		case errors.Is(c, errAborted):
+			r.rec.Error = netguard.KindCanceled
+		case errors.Is(c, errSignalTimeout):
+			r.rec.Error = netguard.KindTimeout
 		}
 	}
 	r.rec.Duration = time.Since(start)
@@ -130,7 +133,7 @@ func (f *fetchModule) run(req *http.Request, r *fetchReq) {
 func (f *fetchModule) failure(req *http.Request, r *fetchReq, err error) error {
 	host := req.URL.Host
 	switch cause := context.Cause(req.Context()); {
-	case cause == errAborted, cause == errSignalTimeout:
+	case errors.Is(cause, errAborted), errors.Is(cause, errSignalTimeout):
 		return fmt.Errorf("fetch %s %s: %w", req.Method, host, cause)
 	case errors.Is(err, context.DeadlineExceeded) && r.call.Err() == nil:
 		return fmt.Errorf("fetch %s %s: timed out after %s (--fetch-timeout): %w", req.Method, host, f.limits.Timeout, err)

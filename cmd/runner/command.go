@@ -24,7 +24,6 @@ import (
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/inspection"
-	"github.com/jsinformer/jsinformer/scripting"
 )
 
 const example = `  # Log every Deployment change with the example scripts
@@ -141,6 +140,9 @@ func (o *options) addFlags(cmd *cobra.Command) {
 }
 
 func (o *options) validate(cmd *cobra.Command) error {
+	if err := o.fetch.check(); err != nil {
+		return err
+	}
 	if o.scripts == "" {
 		return errors.New("--scripts is required: the folder of plugin scripts (try --scripts ./examples/scripts)")
 	}
@@ -217,11 +219,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	fetch, err := o.fetch.client()
-	if err != nil {
-		return err
-	}
-	defer fetch.CloseIdleConnections()
+	defer o.fetch.close()
 	memLimit.apply()
 	logMemoryLimit(logger, memLimit.bytes, memLimit.from)
 	reg := prometheus.NewRegistry()
@@ -234,7 +232,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
 		UnhealthyAfter: o.unhealthyAfter, StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
-		TraceRecords: traceRecords(o.traceRecords), Fetch: func(string) scripting.HTTPClient { return fetch.Limited() },
+		TraceRecords: traceRecords(o.traceRecords), Fetch: o.fetch.forScript,
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jsinformer/jsinformer/internal/netguard"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // fetchFlags are the flags of scripts' fetch: where they may connect and the limits of a
@@ -13,6 +14,7 @@ import (
 type fetchFlags struct {
 	allow  []string
 	limits netguard.Limits
+	c      *netguard.Client // made by check
 }
 
 func (n *fetchFlags) add(f *pflag.FlagSet) {
@@ -24,14 +26,26 @@ func (n *fetchFlags) add(f *pflag.FlagSet) {
 	f.IntVar(&n.limits.MaxConcurrent, "fetch-concurrency", netguard.DefaultMaxConcurrent, "most fetch requests in flight at once per script version; more wait for a slot")
 }
 
-// client makes the runner's fetch client from the flags.
-func (n *fetchFlags) client() (*netguard.Client, error) {
+// check validates the flags and makes the runner's fetch client.
+func (n *fetchFlags) check() error {
 	if n.limits.Timeout <= 0 || n.limits.MaxResponseBody <= 0 || n.limits.MaxRequestBody <= 0 || n.limits.MaxConcurrent <= 0 {
-		return nil, fmt.Errorf("--fetch-timeout, --fetch-max-body, --fetch-max-request-body and --fetch-concurrency must be positive")
+		return fmt.Errorf("--fetch-timeout, --fetch-max-body, --fetch-max-request-body and --fetch-concurrency must be positive")
 	}
 	list, err := netguard.ParseList(n.allow)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return netguard.NewClient(netguard.Config{Allow: list, Limits: n.limits}), nil
+	n.c = netguard.NewClient(netguard.Config{Allow: list, Limits: n.limits})
+	return nil
+}
+
+// forScript is engine.Config.Fetch: a concurrency limit of its own per script version, over
+// the one pooled client.
+func (n *fetchFlags) forScript(string) scripting.HTTPClient { return n.c.Limited() }
+
+// close releases the pooled connections; nil-safe before check.
+func (n *fetchFlags) close() {
+	if n.c != nil {
+		n.c.CloseIdleConnections()
+	}
 }

@@ -106,7 +106,7 @@ func TestClientAllowList(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, tc.allow, Limits{}, lookup)
-			resp, err := get(t, c, tc.url+"/hook?token=s3cret")
+			resp, err := get(t, c, tc.url+"/hook?token=s3cret") //nolint:bodyclose // get closes it at cleanup
 			var refused *RefusedError
 			if tc.refused {
 				if !errors.As(err, &refused) {
@@ -154,7 +154,7 @@ func TestClientRedirects(t *testing.T) {
 	self = srv.URL
 	c := newClient(t, []string{"127.0.0.1", "sneaky.invalid"}, Limits{}, map[string]string{"sneaky.invalid": "127.0.0.2"})
 	for _, path := range []string{"/away", "/sneaky"} {
-		_, err := get(t, c, srv.URL+path)
+		_, err := get(t, c, srv.URL+path) //nolint:bodyclose // get closes it at cleanup
 		var refused *RefusedError
 		if !errors.As(err, &refused) {
 			t.Errorf("%s: want a refusal, got %v", path, err)
@@ -163,10 +163,11 @@ func TestClientRedirects(t *testing.T) {
 	if n := target.hits.Load(); n != 0 {
 		t.Errorf("a refused redirect target got %d requests", n)
 	}
-	if _, err := get(t, c, srv.URL+"/loop"); err == nil || !strings.Contains(err.Error(), "redirects") {
+	_, err := get(t, c, srv.URL+"/loop") //nolint:bodyclose // get closes it at cleanup
+	if err == nil || !strings.Contains(err.Error(), "redirects") {
 		t.Errorf("endless redirects: got %v", err)
 	}
-	if resp, err := get(t, c, srv.URL+"/hop"); err != nil || resp.StatusCode != 200 {
+	if resp, err := get(t, c, srv.URL+"/hop"); err != nil || resp.StatusCode != 200 { //nolint:bodyclose // get closes it at cleanup
 		t.Errorf("five redirects: got %v %v", resp, err)
 	}
 }
@@ -183,14 +184,14 @@ func TestClientTimeoutAndCancel(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	c := newClient(t, []string{"127.0.0.1"}, Limits{Timeout: 200 * time.Millisecond}, nil)
 	start := time.Now()
-	_, err := get(t, c, srv.URL)
+	_, err := get(t, c, srv.URL) //nolint:bodyclose // get closes it at cleanup
 	if Kind(err) != KindTimeout || time.Since(start) > 5*time.Second {
 		t.Errorf("want a timeout within the limit, got %v (%s) after %s", err, Kind(err), time.Since(start))
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if _, err := c.Do(req); Kind(err) != KindCanceled {
+	if _, err := c.Do(req); Kind(err) != KindCanceled { //nolint:bodyclose // no response: the request is cancelled
 		t.Errorf("want canceled, got %v (%s)", err, Kind(err))
 	}
 }
