@@ -32,6 +32,9 @@
 // # Goroutines and pooling
 //
 // A *Client is safe for concurrent use; its one http.Transport pools connections per host.
+// Limited wraps it with a limit on requests in flight (Limits.MaxConcurrent; the engine makes
+// one per script version), released when a response body is closed. ReadBody reads a body up
+// to its limit and closes it, leaving the rest unread.
 // It starts no goroutine of its own beyond those of net/http; CloseIdleConnections releases
 // the pool.
 package netguard
