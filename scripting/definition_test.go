@@ -28,7 +28,7 @@ func TestValidationMessages(t *testing.T) {
 			"v.js:3: unknown key 'indexer' in the definition; did you mean 'indexers'?"},
 		{"unknown key lists keys", "export default {\n  onAdd() {},\n  frobnicate: true,\n}",
 			"v.js:3: unknown key 'frobnicate' in the definition; valid keys are " +
-				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics"},
+				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, net"},
 		{"schedule not a list", "export default {\n  schedule: { every: \"1m\" },\n}",
 			"v.js:2: 'schedule' must be a list of {every | cron, run}, got an object"},
 		{"schedule without run", "export default {\n  schedule: [{ every: \"1m\" }],\n}",
