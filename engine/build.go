@@ -47,7 +47,8 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
-	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.refusals(src.Name, e.newClient(logger)), Now: e.clock.Now}
+	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.refusals(src.Name, e.newClient(logger)), Now: e.clock.Now,
+		HTTP: e.cfg.Fetch(src.Name), OnRequest: e.stats.fetchObserver(src.Name)}
 	workerOpts, recorder := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {

@@ -12,8 +12,10 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/internal/netguard"
 	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/plugins"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // DefaultDebounce is the quiet period after a script file changes before it is reloaded:
@@ -91,6 +93,11 @@ type Config struct {
 	// are process-wide: an embedder sharing the process with other work may leave it off. The
 	// runner turns it on.
 	PaceGC bool
+	// Fetch returns the client a version of script sends its fetch requests through: in the
+	// runner a (*netguard.Client).Limited, so each version has its own concurrency limit over
+	// the one pooled transport and allow list; the offline harness's routes in tests. Nil
+	// refuses every request, naming --allow-net.
+	Fetch func(script string) scripting.HTTPClient
 	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
 	// names (see LeaderElection).
 	LeaderElection *LeaderElection
@@ -139,6 +146,10 @@ func (c *Config) setDefaults() error {
 	}
 	if c.HandlerTimeout <= 0 {
 		c.HandlerTimeout = 5 * time.Second
+	}
+	if c.Fetch == nil {
+		none := netguard.NewClient(netguard.Config{})
+		c.Fetch = func(string) scripting.HTTPClient { return none.Limited() }
 	}
 	if c.RetryUnknownResources <= 0 {
 		c.RetryUnknownResources = 10 * time.Second

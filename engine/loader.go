@@ -36,6 +36,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
 		e.stats.Forget(ev.Source.Name)
+		e.stats.fetch.Forget(ev.Source.Name)
 	case plugins.Synced:
 		e.watcherSynced = true
 		e.checkReady()

@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -12,10 +13,18 @@ import (
 // counts into with them.
 type stats struct {
 	*enginemetrics.Engine
+	fetch  *enginemetrics.Fetch
 	counts status.Counts
 }
 
-func newStats(reg prometheus.Registerer) *stats { return &stats{Engine: enginemetrics.NewEngine(reg)} }
+func newStats(reg prometheus.Registerer) *stats {
+	return &stats{Engine: enginemetrics.NewEngine(reg), fetch: enginemetrics.NewFetch(reg)}
+}
+
+// fetchObserver counts the fetch requests of script's versions (scripting.Options.OnRequest).
+func (s *stats) fetchObserver(script string) func(scripting.RequestRecord) {
+	return func(r scripting.RequestRecord) { s.fetch.Observe(script, r) }
+}
 
 // handlerMetrics are one handler's series and state counters, resolved once.
 type handlerMetrics = enginemetrics.Handler

@@ -38,12 +38,14 @@ type TraceRecord struct {
 	Result string `json:"result"`
 	// Owner is the replica that owns the key when this sharded runner did not call the handler
 	// because the key is another's (--sharded).
-	Owner    string     `json:"owner,omitempty"`
-	Error    string     `json:"error,omitempty"`
-	Attempt  int        `json:"attempt,omitempty"` // reconcile: 1 for the first run of a key
-	Logs     []LogLine  `json:"logs,omitempty"`
-	Writes   []APIWrite `json:"writes,omitempty"`
-	Enqueued []string   `json:"enqueued,omitempty"` // reconcile keys this call enqueued
+	Owner   string     `json:"owner,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	Attempt int        `json:"attempt,omitempty"` // reconcile: 1 for the first run of a key
+	Logs    []LogLine  `json:"logs,omitempty"`
+	Writes  []APIWrite `json:"writes,omitempty"`
+	// Requests are the fetch requests the call made, next to its writes.
+	Requests []HTTPRequest `json:"requests,omitempty"`
+	Enqueued []string      `json:"enqueued,omitempty"` // reconcile keys this call enqueued
 	// Truncated counts log lines and writes not kept (TraceLogsPerCall, TraceWritesPerCall).
 	Truncated int `json:"truncated,omitempty"`
 }
@@ -66,6 +68,19 @@ type APIWrite struct {
 	DryRun    bool   `json:"dryRun,omitempty"`
 	Code      int    `json:"code"`
 	Error     string `json:"error,omitempty"`
+}
+
+// HTTPRequest is one fetch request a handler made: never its query, headers or bodies, which
+// may carry credentials. Status is 0 when no response came; Error is then its kind (refused,
+// timeout, body_too_large, dns, tls, canceled, other).
+type HTTPRequest struct {
+	Method     string  `json:"method"`
+	Host       string  `json:"host"`
+	Path       string  `json:"path"`
+	Status     int     `json:"status"`
+	DurationMs float64 `json:"durationMs"`
+	Bytes      int64   `json:"bytes"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // TailFilter selects the records a subscriber gets; empty fields match everything. Resource

@@ -34,6 +34,7 @@ type harness struct {
 	off     *offline.Harness
 	resolve *dynamicinformer.Resolver
 	logs    *capture
+	http    *httpRoutes // h.http: the plugin's fetch answers (http.go)
 
 	mu     sync.Mutex
 	writes []memcluster.Write
@@ -111,7 +112,7 @@ func (f *fileRun) startHarness(plugin string, opts harnessOptions) (*harness, er
 			return nil, fmt.Errorf("harness: now must be an RFC 3339 time: %w", err)
 		}
 	}
-	h := &harness{f: f, clock: clocktesting.NewFakeClock(start), logs: newCapture()}
+	h := &harness{f: f, clock: clocktesting.NewFakeClock(start), logs: newCapture(), http: newHTTPRoutes()}
 	var err error
 	if h.cluster, err = memcluster.New(memcluster.Options{Clock: h.clock}); err != nil {
 		return nil, err
@@ -145,11 +146,11 @@ func (h *harness) start(plugin string, flags harnessFlags) error {
 		h.off.Close()
 		return fmt.Errorf("harness: read plugin: %w", err)
 	}
-	if err := h.off.Load(h.f.ctx, filepath.ToSlash(filepath.Clean(plugin)), content); err != nil {
+	if err := h.pump(func() error { return h.off.Load(h.f.ctx, filepath.ToSlash(filepath.Clean(plugin)), content) }); err != nil {
 		h.off.Close()
 		return fmt.Errorf("harness: %s not loaded: %w", plugin, err)
 	}
-	if _, err := h.off.Settle(h.f.ctx, 0); err != nil {
+	if err := h.pump(func() error { _, err := h.off.Settle(h.f.ctx, 0); return err }); err != nil {
 		h.off.Close()
 		return fmt.Errorf("harness: %w", err)
 	}
@@ -160,7 +161,7 @@ func (h *harness) offlineConfig(flags harnessFlags) (offline.Config, error) {
 	cfg := offline.Config{
 		ScriptsDir: h.f.dir, Cluster: h.cluster, Clock: h.clock, Namespace: flags.Namespace, LabelSelector: flags.Selector,
 		FieldSelector: flags.FieldSelector, DryRun: flags.DryRun, Logger: slog.New(h.logs),
-		OnWrite: h.record, QuietTimeout: h.f.opts.QuietTimeout,
+		OnWrite: h.record, QuietTimeout: h.f.opts.QuietTimeout, Fetch: h.http.client,
 	}
 	if on := h.f.opts.OnCall; on != nil {
 		cfg.OnCall = func(n permissions.Need, _ error) { on(n) }

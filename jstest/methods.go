@@ -36,6 +36,7 @@ func (h *harness) object() goja.Value {
 	for name, fn := range methods {
 		_ = o.Set(name, fn)
 	}
+	_ = o.Set("http", h.httpObject())
 	getters := map[string]func() goja.Value{
 		"writes": func() goja.Value { return h.f.toJS(h.writeList()) },
 		"logs":   func() goja.Value { return h.f.toJS(h.logs.root.snapshot(&h.logs.root.logs)) },
@@ -225,13 +226,13 @@ func (h *harness) settle(opts goja.Value) goja.Value {
 	if o, ok := opts.(*goja.Object); ok && o.Get("within") != nil {
 		within = h.duration(o.Get("within"), "settle")
 	}
-	_, err := h.off.Settle(h.f.ctx, within)
-	h.check(err)
+	h.check(h.pump(func() error { _, err := h.off.Settle(h.f.ctx, within); return err }))
 	return goja.Undefined()
 }
 
 func (h *harness) advance(d goja.Value) goja.Value {
-	h.check(h.off.Advance(h.f.ctx, h.duration(d, "advance")))
+	by := h.duration(d, "advance")
+	h.check(h.pump(func() error { return h.off.Advance(h.f.ctx, by) }))
 	return goja.Undefined()
 }
 
@@ -259,8 +260,7 @@ func (h *harness) duration(v goja.Value, call string) time.Duration {
 }
 
 func (h *harness) quiesce() {
-	_, err := h.off.Settle(h.f.ctx, 0)
-	h.check(err)
+	h.check(h.pump(func() error { _, err := h.off.Settle(h.f.ctx, 0); return err }))
 }
 
 func (h *harness) check(err error) {

@@ -26,7 +26,7 @@ func (h *harness) metrics(name goja.Value) goja.Value {
 		}
 		want = name.String()
 	}
-	mfs, err := h.off.Metrics()
+	mfs, err := h.scrape()
 	h.check(err)
 	rt := h.f.rt
 	var out []any
@@ -53,7 +53,7 @@ func (h *harness) metrics(name goja.Value) goja.Value {
 
 // metricsText is the text exposition format of the plugin's families.
 func (h *harness) metricsText() goja.Value {
-	mfs, err := h.off.Metrics()
+	mfs, err := h.scrape()
 	h.check(err)
 	var b bytes.Buffer
 	for _, mf := range mfs {
@@ -94,4 +94,15 @@ func samplesOf(mf *dto.MetricFamily, m *dto.Metric) []flatSample {
 			flatSample{name + "_count", labels, float64(hist.GetSampleCount())})
 	}
 	return []flatSample{{name, labels, m.GetGauge().GetValue()}}
+}
+
+// scrape gathers the plugin's families; collects run on its worker and may fetch.
+func (h *harness) scrape() ([]*dto.MetricFamily, error) {
+	var mfs []*dto.MetricFamily
+	err := h.pump(func() error {
+		var err error
+		mfs, err = h.off.Metrics()
+		return err
+	})
+	return mfs, err
 }

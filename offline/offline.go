@@ -48,6 +48,9 @@ type Config struct {
 	// OnCall, when set, is told the permission each k8s call of the script used, reads
 	// included (engine.Config.ObserveCalls).
 	OnCall func(permissions.Need, error)
+	// Fetch returns the client a script's fetch goes through (engine.Config.Fetch): the test
+	// harness's routes; nil refuses every request.
+	Fetch func(script string) scripting.HTTPClient
 	// QuietTimeout bounds, on the real clock, each wait for the engine to become quiet; a
 	// script that keeps the engine busy longer fails Settle; default 30s.
 	QuietTimeout time.Duration
@@ -89,7 +92,7 @@ func New(cfg Config) (*Harness, error) {
 		ScriptsDir: cmp.Or(cfg.ScriptsDir, "."), Resources: cfg.Resources, Namespace: cfg.Namespace,
 		LabelSelector: cfg.LabelSelector, FieldSelector: cfg.FieldSelector, DryRun: cfg.DryRun,
 		FieldManager: cfg.FieldManager, HandlerTimeout: cfg.HandlerTimeout, Logger: cfg.Logger,
-		ObserveCalls: cfg.OnCall,
+		ObserveCalls: cfg.OnCall, Fetch: cfg.Fetch,
 		// A test's scrape (Metrics) waits for the collects as long as the harness waits for
 		// anything, not the runner's short scrape deadline: on a loaded machine a collect must
 		// not vanish from a test's h.metrics().

@@ -47,6 +47,9 @@ type Definition struct {
 	Validate  bool
 	Mutate    bool
 	Admission AdmissionSpec
+	// Net is the `net` declaration, the --allow-net entries the script may reach (within the
+	// runner's list); nil when the script declares none and may reach the whole list.
+	Net []string
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

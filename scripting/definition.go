@@ -1,6 +1,8 @@
 package scripting
 
 import (
+	"github.com/jsinformer/jsinformer/internal/netguard"
+
 	"fmt"
 	"math"
 	"slices"
@@ -15,13 +17,13 @@ const (
 
 var definitionKeys = []string{
 	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "permissions",
-	"validate", "mutate", "admission",
+	"validate", "mutate", "admission", "net",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
 // because reading properties may run script getters.
 func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
-	if err := s.begin("definition"); err != nil {
+	if err := s.beginPure("definition", "the definition"); err != nil {
 		return err
 	}
 	defer s.end(&err)
@@ -59,6 +61,9 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 		return err
 	}
 	if err := s.readAdmission(def, l); err != nil {
+		return err
+	}
+	if err := s.readNet(def.Get("net"), l); err != nil {
 		return err
 	}
 	if !s.hasHandlers() {
@@ -227,4 +232,25 @@ func typeName(v goja.Value) string {
 		return fmt.Sprintf("a number (%s)", v.String())
 	}
 	return v.String()
+}
+
+// readNet reads `net`: an array of --allow-net entries the script's fetch may reach.
+func (s *instance) readNet(v goja.Value, l locator) error {
+	if isMissing(v) {
+		return nil
+	}
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ClassName() != "Array" {
+		return invalidf(l.file, l.line("net"), "'net' must be an array of host names, *.domains, IPs or CIDRs, got "+typeName(v))
+	}
+	var entries []string
+	if err := s.rt.ExportTo(obj, &entries); err != nil || len(entries) > maxItems {
+		return invalidf(l.file, l.line("net"), "'net' must be an array of strings")
+	}
+	list, err := netguard.ParseList(entries)
+	if err != nil {
+		return invalidf(l.file, l.line("net"), "'net': "+err.Error())
+	}
+	s.def.Net, s.netList = list.Entries(), &list
+	return nil
 }

@@ -42,7 +42,23 @@
 // hand-over costs about a microsecond per call (docs/benchmarks.md).
 //
 // A handler that returns a promise must settle it within the call; since k8s calls are
-// synchronous, awaiting them does.
+// synchronous, awaiting them does, and fetch's promises are settled by the call itself.
+//
+// # fetch
+//
+// fetch, Headers, Response, AbortController and AbortSignal (fetch.js over fetch.go) send
+// requests through Options.HTTP. Each request runs on a goroutine of its own, started by the
+// executor and owned by the instance; its result is handed back to the executor, which alone
+// touches the runtime and settles the promise (fetchsettle.go): when the call's result is a
+// pending promise and requests are in flight, settle waits for the next one to finish (or for
+// the call's context: deadline or Interrupt), resolves or rejects its promise (goja runs the
+// promise jobs before the resolving function returns), and looks again. So Promise.all over
+// requests overlaps them while JavaScript stays on one goroutine, the goja_nodejs event-loop
+// pattern without timers. A request's context is the call's, so the call's deadline covers
+// its requests and an interrupted call cancels them; when the call ends, the requests it did
+// not await are cancelled and joined (fetchModule.reset, from end): none outlives its call.
+// Options.OnRequest hears of each request (method, host, path without the query, status,
+// duration, bytes, error kind) for metrics and traces.
 //
 // # Globals
 //
@@ -74,8 +90,14 @@
 // names itself in callEnv.pure for its duration, and every binding with side effects calls
 // callEnv.sideEffect(fn) before doing anything, which then throws an Error wrapping
 // ErrSideEffect ("k8s.create in validate: side effects are not allowed here: ..."). The k8s
-// writes, k8s.event and the finalizer helpers do; a new binding with side effects (fetch)
-// must do the same. Reads (k8s.get, k8s.list, ctx.cache), console, log and util are allowed.
+// writes, k8s.event, the finalizer helpers and fetch do; so must any new binding with side
+// effects. Reads (k8s.get, k8s.list, ctx.cache), console, log and util are allowed.
+//
+// A weaker rule keeps network I/O out of calls that must be fast and deterministic: index
+// functions, enqueue functions, a module's top level and the definition start with
+// instance.beginPure(name, what) instead of begin, which sets callEnv.noEffects to what (the
+// call's end clears it); fetch checks it and throws "fetch is not allowed in <what>: ...".
+// k8s calls stay allowed there, as they were before fetch.
 //
 // # Metrics
 //

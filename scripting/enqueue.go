@@ -127,7 +127,7 @@ func (s *Script) EnqueueKeys(i int, obj Object) ([]string, error) {
 }
 
 func (s *instance) mapKeys(label string, fn goja.Callable, obj Object) (keys []string, err error) {
-	if err := s.begin(label); err != nil {
+	if err := s.beginPure(label, "enqueue functions"); err != nil {
 		return nil, err
 	}
 	defer s.end(&err)

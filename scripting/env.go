@@ -28,6 +28,10 @@ type callEnv struct {
 	// pure names the running call when it must have no side effects ("validate", "mutate"),
 	// "" otherwise; bindings with side effects check it (effects.go). endCall clears it.
 	pure string
+	// noEffects, when not "", names the kind of call running now that must be free of side
+	// effects ("index functions"); bindings with side effects (fetch) throw naming it. Set by
+	// instance.beginPure, cleared when the call ends. See "Side effects" in doc.go.
+	noEffects string
 }
 
 // internalName names the runtime's own helper code; its frames are left out of stacks.
@@ -68,6 +72,7 @@ func (e *callEnv) captureInternals() error {
 // endCall forgets what the call that has ended threw.
 func (e *callEnv) endCall() {
 	e.pure = ""
+	e.noEffects = ""
 	if len(e.goErrs) > 0 {
 		clear(e.goErrs)
 	}

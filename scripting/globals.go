@@ -36,6 +36,9 @@ func (s *instance) installGlobals() error {
 			return err
 		}
 	}
+	if err := s.fetch.install(); err != nil {
+		return err
+	}
 	s.ctx = newCtx(s.callEnv, s.name)
 	s.ctxObj = s.rt.NewDynamicObject(s.ctx)
 	return nil

@@ -129,7 +129,7 @@ func (s *instance) handle(name string, fn goja.Callable, ev Event, args ...goja.
 
 func (s *instance) index(name string, obj Object) (values []string, err error) {
 	ix := s.indexers[name]
-	if err := s.begin(ix.label); err != nil {
+	if err := s.beginPure(ix.label, "index functions"); err != nil {
 		return nil, err
 	}
 	defer s.end(&err)

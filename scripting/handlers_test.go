@@ -150,7 +150,7 @@ func TestAsyncHandlers(t *testing.T) {
 		{"resolved chain", `await Promise.resolve(1).then((x) => x + 1); globalThis.out = "a"`, ""},
 		{"rejected with error", "await null;\n throw new RangeError(\"late\")", "async.js:2:8: RangeError: late"},
 		{"rejected with value", `await Promise.reject("plain")`, "async.js: plain"},
-		{"pending", `await new Promise(() => {})`, "onAdd returned a promise that is still pending; handlers must finish synchronously"},
+		{"pending", `await new Promise(() => {})`, "onAdd returned a promise that is still pending with no fetch in flight"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -173,7 +173,7 @@ func (s *instance) runBatch(goja.FunctionCall) goja.Value {
 		b.vals[p], b.errs[p] = vals, err
 		b.done.Store(int64(p + 1))
 	}
-	s.jobsArmed = s.begin("indexers") == nil // the jobs run once this returns: see endJobs
+	s.jobsArmed = s.beginPure("indexers", "index functions") == nil // the jobs run once this returns: see endJobs
 	return goja.Undefined()
 }
 
@@ -181,7 +181,7 @@ func (s *instance) runBatch(goja.FunctionCall) goja.Value {
 // is still pending (its values and err are then meaningless).
 func (s *instance) indexNested(name string, obj Object) (values []string, pending bool, err error) {
 	ix := s.indexers[name]
-	if err := s.begin(ix.label); err != nil {
+	if err := s.beginPure(ix.label, "index functions"); err != nil {
 		return nil, false, err
 	}
 	defer s.end(&err)

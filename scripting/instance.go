@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/jsinformer/jsinformer/internal/netguard"
 )
 
 // maxCallStackSize turns runaway recursion into a RangeError long before it costs real memory.
@@ -52,6 +54,9 @@ type instance struct {
 	// Per-call state, reset when the call ends (the event is ctx's, the thrown errors callEnv's).
 	callName string
 
+	fetch   *fetchModule   // fetch's requests of the current call (fetch.go)
+	netList *netguard.List // the definition's `net`, nil when it declares none
+
 	ctx       *ctxObject   // the handlers' ctx; its ev is the current call's event
 	admission *admitCtx    // validate's and mutate's ctx, made on first use (admitctx.go)
 	ctxObj    *goja.Object // ctx as scripts see it
@@ -73,6 +78,7 @@ type indexer struct {
 // newInstance creates a runtime without running anything in it; init, on the executor, does.
 func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
 	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, timeout: opts.Timeout, now: opts.Now, log: log}
+	s.fetch = newFetch(s.callEnv, opts, s.context, func() *netguard.List { return s.netList })
 	if opts.Now != nil {
 		s.rt.SetTimeSource(opts.Now) // Date follows the engine's clock (virtual in offline tests)
 	}
@@ -112,6 +118,17 @@ func (s *instance) begin(name string) error {
 	return nil
 }
 
+// beginPure is begin for a call that must be free of side effects: bindings that have some
+// (fetch) throw an error naming what, such as "index functions". It is the one switch for
+// every such call; see "Side effects" in doc.go.
+func (s *instance) beginPure(name, what string) error {
+	if err := s.begin(name); err != nil {
+		return err
+	}
+	s.noEffects = what
+	return nil
+}
+
 func (s *instance) interruptedError(name string) error {
 	return interruptedError(s.name, name)
 }
@@ -131,6 +148,7 @@ func (s *instance) end(err *error) {
 		s.cancelCall()
 		s.callCtx, s.cancelCall = nil, nil
 	}
+	s.fetch.reset() // after the cancel: joins the call's requests, which it ended
 	s.endCall()
 	s.ctx.ev = Event{}
 }

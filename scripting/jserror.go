@@ -182,6 +182,9 @@ func (s *instance) settle(v goja.Value) (goja.Value, error) {
 		return v, nil
 	}
 	p := obj.Export().(*goja.Promise)
+	if err := s.waitFetches(p); err != nil {
+		return nil, err
+	}
 	switch p.State() {
 	case goja.PromiseStateFulfilled:
 		return p.Result(), nil
@@ -190,8 +193,8 @@ func (s *instance) settle(v goja.Value) (goja.Value, error) {
 		return nil, s.scriptError(err)
 	default:
 		return nil, &ScriptError{File: s.name, Message: s.callName +
-			" returned a promise that is still pending; handlers must finish synchronously " +
-			"(k8s calls are synchronous, so only await them or already-settled promises)"}
+			" returned a promise that is still pending with no fetch in flight; " +
+			"a handler may await k8s calls, fetch and promises they settle, nothing else"}
 	}
 }
 

@@ -1,5 +1,5 @@
-// Type declarations for jsinformer scripts: the globals (log, console, util, k8s, defineScript),
-// the definition object, ctx and ctx.cache. Written by `runner types`; see docs/scripts.md.
+// Type declarations for jsinformer scripts: the globals (log, console, util, k8s, defineScript,
+// fetch and its classes), the definition object, ctx and ctx.cache. Written by `runner types`; see docs/scripts.md.
 //
 // This file declares globals: keep it next to your scripts (or list it in tsconfig.json's
 // "files"/"include") and TypeScript, or an editor checking JavaScript, picks it up. Interfaces
@@ -127,9 +127,14 @@ interface ScriptDefinition<T = KubeObject> {
    */
   permissions?: Permission[];
   /**
+   * Where this script's fetch may connect: --allow-net entries (HOST[:PORT], *.DOMAIN, IP,
+   * CIDR). It narrows the runner's --allow-net, never widens it; shown in `runner status`.
+   */
+  net?: string[];
+  /**
    * Admission: decides on a request before the API server stores it. obj is the request's
    * object (null on DELETE; ctx.oldObject is then the object deleted). Return undefined to
-   * allow. Runs with no side effects: k8s writes and events throw.
+   * allow. Runs with no side effects: k8s writes, events and fetch throw.
    */
   validate?(obj: View<T> | null, ctx: AdmissionContext<T>): Validation | void | Promise<Validation | void>;
   /**
@@ -314,6 +319,11 @@ interface Util {
    * lastTransitionTime moves only when status changes. The list given is not changed.
    */
   setStatusCondition(conditions: ReadonlyArray<Condition> | null | undefined, condition: ConditionInput): Condition[];
+  /**
+   * The milliseconds a response's Retry-After header asks to wait (seconds or an HTTP date),
+   * for reconcile's {requeueAfter}; fallbackMs (default null) without a usable header.
+   */
+  retryAfter(response: Response, fallbackMs?: number | null): number | null;
 }
 
 interface ConditionInput {
@@ -369,6 +379,90 @@ interface K8s {
   /** Removes a finalizer if present; conflict-safe; null when the object is gone. */
   removeFinalizer<T = KubeObject>(resource: string, namespace: string, name: string, finalizer: string): View<T> | null;
 }
+
+type HeadersInit = Headers | [string, string][] | Record<string, string>;
+
+/** HTTP headers, case-insensitive by name, as in the WHATWG fetch standard. */
+declare class Headers {
+  constructor(init?: HeadersInit);
+  append(name: string, value: string): void;
+  set(name: string, value: string): void;
+  /** The values of name joined with ", ", or null. */
+  get(name: string): string | null;
+  has(name: string): boolean;
+  delete(name: string): void;
+  forEach(fn: (value: string, name: string, headers: Headers) => void, thisArg?: unknown): void;
+  entries(): IterableIterator<[string, string]>;
+  keys(): IterableIterator<string>;
+  values(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, string]>;
+}
+
+interface ResponseInit {
+  status?: number;
+  statusText?: string;
+  headers?: HeadersInit;
+}
+
+/**
+ * A response of fetch. Its body was read when the promise resolved, up to --fetch-max-body:
+ * text() and json() of a larger body reject with a RangeError.
+ */
+declare class Response {
+  constructor(body?: string | null, init?: ResponseInit);
+  readonly status: number;
+  readonly statusText: string;
+  /** status is 200-299. */
+  readonly ok: boolean;
+  readonly headers: Headers;
+  /** The final URL, after redirects, with any password removed. */
+  readonly url: string;
+  readonly redirected: boolean;
+  readonly type: "basic";
+  readonly bodyUsed: boolean;
+  text(): Promise<string>;
+  json(): Promise<any>;
+  clone(): Response;
+  static json(data: unknown, init?: ResponseInit): Response;
+}
+
+/** Aborts fetch requests: from new AbortController().signal, AbortSignal.timeout or AbortSignal.abort. */
+declare class AbortSignal {
+  private constructor();
+  readonly aborted: boolean;
+  readonly reason: any;
+  onabort: ((event: { type: "abort"; target: AbortSignal }) => void) | null;
+  throwIfAborted(): void;
+  addEventListener(type: "abort", listener: (event: { type: "abort"; target: AbortSignal }) => void): void;
+  removeEventListener(type: "abort", listener: (event: { type: "abort"; target: AbortSignal }) => void): void;
+  /** A signal already aborted, with reason (default an AbortError). */
+  static abort(reason?: unknown): AbortSignal;
+  /** A signal that aborts a request ms milliseconds (real time) after it was made, with a TimeoutError. */
+  static timeout(ms: number): AbortSignal;
+}
+
+declare class AbortController {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+
+interface RequestInit {
+  /** Default "GET". */
+  method?: string;
+  headers?: HeadersInit;
+  /** A string: JSON.stringify an object yourself. At most --fetch-max-request-body bytes. */
+  body?: string | null;
+  signal?: AbortSignal | null;
+}
+
+/**
+ * An HTTP request, as in the WHATWG fetch standard: only to hosts --allow-net (and the
+ * definition's net) allow, checked on the resolved address and on every redirect (at most 5).
+ * Allowed in handlers, reconcile, schedule and collect, which must await it: the handler's
+ * deadline covers it, and a request not awaited is cancelled when the call returns. Refused in
+ * index and enqueue functions and at the module's top level. Never retried.
+ */
+declare function fetch(input: string | { href: string } | { url: string }, init?: RequestInit): Promise<Response>;
 
 declare var log: Log;
 declare var console: Console;

@@ -15,7 +15,7 @@ func (s *instance) runModule(prg *goja.Program) (exports goja.Value, err error) 
 	if !ok {
 		return nil, &ScriptError{File: s.name, Message: "module wrapper is not a function"}
 	}
-	if err := s.begin("module"); err != nil {
+	if err := s.beginPure("module", "a module's top level"); err != nil {
 		return nil, err
 	}
 	defer s.end(&err)

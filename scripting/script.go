@@ -28,6 +28,12 @@ type Options struct {
 	// Now, when set, is the clock of Date and Date.now(); the offline harness passes its
 	// virtual clock. Deadlines (Timeout) always run on the real clock.
 	Now func() time.Time
+	// HTTP backs fetch; nil makes fetch throw. The runner passes a *netguard.Limited (its
+	// allow list and limits, with the script's concurrency limit), the offline harness routes.
+	HTTP HTTPClient
+	// OnRequest, when set, is told of every request a call made, when it is settled or the
+	// call ends, on the Script's goroutine; it must not block.
+	OnRequest func(RequestRecord)
 }
 
 // Script is one instance of a Program as its owner sees it: the definition it exported and
@@ -165,6 +171,7 @@ func (s *Script) Definition() Definition {
 	d.Indexers = slices.Clone(d.Indexers)
 	d.Metrics = slices.Clone(d.Metrics)
 	d.Admission.Operations = slices.Clone(d.Admission.Operations)
+	d.Net = slices.Clone(d.Net)
 	return d
 }
 

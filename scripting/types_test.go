@@ -73,8 +73,13 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 			}
 		})
 	}
-	for _, global := range []string{"log", "console", "util", "k8s", "defineScript"} {
-		if !regexp.MustCompile(`(?m)^declare (var|function) ` + global + `\b`).Match(Declarations()) {
+	onRuntime(t, s, func(in *instance) {
+		for _, g := range []string{"fetch", "Headers", "Response", "AbortController", "AbortSignal"} {
+			present[g] = in.rt.Get(g) != nil
+		}
+	})
+	for _, global := range []string{"log", "console", "util", "k8s", "defineScript", "fetch", "Headers", "Response", "AbortController", "AbortSignal"} {
+		if !regexp.MustCompile(`(?m)^declare (var|function|class) ` + global + `\b`).Match(Declarations()) {
 			t.Errorf("the global %s is not declared", global)
 		}
 		if !present[global] {

@@ -34,6 +34,7 @@ func (u *utilModule) exports() (*goja.Object, error) {
 		{"clone", u.clone}, {"diff", u.diff},
 		{"base64Encode", u.base64Encode}, {"base64Decode", u.base64Decode},
 		{"ownerReference", u.ownerReference}, {"setStatusCondition", u.setStatusCondition},
+		{"retryAfter", u.retryAfter},
 	} {
 		if err := obj.Set(f.name, f.fn); err != nil {
 			return nil, err

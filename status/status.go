@@ -145,6 +145,9 @@ type VersionStatus struct {
 	Error *ErrorStatus `json:"error,omitempty"`
 	// MemoryBytes is what the memory guard measured when it stopped the version.
 	MemoryBytes int64 `json:"memoryBytes,omitempty"`
+	// Net is the definition's `net` declaration: where its fetch may connect, within
+	// --allow-net; empty when it declares none.
+	Net []string `json:"net,omitempty"`
 }
 
 // LoadResult is the outcome of a load.

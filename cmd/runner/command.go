@@ -78,6 +78,7 @@ type options struct {
 	pprof             bool
 	traceRecords      int
 	webhook           webhookFlags
+	fetch             fetchFlags
 }
 
 func newCommand() *cobra.Command {
@@ -141,10 +142,14 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.traceRecords, "trace-records", inspection.DefaultTraceRecords, fmt.Sprintf("trace records kept for runner explain and tail, at most %d per object, oldest dropped first; 0 turns recording off", inspection.TracePerObject))
 	o.leader.add(f)
 	o.webhook.add(f)
+	o.fetch.add(f)
 	o.kube.AddFlags(f)
 }
 
 func (o *options) validate(cmd *cobra.Command) error {
+	if err := o.fetch.check(); err != nil {
+		return err
+	}
 	if o.scripts == "" {
 		return errors.New("--scripts is required: the folder of plugin scripts (try --scripts ./examples/scripts)")
 	}
@@ -227,6 +232,7 @@ func (o *options) run(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	defer o.fetch.close()
 	memLimit.apply()
 	logMemoryLimit(logger, memLimit.bytes, memLimit.from)
 	reg := prometheus.NewRegistry()
@@ -240,7 +246,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		UnhealthyAfter: o.unhealthyAfter, PermissionCheckInterval: o.permissionCheckInterval(), StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		MetricCollectTimeout: o.metricCollect,
-		TraceRecords:         traceRecords(o.traceRecords),
+		TraceRecords:         traceRecords(o.traceRecords), Fetch: o.fetch.forScript,
 	})
 	if err != nil {
 		return err

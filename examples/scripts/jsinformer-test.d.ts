@@ -194,6 +194,7 @@ interface HarnessExplanation {
     durationMs: number; result: string; error?: string; attempt?: number;
     logs?: { time: string; level: string; message: string; attrs?: Record<string, unknown> }[];
     writes?: { verb: string; resource: string; namespace?: string; name?: string; dryRun?: boolean; code: number; error?: string }[];
+    requests?: { method: string; host: string; path: string; status: number; durationMs: number; bytes: number; error?: string }[];
     enqueued?: string[];
     [field: string]: unknown;
   }[];
@@ -258,6 +259,33 @@ interface Harness {
   readonly logs: HarnessLog[];
   /** The plugin's failures (handlers, reconcile retries), in order. */
   readonly errors: HarnessError[];
+  /** The plugin's network: fetch reaches only these routes, never the real network. */
+  readonly http: HarnessHTTP;
+}
+
+/** A request the plugin sent, as a route handler and h.http.requests see it. */
+interface HarnessRequest {
+  method: string;
+  /** The whole URL, query included. */
+  url: string;
+  /** By lower-case name. */
+  headers: { [name: string]: string };
+  body: string;
+}
+
+/** What a route answers: {status (default 200), headers, body (a string, or a value sent as JSON)}, a string body, or nothing (an empty 200). */
+type HarnessRouteReply = { status?: number; headers?: { [name: string]: string }; body?: unknown } | string | void;
+
+interface HarnessHTTP {
+  /**
+   * Answers the plugin's requests whose method (or "*") and URL match: a string where *
+   * matches anything (without ?, the query is ignored) or a RegExp tested on the whole URL.
+   * The last route added that matches answers; a request no route answers fails the harness
+   * call that ran it, naming the request. Handlers run on the test's goroutine.
+   */
+  route(method: string, url: string | RegExp, handler: (request: HarnessRequest) => HarnessRouteReply): void;
+  /** Every request the plugin sent, in order, routed or not. */
+  readonly requests: HarnessRequest[];
 }
 
 declare var test: TestFunction;

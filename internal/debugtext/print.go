@@ -247,6 +247,13 @@ func Record(w io.Writer, r inspection.TraceRecord, withObject bool) {
 		}
 		_, _ = fmt.Fprintln(w, line)
 	}
+	for _, rq := range r.Requests {
+		line := fmt.Sprintf("    fetch  %s %s%s -> %d  %s  %dB", rq.Method, rq.Host, rq.Path, rq.Status, ms(rq.DurationMs), rq.Bytes)
+		if rq.Error != "" {
+			line += "  " + rq.Error
+		}
+		_, _ = fmt.Fprintln(w, line)
+	}
 	if len(r.Enqueued) > 0 {
 		_, _ = fmt.Fprintf(w, "    enqueued %s\n", strings.Join(r.Enqueued, ", "))
 	}
@@ -254,7 +261,7 @@ func Record(w io.Writer, r inspection.TraceRecord, withObject bool) {
 		_, _ = fmt.Fprintf(w, "    error  %s\n", oneLine(r.Error, 300))
 	}
 	if r.Truncated > 0 {
-		_, _ = fmt.Fprintf(w, "    (%d more log lines or writes not kept)\n", r.Truncated)
+		_, _ = fmt.Fprintf(w, "    (%d more log lines, writes or requests not kept)\n", r.Truncated)
 	}
 }
 

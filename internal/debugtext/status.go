@@ -50,6 +50,7 @@ func Status(w io.Writer, st status.Status) {
 	_ = t.Flush()
 	printLoads(w, st.Scripts)
 	printWatches(w, st.Scripts)
+	printNet(w, st.Scripts)
 	printInformers(w, st.Informers)
 	printPermissions(w, st.Permissions)
 }
@@ -68,6 +69,26 @@ func printPermissions(w io.Writer, perms []status.PermissionStatus) {
 			refused = fmt.Sprint(p.Refused)
 		}
 		row(t, p.Script, p.Verb, p.Resource, orAll(p.Namespace), p.Why, refused, p.Grant)
+	}
+	_ = t.Flush()
+}
+
+// printNet lists the `net` declarations of the scripts' current versions, if any declares one.
+func printNet(w io.Writer, scripts []status.ScriptStatus) {
+	var rows [][2]string
+	for _, s := range scripts {
+		if v, ok := s.Current(); ok && len(v.Net) > 0 {
+			rows = append(rows, [2]string{s.Name, strings.Join(v.Net, ",")})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nNetwork (declared `net`, within --allow-net):")
+	t := newTable(w)
+	row(t, "SCRIPT", "NET")
+	for _, r := range rows {
+		row(t, r[0], r[1])
 	}
 	_ = t.Flush()
 }

@@ -374,6 +374,7 @@ function renderRecord(r) {
     r.error ? h("pre", { class: "sub err" }, r.error) : null,
     (r.logs || []).map((l) => h("div", { class: "sub mono" }, `${l.level} ${l.message}`, l.attrs ? " " + JSON.stringify(l.attrs) : "")),
     (r.writes || []).map((w) => h("div", { class: "sub mono" + (w.error ? " err" : "") }, `write: ${w.verb} ${w.resource} ${w.namespace ? w.namespace + "/" : ""}${w.name || ""}${w.dryRun ? " (dry run)" : ""} → ${w.code}${w.error ? " " + w.error : ""}`)),
+    (r.requests || []).map((q) => h("div", { class: "sub mono" + (q.error ? " err" : "") }, `fetch: ${q.method} ${q.host}${q.path} → ${q.status} ${q.durationMs.toFixed(1)} ms ${q.bytes} B${q.error ? " " + q.error : ""}`)),
     (r.enqueued || []).length ? h("div", { class: "sub mono" }, "enqueued: " + r.enqueued.join(", ")) : null);
 }
 

@@ -71,6 +71,21 @@ func (t *Tap) addWrite(w inspection.APIWrite) {
 	t.cur.Writes = append(t.cur.Writes, w)
 }
 
+// addRequest notes a fetch request of the open call (counted with the writes' limit).
+func (t *Tap) addRequest(r scripting.RequestRecord) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == nil {
+		return
+	}
+	if len(t.cur.Requests) >= inspection.TraceWritesPerCall {
+		t.cur.Truncated++
+		return
+	}
+	t.cur.Requests = append(t.cur.Requests, inspection.HTTPRequest{Method: r.Method, Host: r.Host, Path: r.Path,
+		Status: r.Status, DurationMs: float64(r.Duration.Microseconds()) / 1000, Bytes: r.Bytes, Error: r.Error})
+}
+
 // AddEnqueued notes a reconcile key the open call enqueued; nil-safe.
 func (t *Tap) AddEnqueued(key string) {
 	if t == nil {
@@ -100,6 +115,13 @@ func Tapped(opts scripting.Options, dryRun bool, force func(context.Context) con
 	}
 	if opts.Client != nil {
 		opts.Client = &tapClient{next: opts.Client, tap: t, dryRun: dryRun, force: force}
+	}
+	next := opts.OnRequest
+	opts.OnRequest = func(r scripting.RequestRecord) {
+		t.addRequest(r)
+		if next != nil {
+			next(r)
+		}
 	}
 	return opts, t
 }
