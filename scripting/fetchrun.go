@@ -102,7 +102,7 @@ func (f *fetchModule) requestContext(timeoutMs float64) (context.Context, contex
 func (f *fetchModule) run(req *http.Request, r *fetchReq) {
 	defer f.wg.Done()
 	start := time.Now()
-	resp, err := f.client.Do(req)
+	resp, err := f.client.Do(req) //nolint:bodyclose // netguard.ReadBody closes it
 	if err == nil {
 		r.status, r.statusText = resp.StatusCode, strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode)))
 		r.url, r.redirected = resp.Request.URL.Redacted(), resp.Request.URL.String() != req.URL.String()

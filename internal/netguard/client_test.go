@@ -241,12 +241,12 @@ func TestClientTLS(t *testing.T) {
 		tr.TLSClientConfig.RootCAs = pool
 	}})
 	t.Cleanup(c.CloseIdleConnections)
-	if resp, err := get(t, c, srv.URL); err != nil || resp.StatusCode != 200 {
+	if resp, err := get(t, c, srv.URL); err != nil || resp.StatusCode != 200 { //nolint:bodyclose // get closes it at cleanup
 		t.Fatalf("TLS: %v %v", resp, err)
 	}
 	plain := NewClient(Config{Allow: l})
 	t.Cleanup(plain.CloseIdleConnections)
-	if _, err := get(t, plain, srv.URL+"/?k=s3cret"); Kind(err) != KindTLS || strings.Contains(err.Error(), "s3cret") {
+	if _, err := get(t, plain, srv.URL+"/?k=s3cret"); Kind(err) != KindTLS || strings.Contains(err.Error(), "s3cret") { //nolint:bodyclose // get closes it at cleanup
 		t.Errorf("untrusted certificate: want a tls error without the query, got %v (%s)", err, Kind(err))
 	}
 }
@@ -268,7 +268,7 @@ func TestClientProxy(t *testing.T) {
 	if string(b) != "proxied api.invalid" {
 		t.Errorf("via proxy: %q", b)
 	}
-	if _, err := get(t, c, "http://other.invalid/x"); Kind(err) != KindRefused {
+	if _, err := get(t, c, "http://other.invalid/x"); Kind(err) != KindRefused { //nolint:bodyclose // get closes it at cleanup
 		t.Errorf("a name outside the list through the proxy: %v", err)
 	}
 	if n := proxy.hits.Load(); n != 1 {
