@@ -121,7 +121,7 @@ func (r *records) WithGroup(string) slog.Handler      { return r }
 
 // forbidden is the API server's answer to a list the runner may not make.
 var forbidden = apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "",
-	errors.New(`User "system:serviceaccount:ops:runner" cannot list resource "secrets" in API group "" in the namespace "ns"`))
+	errors.New(`user "system:serviceaccount:ops:runner" cannot list resource "secrets" in API group "" in the namespace "ns"`))
 
 // Report's lines are the operator's contract: level, message, and the scripts concerned.
 func TestReportNamesTheScripts(t *testing.T) {
@@ -159,7 +159,7 @@ func TestReportNamesTheScripts(t *testing.T) {
 			if rec.Level != c.level || rec.Message != c.msg || attrs["scripts"] != "a.js,s.js" || attrs["resource"] != "v1/secrets" {
 				t.Errorf("logged %s %q %v; want %s %q with scripts=a.js,s.js resource=v1/secrets", rec.Level, rec.Message, attrs, c.level, c.msg)
 			}
-			if c.ev.Err == forbidden && (attrs["verb"] != "list" || attrs["grant"] != "kubectl create role NAME -n ns --verb=list,watch --resource=secrets") {
+			if errors.Is(c.ev.Err, forbidden) && (attrs["verb"] != "list" || attrs["grant"] != "kubectl create role NAME -n ns --verb=list,watch --resource=secrets") {
 				t.Errorf("logged %v; want verb=list and the rule to add", attrs)
 			}
 		})
