@@ -127,6 +127,8 @@ type Config struct {
 	onCached func(*unstructured.Unstructured)
 	// heap, when set, replaces the live heap the memory guard reads, for tests.
 	heap func() int64
+	// remind, when set, replaces the informers' reminder interval (dynamicinformer.Options.Remind), for tests.
+	remind time.Duration
 	// TraceRecords caps the trace records kept for Explain and Subscribe (the recorder,
 	// engine/internal/trace): zero means inspection.DefaultTraceRecords, negative turns recording off.
 	// Each object keeps at most inspection.TracePerObject; the oldest record goes first.

@@ -150,7 +150,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	factory := dynamicinformer.NewFactory(informerClient, dynamicinformer.Options{
 		Resync: cfg.Resync, Logger: cfg.Logger, Backoff: cfg.Backoff, OnHealth: e.onHealth,
-		StreamingLists: cfg.StreamingLists, OnCached: cfg.onCached,
+		StreamingLists: cfg.StreamingLists, OnCached: cfg.onCached, Remind: cfg.remind,
 	})
 	resolver := dynamicinformer.NewResolver(disc, cfg.Logger)
 	client := k8sclient.New(dyn, resolver, k8sclient.Options{DryRun: cfg.DryRun, FieldManager: cfg.FieldManager, Logger: cfg.Logger})

@@ -1,6 +1,10 @@
 package engine
 
-import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
 
 // SetOnCachedForTest makes onCached see every object entering an informer's cache.
 func SetOnCachedForTest(c *Config, onCached func(*unstructured.Unstructured)) { c.onCached = onCached }
@@ -8,3 +12,7 @@ func SetOnCachedForTest(c *Config, onCached func(*unstructured.Unstructured)) { 
 // SetHeapForTest makes the memory guard read heap instead of the process's live heap, so a
 // test sharing its process with others decides what the guard sees.
 func SetHeapForTest(c *Config, heap func() int64) { c.heap = heap }
+
+// SetInformerRemindForTest sets the least time between two "still failing" reports of one
+// informer (a minute by default).
+func SetInformerRemindForTest(c *Config, d time.Duration) { c.remind = d }

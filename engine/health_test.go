@@ -45,7 +45,7 @@ func TestReadyReportsAScriptThatNeverSyncs(t *testing.T) {
 		t.Errorf("Ready() = %v; blames the healthy script", err)
 	}
 	r.log.waitFor(t, "one WARN naming the script", 1,
-		msg("informer cannot list/watch; its scripts see no changes until it recovers", "scripts", "secrets.js", "resource", "v1/secrets"))
+		msg("informer may not list/watch: the runner lacks a permission; its scripts start once it is granted", "scripts", "secrets.js", "resource", "v1/secrets"))
 
 	if err := os.Remove(filepath.Join(r.dir, "secrets.js")); err != nil {
 		t.Fatal(err)

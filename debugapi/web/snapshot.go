@@ -24,6 +24,9 @@ type Snapshot struct {
 	Scripts   []ScriptView              `json:"scripts"`
 	Informers []InformerView            `json:"informers"`
 	Indexes   []inspection.IndexSummary `json:"indexes"`
+	// Permissions are what the runner lacks of what its scripts need, then the calls the API
+	// server refused (status.Status.Permissions); empty when all is granted.
+	Permissions []status.PermissionStatus `json:"permissions"`
 	// Rates is false when the runner records no traces (no calls per second, no p95).
 	Rates bool `json:"rates"`
 }
@@ -74,7 +77,10 @@ func (p *Page) snapshot(now time.Time) (Snapshot, error) {
 	rates := p.rates.snapshot(now)
 	out := Snapshot{Time: now, Ready: st.Ready, NotReady: st.NotReady, Leader: st.Leader,
 		Scripts: make([]ScriptView, 0, len(st.Scripts)), Informers: make([]InformerView, 0, len(st.Informers)),
-		Indexes: src.IndexSummaries(), Rates: p.recording.Load()}
+		Indexes: src.IndexSummaries(), Permissions: st.Permissions, Rates: p.recording.Load()}
+	if out.Permissions == nil {
+		out.Permissions = []status.PermissionStatus{}
+	}
 	for _, sc := range st.Scripts {
 		v := ScriptView{ScriptStatus: sc, Queues: []inspection.ScriptQueue{}, Frame: p.frames.of(sc), MemoryBytes: memory[sc.Name], Rates: rates[sc.Name]}
 		for _, sq := range queues[sc.Name] {

@@ -191,10 +191,26 @@ function renderScripts(s) {
     h("thead", {}, h("tr", {}, ["script", "state", "version", "memory", "calls/s", "errors (1 min)", "p95 (1 min)", "calls / errors", "backlog", "keys"].map((t, i) => h("th", { class: i >= 3 ? "num" : "" }, t)))),
     h("tbody", {}, rows)));
   if (!s.rates) out.push(h("p", { class: "muted" }, "Call rates need trace recording (--trace-records)."));
+  out.push(...renderPermissions((s.permissions || []).filter((p) => !state.script || p.script === state.script)));
   const shown = state.script ? s.scripts.filter((sc) => sc.name === state.script) : s.scripts;
   if (state.script && shown.length === 0) out.push(h("p", { class: "err" }, "No script " + state.script + " is loaded or has failed to load."));
   for (const sc of shown) out.push(...renderScript(sc, !state.script));
   return out;
+}
+
+// renderPermissions lists what the runner lacks of what its scripts need (the permission
+// check) and the calls the API server refused, each with the command that grants it. The
+// runner's own needs are named "(--leader-elect)" and the like: no script to link to.
+function renderPermissions(perms) {
+  if (!perms.length) return [];
+  return [h("h2", {}, "Missing permissions"),
+    h("table", { id: "permissions" },
+      h("thead", {}, h("tr", {}, ["script", "verb", "resource", "namespace", "why", "grant with"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, perms.map((p) => h("tr", { class: p.refused ? "err" : "warn", "data-script": p.script },
+        h("td", {}, p.script.startsWith("(") ? p.script : h("a", { href: "/scripts/" + p.script }, p.script)), h("td", { class: "mono" }, p.verb),
+        h("td", { class: "mono" }, p.resource), h("td", {}, p.namespace || "all namespaces"),
+        h("td", {}, p.why, p.refused ? h("span", { class: "badge err" }, ` refused ${p.refused}×`) : null),
+        h("td", {}, h("code", { class: "grant" }, p.grant))))))];
 }
 
 // renderScript shows a script's failed load as a code frame and, in full, its last loads,

@@ -18,5 +18,7 @@
 // them. Both only read through Config's funcs, which must be safe for concurrent use.
 //
 // The WARN and INFO lines of Report are an operator contract (docs/scripts.md shows them): their
-// messages and keys do not change.
+// messages and keys do not change. A Forbidden is reported apart (docs/permissions.md): one
+// WARN with the refused verb and the rule to add, then reminders at DEBUG only, since only a
+// grant changes the answer.
 package health

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/permissions"
 )
 
 // ErrNotReady is wrapped by Ready's error.
@@ -86,6 +89,10 @@ func (h *Health) Report(ev dynamicinformer.HealthEvent) {
 		"scripts", strings.Join(h.cfg.Scripts(ev.Key), ","),
 	}
 	h.cfg.Changed()
+	if apierrors.IsForbidden(ev.Err) {
+		h.reportForbidden(ev, attrs)
+		return
+	}
 	switch ev.Kind {
 	case dynamicinformer.Failing:
 		h.cfg.Logger.Warn("informer cannot list/watch; its scripts see no changes until it recovers", append(attrs, "error", ev.Err.Error())...)
@@ -94,4 +101,29 @@ func (h *Health) Report(ev dynamicinformer.HealthEvent) {
 	case dynamicinformer.Recovered:
 		h.cfg.Logger.Info("informer recovered", append(attrs, "down_for", ev.Down.Round(time.Millisecond).String(), "relisted", ev.Relisted)...)
 	}
+}
+
+// reportForbidden reports an informer the runner may not list or watch: one WARN with the
+// verb refused and the rule to add; the reminders while it stays refused are DEBUG, since the
+// answer only changes when someone grants it (the informer retries, with Backoff.MaxRejected,
+// and its scripts start once it lists; status and /readyz show it meanwhile).
+func (h *Health) reportForbidden(ev dynamicinformer.HealthEvent, attrs []any) {
+	need := permissions.Need{Group: ev.Key.GVR.Group, Resource: ev.Key.GVR.Resource, Verb: "list,watch", Namespace: ev.Key.Namespace}
+	attrs = append(attrs, "verb", refusedVerb(ev.Err), "grant", need.Rule(), "error", ev.Err.Error())
+	switch ev.Kind {
+	case dynamicinformer.Failing:
+		h.cfg.Logger.Warn("informer may not list/watch: the runner lacks a permission; its scripts start once it is granted", attrs...)
+	case dynamicinformer.StillFailing:
+		h.cfg.Logger.Debug("informer still may not list/watch", append(attrs, "down_for", time.Since(ev.Since).Round(time.Second).String())...)
+	}
+}
+
+// refusedVerb is the verb a Forbidden names ("... cannot list resource ..."); "list" when it
+// names none: an informer lists before it watches.
+func refusedVerb(err error) string {
+	_, rest, ok := strings.Cut(err.Error(), "cannot ")
+	if verb, _, found := strings.Cut(rest, " "); ok && found && verb != "" {
+		return verb
+	}
+	return "list"
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -118,6 +119,10 @@ func (r *records) Handle(_ context.Context, rec slog.Record) error {
 func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
 func (r *records) WithGroup(string) slog.Handler      { return r }
 
+// forbidden is the API server's answer to a list the runner may not make.
+var forbidden = apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "",
+	errors.New(`user "system:serviceaccount:ops:runner" cannot list resource "secrets" in API group "" in the namespace "ns"`))
+
 // Report's lines are the operator's contract: level, message, and the scripts concerned.
 func TestReportNamesTheScripts(t *testing.T) {
 	t.Parallel()
@@ -133,6 +138,11 @@ func TestReportNamesTheScripts(t *testing.T) {
 			slog.LevelWarn, "informer still cannot list/watch"},
 		{dynamicinformer.HealthEvent{Kind: dynamicinformer.Recovered, Key: secrets, Down: time.Second, Relisted: true},
 			slog.LevelInfo, "informer recovered"},
+		// A Forbidden is said once, with the rule to add; its reminders are DEBUG.
+		{dynamicinformer.HealthEvent{Kind: dynamicinformer.Failing, Key: secrets, Err: forbidden},
+			slog.LevelWarn, "informer may not list/watch: the runner lacks a permission; its scripts start once it is granted"},
+		{dynamicinformer.HealthEvent{Kind: dynamicinformer.StillFailing, Key: secrets, Err: forbidden, Since: time.Now()},
+			slog.LevelDebug, "informer still may not list/watch"},
 	}
 	for _, c := range cases {
 		t.Run(c.msg, func(t *testing.T) {
@@ -148,6 +158,9 @@ func TestReportNamesTheScripts(t *testing.T) {
 			rec.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
 			if rec.Level != c.level || rec.Message != c.msg || attrs["scripts"] != "a.js,s.js" || attrs["resource"] != "v1/secrets" {
 				t.Errorf("logged %s %q %v; want %s %q with scripts=a.js,s.js resource=v1/secrets", rec.Level, rec.Message, attrs, c.level, c.msg)
+			}
+			if errors.Is(c.ev.Err, forbidden) && (attrs["verb"] != "list" || attrs["grant"] != "kubectl create role NAME -n ns --verb=list,watch --resource=secrets") {
+				t.Errorf("logged %v; want verb=list and the rule to add", attrs)
 			}
 		})
 	}
