@@ -64,8 +64,13 @@ func (r *httpRoutes) client(string) scripting.HTTPClient { return r }
 // Limits are the runner's defaults.
 func (r *httpRoutes) Limits() netguard.Limits { return netguard.Limits{}.WithDefaults() }
 
-// Do is called on the plugin's request goroutines.
+// Do is called on the plugin's request goroutines. A host outside the script's `net`
+// declaration is refused as the runner refuses it, before any route is consulted or the
+// request recorded.
 func (r *httpRoutes) Do(req *http.Request) (*http.Response, error) {
+	if err := netguard.CheckDeclared(req.Context(), req.URL); err != nil {
+		return nil, err
+	}
 	rec := recordedRequest{Method: req.Method, URL: req.URL.String(), Headers: map[string]string{}}
 	for k, v := range req.Header {
 		rec.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
