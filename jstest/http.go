@@ -3,6 +3,7 @@ package jstest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -247,6 +248,43 @@ func (h *harness) route(method string, pattern goja.Value, handler goja.Value) g
 	}
 	h.http.routes = append(h.http.routes, rt)
 	return goja.Undefined()
+}
+
+// initialRoutes is options.http.routes of harness(plugin, options), or nil.
+func initialRoutes(options goja.Value) goja.Value {
+	o, ok := options.(*goja.Object)
+	if !ok {
+		return nil
+	}
+	hv, ok := o.Get("http").(*goja.Object)
+	if !ok {
+		return nil
+	}
+	return hv.Get("routes")
+}
+
+// addRoutes adds harness({http: {routes}})'s routes before the plugin loads, so requests
+// of the initial list can be answered: each entry holds h.http.route's arguments,
+// [method, url, handler].
+func (h *harness) addRoutes(routes goja.Value) error {
+	if missing(routes) {
+		return nil
+	}
+	var entries []goja.Value
+	if err := h.f.rt.ExportTo(routes, &entries); err != nil {
+		return errors.New("want an array of [method, url, handler]")
+	}
+	for i, e := range entries {
+		var args []goja.Value
+		if err := h.f.rt.ExportTo(e, &args); err != nil || len(args) != 3 {
+			return fmt.Errorf("entry %d: want [method, url, handler]", i)
+		}
+		if _, ok := goja.AssertFunction(args[2]); !ok {
+			return fmt.Errorf("entry %d: the handler must be a function (request) => ({status, headers, body})", i)
+		}
+		h.route(args[0].String(), args[1], args[2])
+	}
+	return nil
 }
 
 // globMatcher matches a URL against a pattern where * matches any run of characters.

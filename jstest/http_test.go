@@ -47,3 +47,45 @@ test("a port the declaration does not name", () => {
 });
 `})
 }
+
+const postsOnAdd = `
+export default {
+  watch: "v1/configmaps",
+  async onAdd(cm) {
+    const r = await fetch("https://hooks.example.invalid/added", { method: "POST", body: cm.metadata.name });
+    if (!r.ok) throw new Error("status " + r.status);
+  },
+};`
+
+// harness({http: {routes}}) adds routes before the plugin starts, so a request an initial
+// add makes is answered instead of failing harness().
+func TestHTTPRoutesBeforeInitialList(t *testing.T) {
+	t.Parallel()
+	allPass(t, map[string]string{"p.js": postsOnAdd, "h.test.js": `
+const cm = (name) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" } });
+
+test("answered", () => {
+  let calls = 0;
+  const h = harness("./p.js", { objects: [cm("a"), cm("b")], http: { routes: [
+    ["POST", "https://hooks.example.invalid/*", () => { calls++; return { status: 204 }; }],
+    ["POST", /added$/, () => { calls++; return ""; }],
+  ] } });
+  expect(calls).toBe(2);
+  expect(h.errors).toEqual([]);
+  expect(h.http.requests.map((r) => r.body)).toEqual(["a", "b"]);
+  h.http.route("POST", "*", () => ({ status: 500 }));
+  h.add(cm("c"));
+  expect(h.errors).toHaveLength(1);
+});
+
+test("without them harness() fails", () => {
+  expect(() => harness("./p.js", { objects: [cm("a")] })).toThrow("no h.http.route answers: POST https://hooks.example.invalid/added");
+});
+
+test("a malformed entry", () => {
+  expect(() => harness("./p.js", { http: { routes: [["GET", "*"]] } })).toThrow("http.routes: entry 0: want [method, url, handler]");
+  expect(() => harness("./p.js", { http: { routes: [["GET", "*", 5]] } })).toThrow("entry 0: the handler must be a function");
+  expect(() => harness("./p.js", { http: { route: [] } })).toThrow("unknown option 'route'");
+});
+`})
+}
