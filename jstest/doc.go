@@ -9,7 +9,7 @@
 // (for an assertion: expected, received and a line diff) and the file:line:col of the
 // innermost frame in the test file.
 //
-// harness(plugin, {objects, flags, now}) builds a cluster, seeds it, loads the plugin and
+// harness(plugin, {objects, flags, now, http}) builds a cluster, seeds it, loads the plugin and
 // returns h. Writes through h return once the engine is quiet, without moving the clock;
 // h.settle and h.advance move it. h.writes, h.logs and h.errors are what the plugin sent,
 // logged and failed with; h.metrics and h.metricsText scrape its metric families

@@ -45,12 +45,13 @@ type harnessOptions struct {
 	Objects []any        `json:"objects"`
 	Flags   harnessFlags `json:"flags"`
 	Now     string       `json:"now"`
+	HTTP    any          `json:"http"` // read from the JS value: its handlers are functions (initialRoutes)
 }
 
 // The properties harness() accepts in its options and their flags, as their json tags name
 // them; anything else is an error. jsinformer-test.d.ts declares the same (a test checks).
 var (
-	harnessOptionKeys = []string{"objects", "flags", "now"}
+	harnessOptionKeys = []string{"objects", "flags", "now", "http"}
 	harnessFlagKeys   = []string{"gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout"}
 )
 
@@ -73,7 +74,7 @@ func (f *fileRun) newHarness(call goja.FunctionCall) goja.Value {
 	if err != nil {
 		f.throw(fmt.Errorf("harness: %w", err))
 	}
-	h, err := f.startHarness(path.String(), opts)
+	h, err := f.startHarness(path.String(), opts, initialRoutes(call.Argument(1)))
 	if err != nil {
 		f.throw(err)
 	}
@@ -99,12 +100,20 @@ func (f *fileRun) harnessOptions(v goja.Value) (harnessOptions, error) {
 			return opts, fmt.Errorf("flags: %w", err)
 		}
 	}
+	if hv, ok := data.(map[string]any)["http"]; ok {
+		var unused struct {
+			Routes any `json:"routes"`
+		}
+		if err := decodeStrict(hv, &unused, "routes"); err != nil {
+			return opts, fmt.Errorf("http: %w", err)
+		}
+	}
 	return opts, nil
 }
 
 // startHarness builds the cluster, seeds it, loads the plugin and lets the initial list
 // settle (without moving the clock).
-func (f *fileRun) startHarness(plugin string, opts harnessOptions) (*harness, error) {
+func (f *fileRun) startHarness(plugin string, opts harnessOptions, routes goja.Value) (*harness, error) {
 	start := DefaultStart
 	if opts.Now != "" {
 		var err error
@@ -113,6 +122,9 @@ func (f *fileRun) startHarness(plugin string, opts harnessOptions) (*harness, er
 		}
 	}
 	h := &harness{f: f, clock: clocktesting.NewFakeClock(start), logs: newCapture(), http: newHTTPRoutes()}
+	if err := h.addRoutes(routes); err != nil {
+		return nil, fmt.Errorf("harness: http.routes: %w", err)
+	}
 	var err error
 	if h.cluster, err = memcluster.New(memcluster.Options{Clock: h.clock}); err != nil {
 		return nil, err

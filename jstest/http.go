@@ -3,6 +3,7 @@ package jstest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,8 +65,13 @@ func (r *httpRoutes) client(string) scripting.HTTPClient { return r }
 // Limits are the runner's defaults.
 func (r *httpRoutes) Limits() netguard.Limits { return netguard.Limits{}.WithDefaults() }
 
-// Do is called on the plugin's request goroutines.
+// Do is called on the plugin's request goroutines. A host outside the script's `net`
+// declaration is refused as the runner refuses it, before any route is consulted or the
+// request recorded.
 func (r *httpRoutes) Do(req *http.Request) (*http.Response, error) {
+	if err := netguard.CheckDeclared(req.Context(), req.URL); err != nil {
+		return nil, err
+	}
 	rec := recordedRequest{Method: req.Method, URL: req.URL.String(), Headers: map[string]string{}}
 	for k, v := range req.Header {
 		rec.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
@@ -242,6 +248,43 @@ func (h *harness) route(method string, pattern goja.Value, handler goja.Value) g
 	}
 	h.http.routes = append(h.http.routes, rt)
 	return goja.Undefined()
+}
+
+// initialRoutes is options.http.routes of harness(plugin, options), or nil.
+func initialRoutes(options goja.Value) goja.Value {
+	o, ok := options.(*goja.Object)
+	if !ok {
+		return nil
+	}
+	hv, ok := o.Get("http").(*goja.Object)
+	if !ok {
+		return nil
+	}
+	return hv.Get("routes")
+}
+
+// addRoutes adds harness({http: {routes}})'s routes before the plugin loads, so requests
+// of the initial list can be answered: each entry holds h.http.route's arguments,
+// [method, url, handler].
+func (h *harness) addRoutes(routes goja.Value) error {
+	if missing(routes) {
+		return nil
+	}
+	var entries []goja.Value
+	if err := h.f.rt.ExportTo(routes, &entries); err != nil {
+		return errors.New("want an array of [method, url, handler]")
+	}
+	for i, e := range entries {
+		var args []goja.Value
+		if err := h.f.rt.ExportTo(e, &args); err != nil || len(args) != 3 {
+			return fmt.Errorf("entry %d: want [method, url, handler]", i)
+		}
+		if _, ok := goja.AssertFunction(args[2]); !ok {
+			return fmt.Errorf("entry %d: the handler must be a function (request) => ({status, headers, body})", i)
+		}
+		h.route(args[0].String(), args[1], args[2])
+	}
+	return nil
 }
 
 // globMatcher matches a URL against a pattern where * matches any run of characters.

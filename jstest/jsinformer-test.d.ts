@@ -108,6 +108,11 @@ interface HarnessOptions {
   flags?: HarnessFlags;
   /** Where the virtual clock starts, RFC 3339; default "2030-01-01T00:00:00Z". */
   now?: string;
+  /**
+   * Routes added before the plugin starts, so requests its initial list causes are answered:
+   * each entry is h.http.route's arguments.
+   */
+  http?: { routes?: Array<[method: string, url: string | RegExp, handler: (request: HarnessRequest) => HarnessRouteReply]> };
 }
 
 /** A Go duration ("30s", "10m", "1h30m") or milliseconds. */

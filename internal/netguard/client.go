@@ -137,6 +137,17 @@ func (c *Client) checkURL(ctx context.Context, u *url.URL) error {
 	if !c.allow.AllowsHost(host, port) {
 		return &RefusedError{Host: host, Port: port, Reason: "not in " + FlagName}
 	}
+	return checkDeclared(ctx, host, port)
+}
+
+// CheckDeclared is the check of u's host against the script's declared `net` list that
+// Restrict put in ctx, with the error Do returns: the offline harness, which has no allow
+// list of its own, refuses the same requests the runner would for the declaration.
+func CheckDeclared(ctx context.Context, u *url.URL) error {
+	return checkDeclared(ctx, u.Hostname(), portOf(u))
+}
+
+func checkDeclared(ctx context.Context, host string, port int) error {
 	if l, _ := ctx.Value(restrictKey{}).(*List); l != nil && !l.AllowsHost(host, port) {
 		return &RefusedError{Host: host, Port: port, Reason: "not in the script's net declaration"}
 	}

@@ -14,7 +14,9 @@
 // on the list that resolves to 127.0.0.1 or 10.0.0.1 is refused unless the operator listed
 // that address, and no DNS answer can point a request inside the cluster's network (DNS
 // rebinding, the bypass Deno's name-only --allow-net had). A script's own declared list
-// (Restrict) narrows the runner's by name; it never widens it.
+// (Restrict) narrows the runner's by name; it never widens it. CheckDeclared applies that
+// declaration alone, with Do's error: the offline harness (`runner test`), which has no
+// --allow-net, refuses with it what the runner would refuse for the declaration.
 //
 // Redirects are followed up to MaxRedirects (5), each checked again by name, and dialled
 // through the same hook. HTTPS_PROXY, HTTP_PROXY and NO_PROXY are honoured as Go's standard
