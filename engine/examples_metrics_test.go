@@ -17,7 +17,8 @@ func TestExample15WidgetReadyMetric(t *testing.T) {
 	pre := startEngine(t, nil, nil)
 	applyWidgetCRD(t, pre)
 	reg := prometheus.NewRegistry()
-	r := startEngine(t, example(t, "15-widget-ready-metric.js"), func(c *engine.Config) { c.Registerer = reg })
+	r := startEngine(t, example(t, "15-widget-ready-metric.js"), func(c *engine.Config) { asGenerated(t)(c); c.Registerer = reg })
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex15"))
 	r.create(t, widgetsGVR, map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 		"metadata": map[string]any{"name": "dial", "namespace": ns}, "spec": map[string]any{"size": int64(1)}})
@@ -36,7 +37,8 @@ func TestExample15WidgetReadyMetric(t *testing.T) {
 func TestExample17TeamReplicasMetric(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	r := startEngine(t, examples(t, "17-team-replicas-metric.js", "lib/labels.js"), func(c *engine.Config) { c.Registerer = reg })
+	r := startEngine(t, examples(t, "17-team-replicas-metric.js", "lib/labels.js"), func(c *engine.Config) { asGenerated(t)(c); c.Registerer = reg })
+	defer r.checkGranted(t)
 	ns := r.namespace(t, uniqueName("ex17"))
 	team := ns // a team of this test's own: other tests' Deployments are "unassigned"
 	for _, d := range []struct {

@@ -53,7 +53,8 @@ func TestExample13ScheduleReport(t *testing.T) {
 	ns := pre.namespace(t, uniqueName("ex13"))
 	pre.create(t, deploymentsGVR, deployment(ns, "a", "nginx:1.27", 1))
 	pre.create(t, deploymentsGVR, deployment(ns, "b", "nginx:1.27", 1))
-	r := startEngine(t, src, nil)
+	r := startEngine(t, src, asGenerated(t))
+	defer r.checkGranted(t)
 	// The report is a log line (schedules leave no trace record): the example's behaviour.
 	r.log.waitFor(t, "two reports counting the namespace's deployments", 2, func(rec record) bool {
 		return rec.msg == "deployments per namespace" && strings.Contains(rec.attrs["counts"], `"`+ns+`":2`)
