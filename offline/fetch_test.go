@@ -105,11 +105,14 @@ func TestOfflineReloadWithFetchInFlight(t *testing.T) {
 	waitUntil(t, "a second hanging request", func() bool { return active.Load() == 1 })
 	start = time.Now()
 	h.Close()
-	// Close lets a call in flight finish within its deadline, as for any handler: the
-	// request ends with it.
-	if d := time.Since(start); cancelled.Load() != 2 || d > 10*time.Second {
-		t.Errorf("Close returned after %s with %d requests cancelled: want the one in flight ended by the 3s deadline", d, cancelled.Load())
+	// Close ends the call in flight by its deadline at the latest, and its request with it;
+	// the server notices the cancelled request on its own goroutine, so wait for that.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Close returned after %s: want the call in flight ended by the 3s deadline", d)
 	}
+	// The new version's initial add of a hangs too and may have ended by its deadline before
+	// Close: what matters is that no request is left once Close has returned.
+	waitUntil(t, "the requests in flight at Close to be cancelled", func() bool { return cancelled.Load() >= 2 && active.Load() == 0 })
 	client.CloseIdleConnections()
 	srv.Close()
 }
