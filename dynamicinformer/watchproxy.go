@@ -46,6 +46,7 @@ type proxy struct {
 	opts    metav1.ListOptions
 	out     chan watch.Event
 	stop    chan struct{}
+	done    chan struct{} // closed when run has returned
 	once    sync.Once
 	pending bool // a recovery waits for this watch's first event
 
@@ -65,7 +66,7 @@ const (
 func observe(ctx context.Context, lw *listWatch, opts metav1.ListOptions, w watch.Interface, pending bool) watch.Interface {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &proxy{lw: lw, ctx: ctx, cancel: cancel, opts: opts, inner: w, pending: pending,
-		out: make(chan watch.Event), stop: make(chan struct{})}
+		out: make(chan watch.Event), stop: make(chan struct{}), done: make(chan struct{})}
 	go p.run()
 	return p
 }
@@ -80,9 +81,14 @@ func (p *proxy) Stop() {
 		p.inner.Stop()
 		p.mu.Unlock()
 	})
+	<-p.done
 }
 
+// run is the proxy's goroutine. Stop waits for it to return (it only ever blocks on the
+// stream, a send or a reopen, all of which end at Stop), so that the informer's Run, which
+// waits for the reflector, which stops its watch, leaves no goroutine of ours behind.
 func (p *proxy) run() {
+	defer close(p.done)
 	defer close(p.out)
 	defer p.cancel()
 	for {
