@@ -128,3 +128,7 @@ func (cp *ControlPlane) waitAPIServer(ctx context.Context, p *process, cfg *rest
 	}
 	return nil
 }
+
+// APIServerPID is the process ID of the main kube-apiserver (a new one after each restart),
+// for benchmarks that read its memory and CPU from /proc.
+func (cp *ControlPlane) APIServerPID() int { return cp.apiserver.cmd.Process.Pid }
