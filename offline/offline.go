@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -71,6 +72,7 @@ type Harness struct {
 	clock  *virtualClock
 	source *barrierSource
 	waiter *waiter
+	parked parkCount
 }
 
 // New builds an engine on cfg.Cluster. It starts nothing until Load.
@@ -99,7 +101,7 @@ func New(cfg Config) (*Harness, error) {
 		MetricCollectTimeout: cfg.QuietTimeout,
 	}
 	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
-		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }}
+		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }, OnParked: h.parked.add}
 	var err error
 	if h.e, err = engine.NewDriven(ecfg, env); err != nil {
 		factory.Shutdown()
@@ -202,10 +204,10 @@ func (h *Harness) quiesce(ctx context.Context) error {
 		writes := h.cfg.Cluster.Writes()
 		err := h.source.flush(ctx, h.waiter)
 		if err == nil {
-			err = h.waiter.until(ctx, "the scripts to handle their events", h.e.Idle)
+			err = h.waiter.until(ctx, "the scripts to handle their events", func() bool { return h.e.Idle() || h.stalled() })
 		}
 		if err == nil {
-			err = h.waiter.until(ctx, "reconcile and schedules to finish", h.clock.quiet)
+			err = h.waiter.until(ctx, "reconcile and schedules to finish", func() bool { return h.clock.quiet() || h.stalled() })
 		}
 		switch {
 		case err != nil && ctx.Err() == nil && h.cfg.Cluster.Writes() > writes:
@@ -219,6 +221,10 @@ func (h *Harness) quiesce(ctx context.Context) error {
 		}
 	}
 }
+
+// AfterFunc calls f when Advance moves the virtual clock d past now (Advance stops there, as at
+// a schedule), on the goroutine that called Advance: for a fetch client that answers late.
+func (h *Harness) AfterFunc(d time.Duration, f func()) clock.Timer { return h.clock.AfterFunc(d, f) }
 
 // Close stops the plugin and every informer and waits for their goroutines.
 func (h *Harness) Close() { h.e.Close() }
