@@ -156,9 +156,9 @@ func (h *Harness) Settle(ctx context.Context, limit time.Duration) (time.Duratio
 // maxTimerRounds bounds Settle's rounds, against a reconcile that requeues without end.
 const maxTimerRounds = 10000
 
-// Advance moves the virtual clock forward by d, running every delayed key and every schedule
-// entry at its due time along the way, in order, and settles (without moving the clock
-// further).
+// Advance moves the virtual clock forward by d, running every delayed key, every schedule
+// entry and every AfterFunc (fetch's timeouts, late answers) at its due time along the way, in
+// order, and settles (without moving the clock further).
 func (h *Harness) Advance(ctx context.Context, d time.Duration) error {
 	target := h.Now().Add(d)
 	if err := h.quiesce(ctx); err != nil {
@@ -226,7 +226,8 @@ func (h *Harness) quiesce(ctx context.Context) error {
 // a schedule), on the goroutine that called Advance: for a fetch client that answers late.
 func (h *Harness) AfterFunc(d time.Duration, f func()) clock.Timer { return h.clock.AfterFunc(d, f) }
 
-// Close stops the plugin and every informer and waits for their goroutines.
+// Close stops the plugin, interrupting the calls still running, and every informer, and
+// waits for their goroutines.
 func (h *Harness) Close() { h.e.Close() }
 
 // waiter polls a condition on the real clock, briefly at first, up to a timeout.
