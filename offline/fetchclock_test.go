@@ -2,6 +2,7 @@ package offline_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -163,4 +164,35 @@ func (r *offlineRun) infoMessages() []string {
 		out = append(out, strings.TrimPrefix(rec.msg, "result: "))
 	}
 	return out
+}
+
+// Two reconcile workers, each parked on a request that hangs: the harness is quiet only when
+// both are, and one Advance times both out; their retries then succeed.
+func TestOfflineFetchParkedOnEveryReconcileWorker(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	// Each worker has a runtime of its own: the first attempts are told apart by the time.
+	r, client := startHeld(t, fmt.Sprintf(`export default { watch: "v1/configmaps", concurrency: 2, async reconcile(key) {
+			await fetch(Date.now() < %d ? "http://api.invalid/hang" : "http://api.invalid/fast");
+			log.info("result: reconciled " + key) } }`, epoch.Add(time.Second).UnixMilli()))
+	defer r.Close()
+	for _, name := range []string{"a", "b"} {
+		if _, err := r.cluster.Create(configmapsGVR, "default", configMap("default", name), memcluster.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Advance(t.Context(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := client.requests.Load(); n != 2 {
+		t.Fatalf("%d requests once quiet, want both workers' (2)", n)
+	}
+	if err := r.Advance(t.Context(), 30*time.Second+5*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.infoMessages(), "|"); got != "reconciled default/a|reconciled default/b" && got != "reconciled default/b|reconciled default/a" {
+		t.Errorf("logs %q, want both keys reconciled on retry", got)
+	}
+	if n := client.requests.Load(); n != 4 {
+		t.Errorf("%d requests, want 4", n)
+	}
 }
