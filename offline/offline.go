@@ -50,7 +50,9 @@ type Config struct {
 	// included (engine.Config.ObserveCalls).
 	OnCall func(permissions.Need, error)
 	// Fetch returns the client a script's fetch goes through (engine.Config.Fetch): the test
-	// harness's routes; nil refuses every request.
+	// harness's routes; nil refuses every request. A client that answers on the virtual clock
+	// (AfterFunc) declares the requests it holds (scripting.HoldRequest), so that a call
+	// waiting on them counts as idle.
 	Fetch func(script string) scripting.HTTPClient
 	// QuietTimeout bounds, on the real clock, each wait for the engine to become quiet; a
 	// script that keeps the engine busy longer fails Settle; default 30s.
