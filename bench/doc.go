@@ -14,6 +14,11 @@
 //     (slices_test.go), and report p50 and p99 with bootstrap intervals over rounds
 //     (slicestats_test.go), for the whole write→handler latency and for the runner's own share
 //     of it (its handler time minus a bare client-go informer's for the same write).
+//   - BenchmarkFetchThroughEngine alternates the runner (a JS handler that fetches from a
+//     loopback server) and a client-go informer with a Go handler doing the same request,
+//     round by round, each on a namespace of its own, and reports write→answer-read p50/p99
+//     and process CPU per request of each, then live heap and goroutines over requests and
+//     reloads.
 //   - BenchmarkProcessInitialSync measures whole processes instead: wall time from exec until
 //     the process prints that it has handled every object, and the kernel's peak RSS of the
 //     process (getrusage). Its client-go contender is this test binary re-executed

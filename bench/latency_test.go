@@ -88,10 +88,17 @@ func seedLatency(b *testing.B, cp *controlplane.ControlPlane, ns string) {
 // writeAtRate patches the ConfigMaps round-robin at latencyRate for d, then marks "done". It
 // may run on any goroutine: it reports failures in its error.
 func writeAtRate(cp *controlplane.ControlPlane, ns string, d time.Duration) error {
+	return writeN(cp, ns, latencyRate, int(latencyRate*d/time.Second))
+}
+
+// writeN patches the ConfigMaps round-robin, n patches at rate a second, stamping each with
+// its send time (bench/t), then marks "done". It may run on any goroutine: it reports
+// failures in its error.
+func writeN(cp *controlplane.ControlPlane, ns string, rate, n int) error {
 	var failed sync.Once
 	var firstErr error
 	cms := dynamic.NewForConfigOrDie(cp.Config).Resource(configMapsGVR).Namespace(ns)
-	jobs := make(chan int, latencyRate)
+	jobs := make(chan int, rate)
 	var wg sync.WaitGroup
 	for range 16 { // enough senders that a slow request does not slow the rate
 		wg.Go(func() {
@@ -103,16 +110,10 @@ func writeAtRate(cp *controlplane.ControlPlane, ns string, d time.Duration) erro
 			}
 		})
 	}
-	tick := time.NewTicker(time.Second / latencyRate)
-	end := time.After(d)
-	for i := 0; ; i++ {
-		select {
-		case <-tick.C:
-			jobs <- i
-			continue
-		case <-end:
-		}
-		break
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	for i := range n {
+		<-tick.C
+		jobs <- i
 	}
 	tick.Stop()
 	close(jobs)

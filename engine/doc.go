@@ -205,10 +205,13 @@
 //
 // Environment (env.go): the engine takes what it runs on as small interfaces it owns —
 // Informers and Resolver (where objects come from), Clock (scripts' Date, schedules, reconcile
-// delays and queues) and the `k8s` client of each version (package k8sclient: writes, the
-// Event recorder, redaction). New builds the real ones on a cluster; package offline builds
-// an in-memory cluster and a virtual clock and drives the engine through drive.go (NewDriven,
-// Load, Idle, Close) in place of Run. Nothing in the engine asks which one it runs on.
+// delays and queues, fetch's timeouts) and the `k8s` client of each version (package
+// k8sclient: writes, the Event recorder, redaction). New builds the real ones on a cluster;
+// package offline builds an in-memory cluster and a virtual clock and drives the engine
+// through drive.go (NewDriven, Load, Idle, Workers, Close) in place of Run; with Env.OnParked
+// it also counts the calls that wait only on fetch requests held for its clock, and Workers
+// tells it whether every busy worker is in one. A driver's Close interrupts the calls still
+// running. Nothing in the engine asks which one it runs on.
 //
 // State API (package status; status.go): Status is a snapshot of scripts, their versions and
 // states, recent loads, handler counters, watches, informers and leadership, safe from any

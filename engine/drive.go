@@ -114,9 +114,40 @@ func (e *Engine) Idle() bool {
 	return true
 }
 
+// Workers reports the version workers that are busy — handling an event, a schedule or a
+// collect, or between two, rather than waiting on an empty queue — and whether any version
+// holds work a waiting worker (or its index stage) is about to take. A driver that knows
+// how many calls are parked (Env.OnParked) tells from it whether every busy worker is parked.
+func (e *Engine) Workers() (busy int, pending bool) {
+	for _, p := range e.plugins {
+		for _, v := range []*loaded{p.pending, p.current} {
+			if v == nil {
+				continue
+			}
+			b, q := v.ver.WorkerState()
+			if b {
+				busy++
+			}
+			pending = pending || q
+		}
+	}
+	return busy, pending
+}
+
 // ReportHealth is the informers' health sink (dynamicinformer.Options.OnHealth) for a
 // driver's factory: logged with the scripts concerned, as Run's are.
 func (e *Engine) ReportHealth(ev dynamicinformer.HealthEvent) { e.onHealth(ev) }
 
-// Close stops every version and informer and waits for their goroutines.
-func (e *Engine) Close() { e.shutdown() }
+// Close stops every version at once — the calls running are interrupted and what is queued is
+// skipped: the driver's run is over, and a call waiting on a request nothing will answer must
+// not hold it up until its deadline — then every informer, and waits for their goroutines.
+func (e *Engine) Close() {
+	for _, p := range e.plugins {
+		for _, v := range []*loaded{p.pending, p.current} {
+			if v != nil {
+				e.drop(v)
+			}
+		}
+	}
+	e.shutdown()
+}

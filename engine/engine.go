@@ -44,6 +44,7 @@ type Engine struct {
 	fanouts   fanout.Registry[version.Event] // one client-go registration per informer, shared by the versions (internal/version: Subscription)
 	clock     Clock
 	newClient func(logger *slog.Logger) scripting.Client // a version's `k8s` global
+	onParked  func(delta int)                            // Env.OnParked
 	stats     *stats
 	// scriptMetrics serves the scripts' metric families (metrics.go); the loader swaps its
 	// entries, scrapes read them.
@@ -166,6 +167,7 @@ func New(cfg Config) (*Engine, error) {
 // share.
 func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
+	e.onParked = env.OnParked
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *loaded), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()

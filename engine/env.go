@@ -23,6 +23,9 @@ type Env struct {
 	Clock     Clock
 	// Client returns the `k8s` global of one script version, logging with logger.
 	Client func(logger *slog.Logger) scripting.Client
+	// OnParked, when set, is every runtime's scripting.Options.OnParked: a driver on a
+	// virtual clock counts the calls that wait only on requests held for that clock.
+	OnParked func(delta int)
 }
 
 // Informers hands out shared informers by key and reports on them.
@@ -51,6 +54,8 @@ type Clock interface {
 	NewTimer(d time.Duration) clock.Timer
 	// NewQueue is a reconcile workqueue whose delays (requeueAfter, backoff) run on this clock.
 	NewQueue(name string) workqueue.TypedRateLimitingInterface[string]
+	// AfterFunc calls f on its own goroutine d after now, for fetch's timeouts.
+	AfterFunc(d time.Duration, f func()) clock.Timer
 }
 
 // FactoryInformers adapts dynamicinformer's Factory to Informers.

@@ -153,12 +153,16 @@ func (h *harness) start(plugin string, flags harnessFlags) error {
 	if h.off, err = offline.New(cfg); err != nil {
 		return fmt.Errorf("harness: %w", err)
 	}
+	h.http.after = h.off.AfterFunc
 	content, err := os.ReadFile(resolve(h.f.dir, plugin))
 	if err != nil {
 		h.off.Close()
 		return fmt.Errorf("harness: read plugin: %w", err)
 	}
-	if err := h.pump(func() error { return h.off.Load(h.f.ctx, filepath.ToSlash(filepath.Clean(plugin)), content) }); err != nil {
+	h.http.loading = true // the initial list: nothing can move the clock before harness() returns
+	err = h.pump(func() error { return h.off.Load(h.f.ctx, filepath.ToSlash(filepath.Clean(plugin)), content) })
+	h.http.loading = false
+	if err != nil {
 		h.off.Close()
 		return fmt.Errorf("harness: %s not loaded: %w", plugin, err)
 	}

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
+	"k8s.io/utils/clock"
 
 	"github.com/jsinformer/jsinformer/internal/netguard"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -25,6 +28,12 @@ import (
 type httpRoutes struct {
 	reqs   chan *routedRequest // unbuffered: Do waits until pump takes the request
 	routes []route             // the test goroutine's
+	// after is the harness's virtual clock (offline.Harness.AfterFunc), for answers a route
+	// delays; set before the plugin loads, read by request goroutines.
+	after func(time.Duration, func()) clock.Timer
+	// loading is set while harness() loads the plugin, on the test goroutine: a delayed
+	// answer then is refused, as no h.advance can come before harness() returns.
+	loading bool
 
 	mu       sync.Mutex
 	seen     []recordedRequest // h.http.requests, in arrival order
@@ -55,6 +64,10 @@ type routedReply struct {
 	headers map[string]string
 	body    string
 	err     error
+	// delay holds the answer for that long on the virtual clock; never holds it until the
+	// request ends (its timeout, an abort, the end of its call).
+	delay time.Duration
+	never bool
 }
 
 func newHTTPRoutes() *httpRoutes { return &httpRoutes{reqs: make(chan *routedRequest)} }
@@ -92,9 +105,42 @@ func (r *httpRoutes) Do(req *http.Request) (*http.Response, error) {
 	}
 	select {
 	case rep := <-rq.reply:
+		if err := r.hold(ctx, rep); err != nil {
+			return nil, err
+		}
 		return rep.response(req)
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	}
+}
+
+// hold keeps a delayed answer until the virtual clock reaches its time, or for ever (never),
+// unless the request ends first. The request is held meanwhile (scripting.HoldRequest): a call
+// waiting only on such requests lets the harness call return, and h.advance moves the clock
+// through the answer's time and the request's timeouts in order. When both fall at the same
+// instant the timeout wins: it was armed first, and the answer is not given to a request
+// already ended.
+func (r *httpRoutes) hold(ctx context.Context, rep routedReply) error {
+	if rep.err != nil || (rep.delay <= 0 && !rep.never) {
+		return nil
+	}
+	release := scripting.HoldRequest(ctx)
+	defer release()
+	answered := make(chan struct{})
+	if !rep.never {
+		t := r.after(rep.delay, func() {
+			release() // before the answer: the harness must not see the call parked once it is given
+			if ctx.Err() == nil {
+				close(answered)
+			}
+		})
+		defer t.Stop()
+	}
+	select {
+	case <-answered:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 
@@ -170,12 +216,20 @@ func withoutQuery(u string) string {
 func (h *harness) callRoute(rt route, rec recordedRequest) routedReply {
 	v, err := rt.handler(goja.Undefined(), h.f.toJS(rec))
 	if err != nil {
-		h.http.mu.Lock()
-		h.http.unrouted = append(h.http.unrouted, rec.Method+" "+withoutQuery(rec.URL)+" (its route threw: "+err.Error()+")")
-		h.http.mu.Unlock()
+		h.http.fail(rec, "its route threw: "+err.Error())
 		return routedReply{err: fmt.Errorf("the route for %s threw", withoutQuery(rec.URL))}
 	}
 	rep := routedReply{status: 200, headers: map[string]string{}}
+	if obj, ok := v.(*goja.Object); ok && !missing(obj.Get("delay")) {
+		rep.delay, rep.never, err = replyDelay(obj.Get("delay"))
+		if err == nil && h.http.loading {
+			err = errors.New("a delay to a request of the initial list, which nothing can end before harness() returns: add this route after harness()")
+		}
+		if err != nil {
+			h.http.fail(rec, "its route answered "+err.Error())
+			return routedReply{err: fmt.Errorf("the route for %s answered %w", withoutQuery(rec.URL), err)}
+		}
+	}
 	data, err := h.f.toGo(v)
 	if err != nil {
 		return routedReply{err: err}
@@ -190,6 +244,33 @@ func (h *harness) callRoute(rt route, rec recordedRequest) routedReply {
 		return routedReply{err: fmt.Errorf("the route for %s returned %T: want {status, headers, body} or a string", withoutQuery(rec.URL), d)}
 	}
 	return rep
+}
+
+// fail records a request whose route failed, for the failure pump reports.
+func (r *httpRoutes) fail(rec recordedRequest, why string) {
+	r.mu.Lock()
+	r.unrouted = append(r.unrouted, rec.Method+" "+withoutQuery(rec.URL)+" ("+why+")")
+	r.mu.Unlock()
+}
+
+// replyDelay reads a reply's delay: a duration string ("30s") or milliseconds; Infinity is
+// never.
+func replyDelay(v goja.Value) (d time.Duration, never bool, err error) {
+	if s, ok := v.Export().(string); ok {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return 0, false, fmt.Errorf("a delay %q that is not a duration such as \"30s\"", s)
+		}
+		return d, false, nil
+	}
+	ms := v.ToFloat()
+	switch {
+	case math.IsInf(ms, 1):
+		return 0, true, nil
+	case ms < 0 || math.IsNaN(ms) || ms > float64(math.MaxInt64/int64(time.Millisecond)):
+		return 0, false, errors.New("a delay that is neither a duration (\"30s\"), milliseconds nor Infinity")
+	}
+	return time.Duration(ms * float64(time.Millisecond)), false, nil
 }
 
 func (rep *routedReply) fromObject(d map[string]any) {

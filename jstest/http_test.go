@@ -89,3 +89,72 @@ test("a malformed entry", () => {
 });
 `})
 }
+
+const fetchesOnAdd = `
+export default {
+  watch: "v1/configmaps",
+  async onAdd(cm) {
+    const init = cm.data && cm.data.signal ? { signal: AbortSignal.timeout(Number(cm.data.signal)) } : {};
+    try {
+      const r = await fetch("https://api.example.invalid/" + cm.metadata.name, init);
+      log.info("answered", { status: r.status, at: Date.now() });
+    } catch (e) {
+      log.info("failed", { name: e.name, error: e.message });
+    }
+  },
+};`
+
+// A route's delay holds its answer on the virtual clock: the harness call returns while the
+// request waits, and h.advance ends it at the request timeout or AbortSignal.timeout, or
+// delivers the answer at its time, whichever comes first, exactly then.
+func TestHTTPDelayedAnswersOnTheVirtualClock(t *testing.T) {
+	t.Parallel()
+	allPass(t, map[string]string{"p.js": fetchesOnAdd, "h.test.js": `
+const cm = (name, data) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data });
+
+test("an upstream that never answers times out at --fetch-timeout", () => {
+  const h = harness("./p.js");
+  h.http.route("GET", "*", () => ({ delay: Infinity }));
+  h.add(cm("hang"));
+  expect(h.http.requests).toHaveLength(1);
+  h.advance("9999ms");
+  expect(h.logs).toEqual([]);
+  h.advance("1ms");
+  expect(h.logs).toHaveLength(1);
+  expect(h.logs[0].message).toBe("failed");
+  expect(h.logs[0].error).toContain("fetch GET api.example.invalid: timed out after 10s (--fetch-timeout)");
+});
+
+test("AbortSignal.timeout fires on h.advance", () => {
+  const h = harness("./p.js");
+  h.http.route("GET", "*", () => ({ delay: "1h", status: 200 }));
+  h.add(cm("slow", { signal: "2000" }));
+  h.advance("1999ms");
+  expect(h.logs).toEqual([]);
+  h.advance("1ms");
+  expect(h.logs).toEqual([{ level: "info", message: "failed", name: "TimeoutError", error: "fetch GET api.example.invalid: fetch timed out (AbortSignal.timeout)" }]);
+});
+
+test("an answer before the timeout is not aborted", () => {
+  const h = harness("./p.js");
+  const t0 = h.now().getTime();
+  h.http.route("GET", "*", () => ({ delay: 3000, status: 201 }));
+  h.add(cm("late", { signal: "5000" }));
+  h.advance("2999ms");
+  expect(h.logs).toEqual([]);
+  h.advance("1h");
+  expect(h.logs).toEqual([{ level: "info", message: "answered", status: 201, at: t0 + 3000 }]);
+});
+
+test("a delay that is not a duration fails the call", () => {
+  const h = harness("./p.js");
+  h.http.route("GET", "*", () => ({ delay: "soon" }));
+  expect(() => h.add(cm("bad"))).toThrow("its route answered a delay \"soon\" that is not a duration");
+});
+
+test("a delay to a request of the initial list fails harness()", () => {
+  expect(() => harness("./p.js", { objects: [cm("a")], http: { routes: [["GET", "*", () => ({ delay: "1s" })]] } }))
+    .toThrow("add this route after harness()");
+});
+`})
+}

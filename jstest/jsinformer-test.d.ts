@@ -278,8 +278,11 @@ interface HarnessRequest {
   body: string;
 }
 
-/** What a route answers: {status (default 200), headers, body (a string, or a value sent as JSON)}, a string body, or nothing (an empty 200). */
-type HarnessRouteReply = { status?: number; headers?: { [name: string]: string }; body?: unknown } | string | void;
+/**
+ * What a route answers: {status (default 200), headers, body (a string, or a value sent as JSON)}, a string body, or nothing (an empty 200).
+ * delay holds the answer on the virtual clock ("30s", milliseconds, or Infinity: never answered): only h.advance delivers it, or ends the request first at its timeout.
+ */
+type HarnessRouteReply = { status?: number; headers?: { [name: string]: string }; body?: unknown; delay?: string | number } | string | void;
 
 interface HarnessHTTP {
   /**

@@ -22,10 +22,12 @@ type virtualClock struct {
 	mu     sync.Mutex
 	queues []*queue
 	timers map[*timer]struct{}
+	funcs  map[*funcTimer]struct{} // AfterFunc's, armed
+	seq    uint64                  // AfterFunc's creation order, for ties
 }
 
 func newVirtualClock(c *clocktesting.FakeClock) *virtualClock {
-	return &virtualClock{FakeClock: c, timers: map[*timer]struct{}{}}
+	return &virtualClock{FakeClock: c, timers: map[*timer]struct{}{}, funcs: map[*funcTimer]struct{}{}}
 }
 
 // NewQueue is a reconcile queue on the virtual clock.
@@ -61,7 +63,7 @@ func (c *virtualClock) nextDelayed() (time.Time, bool) {
 	return first, !first.IsZero()
 }
 
-// nextTimer is the earliest due time of an armed timer.
+// nextTimer is the earliest due time of an armed timer or AfterFunc.
 func (c *virtualClock) nextTimer() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -71,14 +73,24 @@ func (c *virtualClock) nextTimer() (time.Time, bool) {
 			first = t.due
 		}
 	}
+	for t := range c.funcs {
+		if first.IsZero() || t.due.Before(first) {
+			first = t.due
+		}
+	}
 	return first, !first.IsZero()
 }
 
-// fire queues the delayed keys and fires the timers due at the virtual now.
+// fire queues the delayed keys, fires the timers and calls the AfterFuncs due at the virtual
+// now; the AfterFuncs in the order they were made, on the caller's goroutine, before it
+// returns (fetch's timeouts release their request's hold there: see scripting.HoldRequest).
 func (c *virtualClock) fire() {
 	now := c.Now()
 	for _, q := range c.allQueues() {
 		q.fire(now)
+	}
+	for _, t := range c.dueFuncs(now) {
+		t.f()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -105,6 +117,28 @@ func (c *virtualClock) quiet() bool {
 		}
 	}
 	return true
+}
+
+// workers sums the reconcile queues' workers (queue.workers).
+func (c *virtualClock) workers() (busy int, pending bool) {
+	for _, q := range c.allQueues() {
+		b, p := q.workers()
+		busy += b
+		pending = pending || p
+	}
+	return busy, pending
+}
+
+// timersPending reports a fired timer its owner has not handled yet.
+func (c *virtualClock) timersPending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for t := range c.timers {
+		if t.pending {
+			return true
+		}
+	}
+	return false
 }
 
 // timer is a clock.Timer on the virtual clock.

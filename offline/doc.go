@@ -10,4 +10,13 @@
 // the Harness, whose caller's goroutine plays the engine's loader. Settle and Advance return
 // only when informers, version workers, schedules and reconcilers are all idle and the
 // cluster saw no write over a whole round.
+//
+// Idle includes parked (parked.go): a call waiting on nothing but fetch requests its client
+// holds for the virtual clock (scripting.HoldRequest) cannot go on before the clock moves, so
+// when every busy worker is in such a call and no work waits for a free one, the harness is
+// quiet. fetch's timeouts and the clients' late answers are AfterFuncs of the virtual clock
+// (afterfunc.go): Advance stops at each one's due time, as at a schedule's, and calls it on
+// its own goroutine, which releases the hold before the request ends. Settle moves the clock
+// for delayed keys only; the AfterFuncs it passes on the way fire at the key's time. Close interrupts the calls still running (a held request among them) rather
+// than waiting for their deadlines.
 package offline

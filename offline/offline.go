@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
@@ -49,7 +50,9 @@ type Config struct {
 	// included (engine.Config.ObserveCalls).
 	OnCall func(permissions.Need, error)
 	// Fetch returns the client a script's fetch goes through (engine.Config.Fetch): the test
-	// harness's routes; nil refuses every request.
+	// harness's routes; nil refuses every request. A client that answers on the virtual clock
+	// (AfterFunc) declares the requests it holds (scripting.HoldRequest), so that a call
+	// waiting on them counts as idle.
 	Fetch func(script string) scripting.HTTPClient
 	// QuietTimeout bounds, on the real clock, each wait for the engine to become quiet; a
 	// script that keeps the engine busy longer fails Settle; default 30s.
@@ -71,6 +74,7 @@ type Harness struct {
 	clock  *virtualClock
 	source *barrierSource
 	waiter *waiter
+	parked parkCount
 }
 
 // New builds an engine on cfg.Cluster. It starts nothing until Load.
@@ -99,7 +103,7 @@ func New(cfg Config) (*Harness, error) {
 		MetricCollectTimeout: cfg.QuietTimeout,
 	}
 	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
-		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }}
+		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }, OnParked: h.parked.add}
 	var err error
 	if h.e, err = engine.NewDriven(ecfg, env); err != nil {
 		factory.Shutdown()
@@ -154,9 +158,9 @@ func (h *Harness) Settle(ctx context.Context, limit time.Duration) (time.Duratio
 // maxTimerRounds bounds Settle's rounds, against a reconcile that requeues without end.
 const maxTimerRounds = 10000
 
-// Advance moves the virtual clock forward by d, running every delayed key and every schedule
-// entry at its due time along the way, in order, and settles (without moving the clock
-// further).
+// Advance moves the virtual clock forward by d, running every delayed key, every schedule
+// entry and every AfterFunc (fetch's timeouts, late answers) at its due time along the way, in
+// order, and settles (without moving the clock further).
 func (h *Harness) Advance(ctx context.Context, d time.Duration) error {
 	target := h.Now().Add(d)
 	if err := h.quiesce(ctx); err != nil {
@@ -202,10 +206,10 @@ func (h *Harness) quiesce(ctx context.Context) error {
 		writes := h.cfg.Cluster.Writes()
 		err := h.source.flush(ctx, h.waiter)
 		if err == nil {
-			err = h.waiter.until(ctx, "the scripts to handle their events", h.e.Idle)
+			err = h.waiter.until(ctx, "the scripts to handle their events", func() bool { return h.e.Idle() || h.stalled() })
 		}
 		if err == nil {
-			err = h.waiter.until(ctx, "reconcile and schedules to finish", h.clock.quiet)
+			err = h.waiter.until(ctx, "reconcile and schedules to finish", func() bool { return h.clock.quiet() || h.stalled() })
 		}
 		switch {
 		case err != nil && ctx.Err() == nil && h.cfg.Cluster.Writes() > writes:
@@ -220,7 +224,12 @@ func (h *Harness) quiesce(ctx context.Context) error {
 	}
 }
 
-// Close stops the plugin and every informer and waits for their goroutines.
+// AfterFunc calls f when Advance moves the virtual clock d past now (Advance stops there, as at
+// a schedule), on the goroutine that called Advance: for a fetch client that answers late.
+func (h *Harness) AfterFunc(d time.Duration, f func()) clock.Timer { return h.clock.AfterFunc(d, f) }
+
+// Close stops the plugin, interrupting the calls still running, and every informer, and
+// waits for their goroutines.
 func (h *Harness) Close() { h.e.Close() }
 
 // waiter polls a condition on the real clock, briefly at first, up to a timeout.

@@ -29,6 +29,8 @@ type queue struct {
 	processing map[string]struct{}
 	delayed    map[string]time.Time // the earliest due time per key
 	shutdown   bool
+	getters    int // workers blocked in Get
+	most       int // the most keys ever processed at once: at least that many workers run
 }
 
 var _ workqueue.TypedRateLimitingInterface[string] = (*queue)(nil)
@@ -73,7 +75,9 @@ func (q *queue) Get() (string, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.order) == 0 && !q.shutdown {
+		q.getters++
 		q.cond.Wait()
+		q.getters--
 	}
 	if len(q.order) == 0 {
 		return "", true
@@ -82,6 +86,7 @@ func (q *queue) Get() (string, bool) {
 	q.order[0] = ""
 	q.order = q.order[1:]
 	q.processing[key] = struct{}{}
+	q.most = max(q.most, len(q.processing))
 	delete(q.dirty, key)
 	return key, false
 }
@@ -165,4 +170,18 @@ func (q *queue) quiet() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.shutdown || (len(q.order) == 0 && len(q.processing) == 0)
+}
+
+// workers reports the keys being reconciled (each a worker in a call, or about to make one or
+// just out of one) and whether a queued key is about to be taken: a worker waits in Get, or
+// fewer keys are processed than ever before at once (a worker between Done and its next Get).
+// A shut-down queue reports nothing, as quiet does.
+func (q *queue) workers() (busy int, pending bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shutdown {
+		return 0, false
+	}
+	n := len(q.processing)
+	return n, len(q.order) > 0 && (q.getters > 0 || n == 0 || n < q.most)
 }

@@ -60,6 +60,14 @@
 // Options.OnRequest hears of each request (method, host, path without the query, status,
 // duration, bytes, error kind) for metrics and traces.
 //
+// The request timeout and AbortSignal.timeout run on Options.Clock (fetchclock.go): the wall
+// clock in the runner, the virtual clock in the offline harness. An HTTP client that answers
+// on that clock (the harness's routes with a delay) declares each request it holds
+// (HoldRequest); a call whose executor waits on nothing but held requests is parked, and
+// Options.OnParked is told when it starts and stops being so, under the fetch module's lock,
+// so that a harness counts it idle until it moves the clock. Whatever ends a held request — a
+// timer of the clock, an abort, its goroutine's end — releases the hold first.
+//
 // # Globals
 //
 // Inside a Script, the runtime wrapper (instance) only runs the lifecycle and the calls:

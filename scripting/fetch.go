@@ -41,6 +41,8 @@ type RequestRecord struct {
 var (
 	errAborted       = errors.New("fetch aborted")
 	errSignalTimeout = errors.New("fetch timed out (AbortSignal.timeout)")
+	// errRequestTimeout ends a request at the request timeout (--fetch-timeout).
+	errRequestTimeout = errors.New("fetch request timeout")
 )
 
 // fetchModule is the native side of fetch (fetch.js). Requests run on goroutines of their
@@ -54,7 +56,9 @@ type fetchModule struct {
 	ctx       func() context.Context
 	restrict  func() *netguard.List
 	onRequest func(RequestRecord)
-	start     time.Time
+	clock     FetchClock // the timeouts' (Options.Clock)
+	onParked  func(delta int)
+	start     time.Time // on clock: AbortSignal.timeout's deadlines count from it
 
 	// The executor's alone.
 	nextID int64
@@ -64,6 +68,11 @@ type fetchModule struct {
 	mu   sync.Mutex
 	done []*fetchReq   // finished requests not yet settled; guarded by mu
 	wake chan struct{} // capacity 1: a request finished
+	// Guarded by mu, for the parked state (fetchclock.go): the open requests (len(open), kept
+	// where request goroutines may read it), how many of them are held, whether the executor
+	// waits for them, and what OnParked was last told.
+	nOpen, nHeld    int
+	waiting, parked bool
 }
 
 // fetchReq is one request. The goroutine writes the result fields, then puts it on done; the
@@ -81,11 +90,19 @@ type fetchReq struct {
 	body            []byte
 	tooLarge        bool
 	err             error
+	// Guarded by the module's mu: the hold state (fetchclock.go) and whether the request
+	// goroutine has put it on done.
+	hold     int
+	finished bool
 }
 
 func newFetch(env *callEnv, opts Options, ctx func() context.Context, restrict func() *netguard.List) *fetchModule {
+	clk := opts.Clock
+	if clk == nil {
+		clk = realFetchClock{}
+	}
 	f := &fetchModule{callEnv: env, client: opts.HTTP, ctx: ctx, restrict: restrict, onRequest: opts.OnRequest,
-		start: time.Now(), open: map[int64]*fetchReq{}, wake: make(chan struct{}, 1)}
+		clock: clk, onParked: opts.OnParked, start: clk.Now(), open: map[int64]*fetchReq{}, wake: make(chan struct{}, 1)}
 	if f.client != nil {
 		f.limits = f.client.Limits().WithDefaults()
 	}
@@ -118,10 +135,11 @@ func (f *fetchModule) install() error {
 	return nil
 }
 
-func (f *fetchModule) nowJS() float64 { return float64(time.Since(f.start).Milliseconds()) }
+func (f *fetchModule) nowJS() float64 { return float64(f.clock.Now().Sub(f.start).Milliseconds()) }
 
 func (f *fetchModule) abortJS(id int64) {
 	if r := f.open[id]; r != nil {
+		f.release(r)
 		r.cancel(errAborted)
 	}
 }

@@ -351,3 +351,32 @@ func TestUtilRetryAfter(t *testing.T) {
 		t.Errorf("out = %s", got)
 	}
 }
+
+// The request timeout (--fetch-timeout) on the wall clock, when no Options.Clock is given: the
+// request is cut at the limit, well within the call's deadline, its error names the flag, and
+// the record's kind is timeout.
+func TestFetchRequestTimeoutOnTheWallClock(t *testing.T) {
+	t.Parallel()
+	srv := newFetchServer(t, "127.0.0.1", hang)
+	src := fmt.Sprintf(`export default { async onAdd() {
+		try { await fetch(%q); globalThis.out = "answered" } catch (e) { globalThis.out = e.message }
+	} }`, srv.URL+"/slow?token=s3cret")
+	var recs []RequestRecord
+	s := newTestScript(t, "t.js", src, fetchOptions(t, netguard.Limits{Timeout: 200 * time.Millisecond}, &recs))
+	t.Cleanup(s.Close)
+	start := time.Now()
+	if err := s.OnAdd(sample(), Event{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond || d > 5*time.Second {
+		t.Errorf("the request ended after %s, want about 200ms", d)
+	}
+	if got, want := outJSON(t, s), `"fetch GET 127.0.0.1:`; !strings.HasPrefix(got, want) ||
+		!strings.Contains(got, "timed out after 200ms (--fetch-timeout)") || strings.Contains(got, "s3cret") {
+		t.Errorf("out = %s, want the host and the flag, never the query", got)
+	}
+	if len(recs) != 1 || recs[0].Error != netguard.KindTimeout {
+		t.Errorf("records = %+v, want one with error kind %q", recs, netguard.KindTimeout)
+	}
+	waitFor(t, "the timed-out request to end at the server", func() bool { return srv.active.Load() == 0 })
+}

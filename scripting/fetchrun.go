@@ -32,6 +32,9 @@ func (f *fetchModule) startJS(call goja.FunctionCall) goja.Value {
 	f.nextID++
 	r.id, r.resolve, r.reject = f.nextID, resolve, reject
 	f.open[r.id] = r
+	f.mu.Lock()
+	f.nOpen = len(f.open)
+	f.mu.Unlock()
 	f.wg.Add(1)
 	go f.run(req, r)
 	return f.rt.NewArray(p, r.id)
@@ -54,14 +57,14 @@ func (f *fetchModule) newRequest(call goja.FunctionCall) (*http.Request, *fetchR
 		}
 		body = strings.NewReader(s)
 	}
-	ctx, cancel := f.requestContext(call.Argument(4).ToFloat())
+	r := &fetchReq{call: f.ctx(), rec: RequestRecord{Method: method, Host: u.Host, Path: u.EscapedPath()}}
+	ctx := f.requestContext(r, call.Argument(4).ToFloat())
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		cancel(nil)
+		r.cancel(nil)
 		panic(f.rt.NewTypeError("fetch: invalid request: " + err.Error()))
 	}
 	f.setHeaders(req, call.Argument(2))
-	r := &fetchReq{cancel: cancel, call: f.ctx(), rec: RequestRecord{Method: method, Host: u.Host, Path: u.EscapedPath()}}
 	return req, r
 }
 
@@ -80,22 +83,30 @@ func (f *fetchModule) setHeaders(req *http.Request, v goja.Value) {
 	}
 }
 
-// requestContext is a request's: it ends with the call, at the request timeout, at the
-// signal's timeout (timeoutMs >= 0), or when cancelled with a cause (an abort).
-func (f *fetchModule) requestContext(timeoutMs float64) (context.Context, context.CancelCauseFunc) {
+// requestContext is r's request's context, and sets r.cancel: it ends with the call, at the
+// request timeout, at the signal's timeout (timeoutMs >= 0), or when cancelled with a cause
+// (an abort). Both timeouts run on f.clock; each releases r's hold (fetchclock.go) before it
+// cancels, so the harness never sees the call parked once its clock has ended a request.
+func (f *fetchModule) requestContext(r *fetchReq, timeoutMs float64) context.Context {
 	ctx, cancel := context.WithCancelCause(netguard.Restrict(f.ctx(), f.restrict()))
-	ctx, stop := context.WithTimeout(ctx, f.limits.Timeout)
+	ctx = context.WithValue(ctx, holdKey{}, hold{f: f, r: r})
+	expire := func(cause error) func() {
+		return func() {
+			f.release(r)
+			cancel(cause)
+		}
+	}
+	stop := f.clock.AfterFunc(f.limits.Timeout, expire(errRequestTimeout)).Stop
 	stopSignal := func() bool { return false }
 	if timeoutMs >= 0 {
-		d := time.Duration(timeoutMs * float64(time.Millisecond))
-		timer := time.AfterFunc(d, func() { cancel(errSignalTimeout) })
-		stopSignal = timer.Stop
+		stopSignal = f.clock.AfterFunc(time.Duration(timeoutMs*float64(time.Millisecond)), expire(errSignalTimeout)).Stop
 	}
-	return ctx, func(cause error) {
+	r.cancel = func(cause error) {
 		stopSignal()
-		cancel(cause)
 		stop()
+		cancel(cause)
 	}
+	return ctx
 }
 
 // run is a request's goroutine, started by startJS and joined by reset (the executor's).
@@ -116,13 +127,16 @@ func (f *fetchModule) run(req *http.Request, r *fetchReq) {
 		switch c := context.Cause(req.Context()); {
 		case errors.Is(c, errAborted):
 			r.rec.Error = netguard.KindCanceled
-		case errors.Is(c, errSignalTimeout):
+		case errors.Is(c, errSignalTimeout), errors.Is(c, errRequestTimeout):
 			r.rec.Error = netguard.KindTimeout
 		}
 	}
 	r.rec.Duration = time.Since(start)
 	f.mu.Lock()
+	f.releaseLocked(r)
+	r.finished = true
 	f.done = append(f.done, r)
+	f.updateParked()
 	f.mu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -136,8 +150,8 @@ func (f *fetchModule) failure(req *http.Request, r *fetchReq, err error) error {
 	switch cause := context.Cause(req.Context()); {
 	case errors.Is(cause, errAborted), errors.Is(cause, errSignalTimeout):
 		return fmt.Errorf("fetch %s %s: %w", req.Method, host, cause)
-	case errors.Is(err, context.DeadlineExceeded) && r.call.Err() == nil:
-		return fmt.Errorf("fetch %s %s: timed out after %s (--fetch-timeout): %w", req.Method, host, f.limits.Timeout, err)
+	case errors.Is(cause, errRequestTimeout):
+		return fmt.Errorf("fetch %s %s: timed out after %s (--fetch-timeout): %w", req.Method, host, f.limits.Timeout, context.DeadlineExceeded)
 	}
 	var re *netguard.RequestError
 	if errors.As(err, &re) {

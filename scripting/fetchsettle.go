@@ -15,14 +15,19 @@ func (f *fetchModule) pending() bool { return len(f.open) > 0 }
 // promise; goja runs the promise jobs this queues before the resolving function returns. An
 // error is ctx's, or an uncatchable one (an interrupt) from those jobs.
 func (f *fetchModule) settleNext(ctx context.Context) error {
+	f.setWaiting(true)
 	select {
 	case <-f.wake:
 	case <-ctx.Done():
+		f.setWaiting(false)
 		return ctx.Err()
 	}
 	f.mu.Lock()
+	f.waiting = false
 	done := f.done
 	f.done = nil
+	f.nOpen -= len(done)
+	f.updateParked()
 	f.mu.Unlock()
 	for i, r := range done {
 		delete(f.open, r.id)
@@ -46,6 +51,7 @@ func (f *fetchModule) settleNext(ctx context.Context) error {
 func (f *fetchModule) requeue(rs []*fetchReq) {
 	f.mu.Lock()
 	f.done = append(rs, f.done...)
+	f.nOpen += len(rs)
 	f.mu.Unlock()
 }
 
@@ -107,6 +113,9 @@ func (f *fetchModule) reset() {
 		}
 	}
 	clear(f.open)
+	f.mu.Lock()
+	f.nOpen, f.nHeld = 0, 0 // every request was released when its goroutine ended
+	f.mu.Unlock()
 	select {
 	case <-f.wake:
 	default:

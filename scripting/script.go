@@ -34,6 +34,15 @@ type Options struct {
 	// OnRequest, when set, is told of every request a call made, when it is settled or the
 	// call ends, on the Script's goroutine; it must not block.
 	OnRequest func(RequestRecord)
+	// Clock runs fetch's timeouts (the request timeout, AbortSignal.timeout); nil is the wall
+	// clock. The offline harness passes its virtual clock. The call's deadline (Timeout) is
+	// always on the wall clock.
+	Clock FetchClock
+	// OnParked, when set, is told +1 when a call starts waiting on nothing but requests its
+	// HTTP client holds for Clock (HoldRequest), and -1 when it stops: the offline harness
+	// counts such a call as idle until it moves the clock. Called from any goroutine, with a
+	// lock of the call's held; it must not block.
+	OnParked func(delta int)
 }
 
 // Script is one instance of a Program as its owner sees it: the definition it exported and

@@ -42,3 +42,19 @@ test("an unrouted request fails the test naming it", () => {
   const h = harness("./20-dns-retry-after.js", { objects: [secret] });
   expect(() => h.add(ingress)).toThrow("no h.http.route answers: PUT https://dns-api.example.com/v1/records/shop.example.com");
 });
+
+test("an API that hangs times out at --fetch-timeout, and the workqueue retries", () => {
+  let calls = 0;
+  const h = harness("./20-dns-retry-after.js", { objects: [secret] });
+  // The first request is never answered; the retry is answered at once.
+  h.http.route("PUT", "https://dns-api.example.com/*", () => (++calls === 1 ? { delay: Infinity } : { status: 200 }));
+  h.add(ingress);
+  expect(h.http.requests).toHaveLength(1);
+  expect(h.errors).toEqual([]);
+  h.advance("10s"); // the request timeout (10s by default), on the virtual clock
+  expect(h.errors).toHaveLength(1);
+  expect(h.errors[0].error).toContain("fetch PUT dns-api.example.com: timed out after 10s (--fetch-timeout)");
+  h.advance("1s"); // the first retry's backoff
+  expect(h.http.requests).toHaveLength(2);
+  expect(h.logs).toEqual([{ level: "info", message: "dns records registered", ingress: "web/shop" }]);
+});

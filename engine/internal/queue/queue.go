@@ -259,6 +259,14 @@ func (q *Queue[T]) Idle() bool {
 	return q.size == 0 && q.waiting
 }
 
+// State is Len and whether the consumer waits in Pop (or PopBatch) for the next item, read
+// together.
+func (q *Queue[T]) State() (size int, waiting bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.size, q.waiting
+}
+
 // Len is the number of waiting items.
 func (q *Queue[T]) Len() int {
 	q.mu.Lock()

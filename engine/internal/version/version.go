@@ -214,3 +214,12 @@ func (v *Version) work() {
 // QueuesIdle reports that v's worker and index stage have handled every event queued and
 // wait for the next.
 func (v *Version) QueuesIdle() bool { return v.intake.Idle() && v.queue.Idle() }
+
+// WorkerState reports whether the worker is busy (not waiting on its empty queue) and whether
+// work is pending that a waiting consumer is about to take: events in the intake (the index
+// stage runs no fetch, so it is never parked) or queued for a worker that waits.
+func (v *Version) WorkerState() (busy, pending bool) {
+	indexing := v.intake != v.queue && !v.intake.Idle() // first: events flow from intake to queue
+	n, waiting := v.queue.State()
+	return !waiting, indexing || (waiting && n > 0)
+}
