@@ -65,7 +65,9 @@ func (h *recordingHook) Mutate(req memcluster.AdmissionRequest) (*unstructured.U
 	return out, nil
 }
 
-func (h *recordingHook) Validate(req memcluster.AdmissionRequest) error { return h.record("Validate", req) }
+func (h *recordingHook) Validate(req memcluster.AdmissionRequest) error {
+	return h.record("Validate", req)
+}
 
 func (h *recordingHook) taken() []string {
 	h.mu.Lock()
