@@ -71,6 +71,7 @@ type Harness struct {
 	clock  *virtualClock
 	source *barrierSource
 	waiter *waiter
+	admit  *admitter // admission.go: the cluster's admission hook and Admit
 }
 
 // New builds an engine on cfg.Cluster. It starts nothing until Load.
@@ -105,6 +106,8 @@ func New(cfg Config) (*Harness, error) {
 		factory.Shutdown()
 		return nil, err
 	}
+	h.admit = newAdmitter(h.e, cfg)
+	cfg.Cluster.SetAdmission(clusterHook{h.admit})
 	return h, nil
 }
 
@@ -220,8 +223,12 @@ func (h *Harness) quiesce(ctx context.Context) error {
 	}
 }
 
-// Close stops the plugin and every informer and waits for their goroutines.
-func (h *Harness) Close() { h.e.Close() }
+// Close removes the cluster's admission hook, stops the plugin and every informer and waits
+// for their goroutines.
+func (h *Harness) Close() {
+	h.cfg.Cluster.SetAdmission(nil)
+	h.e.Close()
+}
 
 // waiter polls a condition on the real clock, briefly at first, up to a timeout.
 type waiter struct{ timeout time.Duration }
