@@ -56,10 +56,11 @@ type Config struct {
 	QuietTimeout time.Duration
 }
 
-// Harness runs one plugin on the runner's engine — compile, validation, informers, store,
-// indexes, handlers, reconcile, schedules — against an in-memory cluster, on a virtual clock,
-// driven step by step: Load, then changes to the cluster, then Settle or Advance. It is the
-// engine of `runner test`.
+// Harness runs plugins on the runner's engine — compile, validation, informers, store,
+// indexes, handlers, reconcile, schedules, admission — against an in-memory cluster, on a
+// virtual clock, driven step by step: Load, then changes to the cluster, then Settle or
+// Advance. It is the engine of `runner test`: the plugin under test, and the admission scripts
+// whose validate and mutate admit the cluster's writes (admission.go).
 //
 // Its methods are called from one goroutine at a time (the test's); that goroutine plays
 // the engine's loader. The engine's own goroutines (informers, the version's worker, index
