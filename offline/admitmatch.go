@@ -33,7 +33,8 @@ func (a *admitter) matching(req AdmissionRequest, kind string) []engine.Admissio
 }
 
 func matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
-	if req.SubResource != "" || !(slices.Contains(e.Spec.Operations, req.Operation) || slices.Contains(e.Spec.Operations, "*")) {
+	ops := e.Spec.Operations
+	if req.SubResource != "" || (!slices.Contains(ops, req.Operation) && !slices.Contains(ops, "*")) {
 		return false
 	}
 	i := slices.IndexFunc(e.Watches, func(w engine.AdmissionWatch) bool { return w.Resource.GVR == req.Resource })
