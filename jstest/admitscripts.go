@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,9 +43,18 @@ func (f *fileRun) admissionScripts(plugin string, listed []string) ([]string, er
 }
 
 // folderAdmissionScripts lists the plugins of the test file's folder, as the runner's
-// folder watcher finds them, that define validate or mutate; once per test file.
+// folder watcher finds them, that define validate or mutate; once per test file, and once per
+// content of the folder in a process (finding the plugins bundles each of them).
 func (f *fileRun) folderAdmissionScripts() ([]string, error) {
 	if f.admissionFound {
+		return f.folderAdmission, nil
+	}
+	key, err := folderKey(f.dir)
+	if err != nil {
+		return nil, err
+	}
+	if names, ok := folderCache.Load(key); ok {
+		f.folderAdmission, f.admissionFound = names.([]string), true
 		return f.folderAdmission, nil
 	}
 	sources, err := scanPlugins(f.ctx, f.dir)
@@ -56,8 +67,41 @@ func (f *fileRun) folderAdmissionScripts() ([]string, error) {
 			f.folderAdmission = append(f.folderAdmission, src.Name)
 		}
 	}
+	folderCache.Store(key, f.folderAdmission)
 	f.admissionFound = true
 	return f.folderAdmission, nil
+}
+
+// folderCache is the admission scripts of each folder content seen: folderKey -> []string.
+var folderCache sync.Map
+
+// folderKey names dir and everything in it that can change what its plugins are: every file's
+// path and content, node_modules and hidden folders left out (as the plugin watcher leaves
+// them out; a package changing there is not a test run's concern).
+func folderKey(dir string) (string, error) {
+	h := sha256.New()
+	h.Write([]byte(dir))
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != dir && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return nil // unreadable: the scan decides
+		}
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", path, len(content))
+		h.Write(content)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("find the folder's admission scripts: %w", err)
+	}
+	return string(h.Sum(nil)), nil
 }
 
 // scanPlugins lists the plugins of dir as the runner's folder watcher finds them: modules and
