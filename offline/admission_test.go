@@ -156,3 +156,22 @@ func TestClusterWritesGoThroughAdmission(t *testing.T) {
 		t.Errorf("the plugin's create of an unlabelled ConfigMap was not denied: %+v", r.writes)
 	}
 }
+
+// TestAdmissionMayReadTheCluster: a validate that lists through k8s while the cluster is in the
+// middle of the write it decides on answers (the write order is held, not the store's lock).
+func TestAdmissionMayReadTheCluster(t *testing.T) {
+	t.Parallel()
+	r := startOffline(t, `export default {
+  watch: { resource: "v1/configmaps" },
+  validate(obj) {
+    const n = k8s.list("v1/configmaps", { namespace: obj.metadata.namespace }).length;
+    if (n >= 2) return { allowed: false, message: "at most 2 configmaps, there are " + n };
+  },
+};`)
+	for i, name := range []string{"a", "b", "c"} {
+		_, err := r.cluster.Create(configmapsGVR, "default", unstructuredOf(teamCM("default", name, nil)), memcluster.WriteOptions{})
+		if denied := i == 2; denied != (err != nil) || (denied && !strings.HasSuffix(err.Error(), "at most 2 configmaps, there are 2")) {
+			t.Errorf("create %s: %v", name, err)
+		}
+	}
+}
