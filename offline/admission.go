@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -179,21 +178,24 @@ func (a *admitter) call(ctx context.Context, entry engine.AdmissionEntry, kind s
 		return AdmissionCall{}, nil, apierrors.NewInternalError(err)
 	}
 	path := admission.Path(kind, entry.Script) + "?timeout=" + strconv.Itoa(entry.Spec.TimeoutSeconds) + "s"
-	r := httptest.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(review))
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(review))
+	if err != nil {
+		return AdmissionCall{}, nil, apierrors.NewInternalError(err)
+	}
 	r.Header.Set("Content-Type", "application/json")
-	w := httptest.NewRecorder()
+	w := &recorder{header: http.Header{}, code: http.StatusOK}
 	a.srv.ServeHTTP(w, r)
 	var out admissionv1.AdmissionReview
-	if w.Code == http.StatusOK {
-		err = json.Unmarshal(w.Body.Bytes(), &out)
+	if w.code == http.StatusOK {
+		err = json.Unmarshal(w.body.Bytes(), &out)
 	}
 	d, _ := a.observed.LoadAndDelete(uid)
-	if w.Code != http.StatusOK || err != nil || out.Response == nil {
+	if w.code != http.StatusOK || err != nil || out.Response == nil {
 		if entry.Spec.FailurePolicy == "Ignore" {
 			return AdmissionCall{}, nil, nil
 		}
 		return AdmissionCall{}, nil, apierrors.NewInternalError(fmt.Errorf("failed calling webhook %q: %d %s",
-			admission.WebhookName(entry.Script, kind), w.Code, bytes.TrimSpace(w.Body.Bytes())))
+			admission.WebhookName(entry.Script, kind), w.code, bytes.TrimSpace(w.body.Bytes())))
 	}
 	decision, _ := d.(admission.Decision)
 	return AdmissionCall{Script: entry.Script, Webhook: kind, Decision: decision}, out.Response, nil
@@ -222,6 +224,17 @@ func (a *admitter) review(req AdmissionRequest) ([]byte, types.UID, error) {
 	body, err := json.Marshal(admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Request: ar})
 	return body, uid, err
 }
+
+// recorder is the http.ResponseWriter of an in-process call: status and body.
+type recorder struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
 
 func ptr[T any](v T) *T { return &v }
 
