@@ -95,6 +95,31 @@ type AdmissionWatch struct {
 	LabelSelector string
 }
 
+// Selectors are the namespaces and label selector an entry's webhooks apply, from its
+// watches: namespaces nil when one watch takes every namespace or a cluster-scoped resource;
+// labelSelector the watches' selector when they all share one, else "" (every object).
+func (a AdmissionEntry) Selectors() (namespaces []string, labelSelector string) {
+	selectors := map[string]bool{}
+	allNamespaces := false
+	for _, w := range a.Watches {
+		if !w.Resource.Namespaced || w.Namespace == "" {
+			allNamespaces = true
+		} else if !slices.Contains(namespaces, w.Namespace) {
+			namespaces = append(namespaces, w.Namespace)
+		}
+		selectors[w.LabelSelector] = true
+	}
+	if allNamespaces {
+		namespaces = nil
+	}
+	if len(selectors) == 1 {
+		for sel := range selectors {
+			labelSelector = sel
+		}
+	}
+	return namespaces, labelSelector
+}
+
 // AdmissionEntries lists the scripts serving admission, sorted by name. Safe from any goroutine.
 func (e *Engine) AdmissionEntries() []AdmissionEntry {
 	t := e.admissionTable()

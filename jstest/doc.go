@@ -9,8 +9,10 @@
 // (for an assertion: expected, received and a line diff) and the file:line:col of the
 // innermost frame in the test file.
 //
-// harness(plugin, {objects, flags, now, http}) builds a cluster, seeds it, loads the plugin and
-// returns h. Writes through h return once the engine is quiet, without moving the clock;
+// harness(plugin, {objects, flags, now, http, admission}) builds a cluster, seeds it, loads the
+// folder's admission scripts (admitscripts.go: the plugins defining validate or mutate, or those
+// listed) and the plugin, and returns h. The cluster sends every later write to the admission
+// scripts' webhooks (offline's hook); h.admit asks them about one request (admit.go). Writes through h return once the engine is quiet, without moving the clock;
 // h.settle and h.advance move it. h.writes, h.logs and h.errors are what the plugin sent,
 // logged and failed with; h.metrics and h.metricsText scrape its metric families
 // (engine.Offline.Metrics, collects running on the plugin's worker as at a real scrape).

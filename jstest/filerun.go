@@ -39,6 +39,10 @@ type fileRun struct {
 	stringify, parse, rethrow goja.Callable
 	pretty                    goja.Callable
 	harnesses                 []*harness
+
+	// The folder's admission scripts, found on the first harness that needs them.
+	admissionFound  bool
+	folderAdmission []string
 }
 
 // scope is the file or a describe block: its name prefix and hooks.

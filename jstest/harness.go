@@ -46,12 +46,15 @@ type harnessOptions struct {
 	Flags   harnessFlags `json:"flags"`
 	Now     string       `json:"now"`
 	HTTP    any          `json:"http"` // read from the JS value: its handlers are functions (initialRoutes)
+	// Admission lists the admission scripts loaded beside the plugin; nil (absent) means the
+	// folder's (admitscripts.go).
+	Admission []string `json:"admission"`
 }
 
 // The properties harness() accepts in its options and their flags, as their json tags name
 // them; anything else is an error. jsinformer-test.d.ts declares the same (a test checks).
 var (
-	harnessOptionKeys = []string{"objects", "flags", "now", "http"}
+	harnessOptionKeys = []string{"objects", "flags", "now", "http", "admission"}
 	harnessFlagKeys   = []string{"gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout"}
 )
 
@@ -139,36 +142,62 @@ func (f *fileRun) startHarness(plugin string, opts harnessOptions, routes goja.V
 			return nil, fmt.Errorf("harness: seed %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	if err := h.start(plugin, opts.Flags); err != nil {
+	if err := h.start(plugin, opts); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-func (h *harness) start(plugin string, flags harnessFlags) error {
-	cfg, err := h.offlineConfig(flags)
+// start loads the admission scripts, then the plugin, and settles; on an error it closes
+// what it started.
+func (h *harness) start(plugin string, opts harnessOptions) error {
+	cfg, err := h.offlineConfig(opts.Flags)
 	if err != nil {
 		return err
+	}
+	name := filepath.ToSlash(filepath.Clean(plugin))
+	admitting, err := h.f.admissionScripts(name, opts.Admission)
+	if err != nil {
+		return fmt.Errorf("harness: %w", err)
 	}
 	if h.off, err = offline.New(cfg); err != nil {
 		return fmt.Errorf("harness: %w", err)
 	}
 	h.http.after = h.off.AfterFunc
-	content, err := os.ReadFile(resolve(h.f.dir, plugin))
-	if err != nil {
-		h.off.Close()
-		return fmt.Errorf("harness: read plugin: %w", err)
-	}
-	h.http.loading = true // the initial list: nothing can move the clock before harness() returns
-	err = h.pump(func() error { return h.off.Load(h.f.ctx, filepath.ToSlash(filepath.Clean(plugin)), content) })
+	// The initial lists: nothing can move the clock before harness() returns.
+	h.http.loading = true
+	err = h.loadAll(admitting, name, plugin)
 	h.http.loading = false
 	if err != nil {
 		h.off.Close()
-		return fmt.Errorf("harness: %s not loaded: %w", plugin, err)
+		return err
 	}
 	if err := h.pump(func() error { _, err := h.off.Settle(h.f.ctx, 0); return err }); err != nil {
 		h.off.Close()
 		return fmt.Errorf("harness: %w", err)
+	}
+	return nil
+}
+
+// loadAll loads the admission scripts, then the plugin: the plugin's first writes are
+// admitted like any other.
+func (h *harness) loadAll(admitting []string, name, plugin string) error {
+	for _, n := range admitting {
+		if err := h.load(n, "admission script "+n); err != nil {
+			return err
+		}
+	}
+	return h.load(name, plugin)
+}
+
+// load reads and loads one plugin, shown in errors as shown.
+func (h *harness) load(name, shown string) error {
+	content, err := os.ReadFile(resolve(h.f.dir, name))
+	if err != nil {
+		return fmt.Errorf("harness: read %s: %w", shown, err)
+	}
+	if err := h.pump(func() error { return h.off.Load(h.f.ctx, name, content) }); err != nil {
+		return fmt.Errorf("harness: %s not loaded: %w", shown, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package jstest
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jsinformer/jsinformer/internal/memcluster"
+	"github.com/jsinformer/jsinformer/offline"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -143,6 +145,9 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{iface: "HarnessFlags", runtime: harnessFlagKeys, runtimeWas: "harness's accepted flags"},
 		{iface: "HarnessListOptions", runtime: listOptionKeys, runtimeWas: "h.list's accepted options"},
 		{iface: "HarnessWrite", runtime: writeKeys(), runtimeWas: "an entry of h.writes"},
+		{iface: "HarnessAdmissionRequest", runtime: admitKeys, runtimeWas: "h.admit's accepted request"},
+		{iface: "HarnessAdmission", runtime: slices.Collect(maps.Keys(admitAnswer(offline.AdmissionResult{}))), runtimeWas: "h.admit's answer"},
+		{iface: "HarnessAdmissionDecision", runtime: slices.Collect(maps.Keys(decisionValue(offline.AdmissionCall{}))), runtimeWas: "a decision of h.admit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.iface, func(t *testing.T) {

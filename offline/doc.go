@@ -19,4 +19,14 @@
 // its own goroutine, which releases the hold before the request ends. Settle moves the clock
 // for delayed keys only; the AfterFuncs it passes on the way fire at the key's time. Close interrupts the calls still running (a held request among them) rather
 // than waiting for their deadlines.
+//
+// Admission (admission.go, admitmatch.go): the harness plays kube-apiserver's webhook
+// dispatcher for the scripts its engine serves with validate or mutate. It installs a hook in
+// the cluster (memcluster.Admission), so every write, the harness's and the plugins', is sent
+// to the matching scripts' mutating webhooks in order of script name, each patch applied, then
+// to every matching validating webhook; a denial fails the write with the error the API server
+// returns (webhook errors' ToStatusErr). Admit does the same for one request without writing.
+// Each call is an AdmissionReview handed in process to admission.Server, the runner's own
+// handler, so a decision is the webhook's. The hook runs on the writer's goroutine; it is
+// removed by Close before the engine stops.
 package offline

@@ -59,10 +59,11 @@ type Config struct {
 	QuietTimeout time.Duration
 }
 
-// Harness runs one plugin on the runner's engine — compile, validation, informers, store,
-// indexes, handlers, reconcile, schedules — against an in-memory cluster, on a virtual clock,
-// driven step by step: Load, then changes to the cluster, then Settle or Advance. It is the
-// engine of `runner test`.
+// Harness runs plugins on the runner's engine — compile, validation, informers, store,
+// indexes, handlers, reconcile, schedules, admission — against an in-memory cluster, on a
+// virtual clock, driven step by step: Load, then changes to the cluster, then Settle or
+// Advance. It is the engine of `runner test`: the plugin under test, and the admission scripts
+// whose validate and mutate admit the cluster's writes (admission.go).
 //
 // Its methods are called from one goroutine at a time (the test's); that goroutine plays
 // the engine's loader. The engine's own goroutines (informers, the version's worker, index
@@ -75,6 +76,7 @@ type Harness struct {
 	source *barrierSource
 	waiter *waiter
 	parked parkCount
+	admit  *admitter // admission.go: the cluster's admission hook and Admit
 }
 
 // New builds an engine on cfg.Cluster. It starts nothing until Load.
@@ -109,6 +111,8 @@ func New(cfg Config) (*Harness, error) {
 		factory.Shutdown()
 		return nil, err
 	}
+	h.admit = newAdmitter(h.e, cfg)
+	cfg.Cluster.SetAdmission(clusterHook{h.admit})
 	return h, nil
 }
 
@@ -228,9 +232,12 @@ func (h *Harness) quiesce(ctx context.Context) error {
 // a schedule), on the goroutine that called Advance: for a fetch client that answers late.
 func (h *Harness) AfterFunc(d time.Duration, f func()) clock.Timer { return h.clock.AfterFunc(d, f) }
 
-// Close stops the plugin, interrupting the calls still running, and every informer, and
-// waits for their goroutines.
-func (h *Harness) Close() { h.e.Close() }
+// Close removes the cluster's admission hook, stops the plugin (interrupting the calls still
+// running) and every informer, and waits for their goroutines.
+func (h *Harness) Close() {
+	h.cfg.Cluster.SetAdmission(nil)
+	h.e.Close()
+}
 
 // waiter polls a condition on the real clock, briefly at first, up to a timeout.
 type waiter struct{ timeout time.Duration }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -194,26 +193,11 @@ func admissionEntries(in []engine.AdmissionEntry) []admission.Entry {
 	out := make([]admission.Entry, 0, len(in))
 	for _, e := range in {
 		entry := admission.Entry{Script: e.Script, Validate: e.Validate, Mutate: e.Mutate, Spec: e.Spec}
-		selectors := map[string]bool{}
-		allNamespaces := false
 		for _, w := range e.Watches {
 			gvr := w.Resource.GVR
 			entry.Rules = append(entry.Rules, admission.Rule{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespaced: w.Resource.Namespaced})
-			if !w.Resource.Namespaced || w.Namespace == "" {
-				allNamespaces = true
-			} else if !slices.Contains(entry.Namespaces, w.Namespace) {
-				entry.Namespaces = append(entry.Namespaces, w.Namespace)
-			}
-			selectors[w.LabelSelector] = true
 		}
-		if allNamespaces {
-			entry.Namespaces = nil
-		}
-		if len(selectors) == 1 {
-			for sel := range selectors {
-				entry.LabelSelector = sel
-			}
-		}
+		entry.Namespaces, entry.LabelSelector = e.Selectors()
 		out = append(out, entry)
 	}
 	return out

@@ -113,6 +113,64 @@ interface HarnessOptions {
    * each entry is h.http.route's arguments.
    */
   http?: { routes?: Array<[method: string, url: string | RegExp, handler: (request: HarnessRequest) => HarnessRouteReply]> };
+  /**
+   * The admission scripts (paths relative to the test file) loaded beside the plugin, before
+   * it: their validate and mutate admit every write to the cluster, and h.admit asks them.
+   * Default: every plugin of the test file's folder that defines validate or mutate; [] loads
+   * none (the plugin itself still admits when it defines them).
+   */
+  admission?: string[];
+}
+
+/** h.admit's request: what the API server sends the webhooks; any other property is an error. */
+interface HarnessAdmissionRequest {
+  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  /** The object of the request (its apiVersion and kind name the resource); ignored on DELETE. */
+  object?: HarnessObject;
+  /** UPDATE and DELETE; when absent, the object the cluster holds. */
+  oldObject?: HarnessObject;
+  /** Default { username: "runner-test", groups: ["system:authenticated"] }, as for the cluster's writes. */
+  userInfo?: { username?: string; uid?: string; groups?: string[]; extra?: { [key: string]: string[] } };
+  dryRun?: boolean;
+  /** "status", ...: the scripts' webhooks match the main resource only. */
+  subresource?: string;
+  /** Ask only this admission script (a path relative to the test file). */
+  script?: string;
+}
+
+/** One webhook's decision, as the runner's webhook server made it. */
+interface HarnessAdmissionDecision {
+  readonly script: string;
+  readonly webhook: "validate" | "mutate";
+  readonly allowed: boolean;
+  /** The HTTP status of a denial (default 403; 500 for a script that failed), else 200. */
+  readonly code: number;
+  /** A denial's message; for an audited or warned one, what it would have said. */
+  readonly message: string;
+  readonly warnings: string[];
+  /** The JSON Patch mutate's object makes (RFC 6902 operations), or null. */
+  readonly patch: { op: string; path: string; value?: any; from?: string }[] | null;
+  readonly outcome: "allowed" | "denied" | "warned" | "audited" | "errored";
+}
+
+/**
+ * h.admit's answer: the matching mutating webhooks ran first, by script name, each on the
+ * object the previous left, then every matching validating webhook. The top-level fields are
+ * the deciding webhook's (the denial, else the first that warned, audited or errored);
+ * decisions is empty when no script's webhook matches the request.
+ */
+interface HarnessAdmission {
+  readonly allowed: boolean;
+  readonly code: number;
+  readonly message: string;
+  /** Every webhook's warnings, as kubectl would print them. */
+  readonly warnings: string[];
+  /** Every mutating webhook's patch, in order, or null. */
+  readonly patch: { op: string; path: string; value?: any; from?: string }[] | null;
+  readonly outcome: "allowed" | "denied" | "warned" | "audited" | "errored";
+  /** The request's object as the mutations left it (null on DELETE). */
+  readonly object: KubeObject | null;
+  readonly decisions: HarnessAdmissionDecision[];
 }
 
 /** A Go duration ("30s", "10m", "1h30m") or milliseconds. */
@@ -258,6 +316,14 @@ interface Harness {
    * enqueued keys. Its toString() (and text) is the printed form: `${h.explain("cm", "ns/x")}`.
    */
   explain(resource: string, object: string): HarnessExplanation;
+  /**
+   * Asks the loaded admission scripts about one request, as the API server would call their
+   * webhooks (same matching: operations, resource, namespaces, label selector, never
+   * kube-system), without writing anything. A write through h or the plugin is admitted the
+   * same way: a denial throws or fails it with the API server's error (403 "admission webhook
+   * \"...\" denied the request: message"), a mutation changes what is stored.
+   */
+  admit(request: HarnessAdmissionRequest): HarnessAdmission;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
   /** What the plugin logged with log and console, in order. */

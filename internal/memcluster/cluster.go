@@ -36,6 +36,11 @@ type Cluster struct {
 	fields    *fieldManagers
 	writes    atomic.Uint64 // successful writes that changed something; see Writes
 
+	// wmu orders writes: a write holds it from start to end, and mu only while it reads or
+	// changes the store, so the admission hook can read the cluster while the write waits.
+	wmu       sync.Mutex
+	admission Admission // guarded by wmu and mu; read under either
+
 	mu       sync.Mutex
 	rv       int64
 	objects  map[schema.GroupVersionResource]map[string]*unstructured.Unstructured // by "ns/name"

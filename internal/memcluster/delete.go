@@ -24,6 +24,8 @@ func (c *Cluster) Delete(gvr schema.GroupVersionResource, namespace, name string
 	if !res.namespaced {
 		namespace = ""
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.stored(gvr, namespace, name)
@@ -31,6 +33,12 @@ func (c *Cluster) Delete(gvr schema.GroupVersionResource, namespace, name string
 		return nil, apierrors.NewNotFound(res.groupResource(), name)
 	}
 	if err := checkDeletePreconditions(res, old, opts.Preconditions); err != nil {
+		return nil, err
+	}
+	if _, err := c.admitMutation(res, "DELETE", nil, old, opts); err != nil {
+		return nil, err
+	}
+	if err := c.admitValidation(res, "DELETE", nil, old, opts); err != nil {
 		return nil, err
 	}
 	next := old.DeepCopy()

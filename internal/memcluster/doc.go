@@ -15,6 +15,10 @@
 //   - delete, with finalizers and propagation policies: deletionTimestamp, and the object
 //     goes when its last finalizer does;
 //   - errors with the real server's code, reason and message;
+//   - admission webhooks, through a hook (SetAdmission, admission.go) asked where
+//     kube-apiserver calls its mutating and validating webhooks on create, update, patch,
+//     apply and delete; the offline harness installs one that runs the scripts' mutate and
+//     validate, so this package imports nothing of scripting;
 //   - watches with label and field selectors, objects entering and leaving a selection as
 //     ADDED and DELETED, resumable from a resourceVersion;
 //   - discovery of the built-in resources of kube-apiserver v1.37 (builtin.json, checked
@@ -22,7 +26,7 @@
 //
 // What it does not: type-specific validation and defaulting of built-in kinds (a Deployment
 // gets no default strategy; Secret type and Namespace label and finalizer are the
-// exceptions), admission beyond namespace lifecycle, version conversion (every resource is
+// exceptions), admission plugins beyond namespace lifecycle and the hook, version conversion (every resource is
 // stored in the version it is served in), CRD schemas (custom resources are neither pruned
 // nor validated; server-side apply treats their lists as atomic), and controllers: no
 // garbage collection, no namespace deletion, Deployments create no ReplicaSets, exactly as
@@ -30,7 +34,9 @@
 // corpus of writes against both and fails on any difference, so the two cannot drift apart.
 //
 // Concurrency: every method is safe for concurrent use. All operations are serialized on
-// one mutex, which gives writes a single total order and resourceVersions that only grow.
+// one mutex, which gives writes a single total order and resourceVersions that only grow;
+// writes also hold a second one from start to end, so that the admission hook runs without
+// the first (it may read the cluster) while no other write can change what it decides on.
 // Objects returned are copies the caller owns. Each open watch has one goroutine, started
 // by Watch and owned by the watch: Stop (or the end of the request's context) ends it and
 // closes the result channel. Writers never wait for watchers: each watch buffers without

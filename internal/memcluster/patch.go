@@ -37,6 +37,8 @@ func (c *Cluster) Patch(gvr schema.GroupVersionResource, namespace, name string,
 	if pt == types.StrategicMergePatchType && !scheme.Scheme.Recognizes(res.gvk()) {
 		return nil, unsupportedPatch()
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.stored(res.gvr, namespace, name)
@@ -133,6 +135,8 @@ func (c *Cluster) apply(res *resource, namespace, name string, data []byte, opts
 	if err != nil {
 		return nil, err
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.stored(res.gvr, namespace, name)

@@ -54,6 +54,8 @@ func (c *Cluster) Create(gvr schema.GroupVersionResource, namespace string, obj 
 	if obj, err = c.decode(res, namespace, obj); err != nil {
 		return nil, err
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m, err := c.fields.get(res, "")
@@ -79,12 +81,20 @@ func (c *Cluster) decode(res *resource, namespace string, obj *unstructured.Unst
 	return obj, placeNamespace(res, namespace, obj)
 }
 
-// insert prepares and stores a new object whose managed fields are set; called with mu held.
+// insert admits, prepares and stores a new object whose managed fields are set; called
+// with wmu and mu held.
 func (c *Cluster) insert(res *resource, obj *unstructured.Unstructured, opts WriteOptions) (*unstructured.Unstructured, error) {
+	obj, err := c.admitMutation(res, "CREATE", obj, nil, opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.prepareCreate(res, obj); err != nil {
 		return nil, err
 	}
 	if err := c.checkNamespace(res, obj); err != nil {
+		return nil, err
+	}
+	if err := c.admitValidation(res, "CREATE", obj, nil, opts); err != nil {
 		return nil, err
 	}
 	if c.stored(res.gvr, obj.GetNamespace(), obj.GetName()) != nil {
@@ -108,6 +118,8 @@ func (c *Cluster) Update(gvr schema.GroupVersionResource, namespace string, obj 
 	if obj, err = c.decode(res, namespace, obj); err != nil {
 		return nil, err
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.stored(res.gvr, obj.GetNamespace(), obj.GetName())
@@ -147,14 +159,20 @@ func (c *Cluster) replace(res *resource, old, obj *unstructured.Unstructured, op
 	return c.store(res, old, managed.(*unstructured.Unstructured), opts)
 }
 
-// store finishes a write to an existing object: the update rules, the no-op check, and the
-// end of a deletion whose finalizers are gone; called with mu held.
+// store finishes a write to an existing object: admission, the update rules, the no-op
+// check, and the end of a deletion whose finalizers are gone; called with wmu and mu held.
 func (c *Cluster) store(res *resource, old, next *unstructured.Unstructured, opts WriteOptions) (*unstructured.Unstructured, error) {
-	next, err := prepareUpdate(res, old, next, opts.Subresource == "status")
+	next, err := c.admitMutation(res, "UPDATE", next, old, opts)
 	if err != nil {
 		return nil, err
 	}
+	if next, err = prepareUpdate(res, old, next, opts.Subresource == "status"); err != nil {
+		return nil, err
+	}
 	if err := checkFinalizers(res, old, next); err != nil {
+		return nil, err
+	}
+	if err := c.admitValidation(res, "UPDATE", next, old, opts); err != nil {
 		return nil, err
 	}
 	next.SetResourceVersion(old.GetResourceVersion())

@@ -1,0 +1,105 @@
+package offline
+
+import (
+	"context"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/memcluster"
+)
+
+// Which webhooks a request reaches, and the in-memory cluster's admission hook.
+
+// matching are the entries whose webhook of kind the API server would call for req, in the
+// order it calls them: the order of the configuration's webhooks, by script name. They match
+// as the registered webhooks do (admission.Registrar): the script's operations, a rule per
+// watched resource (the main resource, not its subresources), the namespaceSelector (never
+// kube-system; the watched namespaces when the script watches some only) and the
+// objectSelector (the watches' shared label selector, matched by the object or the old one).
+func (a *admitter) matching(req AdmissionRequest, kind string) []engine.AdmissionEntry {
+	var out []engine.AdmissionEntry
+	for _, e := range a.e.AdmissionEntries() {
+		if (kind == "mutate" && !e.Mutate) || (kind == "validate" && !e.Validate) || (req.Script != "" && e.Script != req.Script) {
+			continue
+		}
+		if matches(e, req) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
+	ops := e.Spec.Operations
+	if req.SubResource != "" || (!slices.Contains(ops, req.Operation) && !slices.Contains(ops, "*")) {
+		return false
+	}
+	i := slices.IndexFunc(e.Watches, func(w engine.AdmissionWatch) bool { return w.Resource.GVR == req.Resource })
+	if i < 0 {
+		return false
+	}
+	namespaces, selector := e.Selectors()
+	// The namespaceSelector applies to namespaced objects, and to a Namespace itself.
+	ns := req.Namespace
+	if !e.Watches[i].Resource.Namespaced {
+		ns = ""
+		if req.Resource == memcluster.NamespacesGVR {
+			ns = req.Name
+		}
+	}
+	if ns != "" && (ns == "kube-system" || (len(namespaces) > 0 && !slices.Contains(namespaces, ns))) {
+		return false
+	}
+	return selectorMatches(selector, req.Object) || selectorMatches(selector, req.OldObject)
+}
+
+// selectorMatches reports whether obj's labels match selector, as an objectSelector does: an
+// empty selector matches every request, a missing object none.
+func selectorMatches(selector string, obj map[string]any) bool {
+	if selector == "" {
+		return true
+	}
+	sel, err := labels.Parse(selector)
+	if obj == nil || err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set((&unstructured.Unstructured{Object: obj}).GetLabels()))
+}
+
+// clusterHook is the in-memory cluster's admission: every write by the harness or the
+// plugin goes through the admission scripts the engine serves, as DefaultUser.
+type clusterHook struct{ a *admitter }
+
+var _ memcluster.Admission = clusterHook{}
+
+func (c clusterHook) request(r memcluster.AdmissionRequest) AdmissionRequest {
+	req := AdmissionRequest{Operation: r.Operation, Resource: r.Resource, SubResource: r.Subresource, Namespace: r.Namespace,
+		Name: r.Name, UserInfo: DefaultUser, DryRun: r.DryRun}
+	if r.Object != nil {
+		req.Object = r.Object.Object
+	}
+	if r.OldObject != nil {
+		req.OldObject = r.OldObject.Object
+	}
+	return req
+}
+
+// Mutate returns the object as the mutating webhooks left it, or their denial. The calls'
+// deadlines are the webhook server's own (90% of each script's timeoutSeconds).
+func (c clusterHook) Mutate(r memcluster.AdmissionRequest) (*unstructured.Unstructured, error) {
+	res := c.a.mutate(context.Background(), c.request(r))
+	if res.Err != nil || res.Patch == nil {
+		return nil, res.Err
+	}
+	return &unstructured.Unstructured{Object: res.Object}, nil
+}
+
+// Validate returns the first denial of the validating webhooks.
+func (c clusterHook) Validate(r memcluster.AdmissionRequest) error {
+	var res AdmissionResult
+	c.a.validate(context.Background(), c.request(r), &res)
+	return res.Err
+}
