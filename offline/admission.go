@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	webhookerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
 
 	"github.com/jsinformer/jsinformer/admission"
 	"github.com/jsinformer/jsinformer/engine"
@@ -165,7 +164,7 @@ func (res *AdmissionResult) record(call AdmissionCall, resp *admissionv1.Admissi
 	}
 	res.Warnings = append(res.Warnings, resp.Warnings...)
 	if !resp.Allowed {
-		res.Err = webhookerrors.ToStatusErr(admission.WebhookName(call.Script, call.Webhook), resp.Result)
+		res.Err = deniedError(admission.WebhookName(call.Script, call.Webhook), resp.Result)
 	}
 }
 
@@ -272,3 +271,27 @@ func applyPatch(obj map[string]any, patch []byte) (map[string]any, error) {
 // AdmissionServer is the webhook handler every admission call of the harness goes through;
 // a test may also serve it to a real API server, to compare the two.
 func (h *Harness) AdmissionServer() *admission.Server { return h.admit.srv }
+
+// deniedError is the error kube-apiserver returns for a webhook's denial, worded as its
+// webhook errors' ToStatusErr words it (k8s.io/apiserver, not imported: its dependencies would
+// grow the runner's binary and resident memory, docs/benchmarks.md).
+func deniedError(webhook string, result *metav1.Status) *apierrors.StatusError {
+	deniedBy := fmt.Sprintf("admission webhook %q denied the request", webhook)
+	status := metav1.Status{Status: metav1.StatusFailure}
+	if result != nil {
+		status = *result
+	}
+	status.Code = max(status.Code, http.StatusBadRequest)
+	if status.Status == "" || status.Status == metav1.StatusSuccess {
+		status.Status = metav1.StatusFailure
+	}
+	switch {
+	case status.Message != "":
+		status.Message = deniedBy + ": " + status.Message
+	case status.Reason != "":
+		status.Message = deniedBy + ": " + string(status.Reason)
+	default:
+		status.Message = deniedBy + " without explanation"
+	}
+	return &apierrors.StatusError{ErrStatus: status}
+}

@@ -1,10 +1,12 @@
 package memcluster_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +195,13 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 		for _, e := range mf {
 			delete(e.(map[string]any), "time")
 		}
+		// Both servers order the entries by their times, to the second, then by manager: two
+		// writes a second apart on one side may share a second on the other. Compared by
+		// manager and operation, whatever their order.
+		slices.SortStableFunc(mf, func(a, b any) int {
+			return cmp.Compare(fmt.Sprint(a.(map[string]any)["manager"], a.(map[string]any)["operation"]),
+				fmt.Sprint(b.(map[string]any)["manager"], b.(map[string]any)["operation"]))
+		})
 	}
 	if s, ok := c["status"].(map[string]any); ok && len(s) == 0 {
 		delete(c, "status")
