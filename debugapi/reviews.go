@@ -58,9 +58,10 @@ func (rv *reviewer) authenticate(r *http.Request) (user authenticationv1.UserInf
 	if u, hit := rv.tokens.get(key); hit {
 		return u, true, nil
 	}
-	review := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
+	ask := &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}
+	var review *authenticationv1.TokenReview
 	err = retryReview(r.Context(), func(ctx context.Context) (err error) {
-		review, err = rv.client.AuthenticationV1().TokenReviews().Create(ctx, review, metav1.CreateOptions{})
+		review, err = rv.client.AuthenticationV1().TokenReviews().Create(ctx, ask.DeepCopy(), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -79,12 +80,13 @@ func (rv *reviewer) authorize(ctx context.Context, user authenticationv1.UserInf
 	if d, hit := rv.decisions.get(key); hit {
 		return d, nil
 	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+	ask := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extraOf(user),
 		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: path, Verb: verb},
 	}}
+	var sar *authorizationv1.SubjectAccessReview
 	err := retryReview(ctx, func(ctx context.Context) (err error) {
-		sar, err = rv.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+		sar, err = rv.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, ask.DeepCopy(), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
