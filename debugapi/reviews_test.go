@@ -1,7 +1,6 @@
 package debugapi_test
 
 import (
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -42,7 +41,7 @@ func TestReviewsAreCachedAndRetried(t *testing.T) {
 		sar.Status.Allowed = sar.Spec.User == "user-good" && sar.Spec.NonResourceAttributes.Verb == debugapi.VerbRead
 		return true, sar, nil
 	})
-	auth, err := debugapi.NewDelegatingAuthorizer(client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	auth, err := debugapi.NewDelegatingAuthorizer(client, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,4 +80,3 @@ func TestReviewsAreCachedAndRetried(t *testing.T) {
 		t.Errorf("%d SubjectAccessReviews, want 3", got)
 	}
 }
-
