@@ -158,9 +158,16 @@ func (w *webhookFlags) target() admission.Target {
 func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logger, reg prometheus.Registerer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	var observe func(admission.Observation)
+	var metrics *admission.Metrics
 	if reg != nil {
-		observe = admission.NewMetrics(reg).Observe
+		metrics = admission.NewMetrics(reg)
+	}
+	// Every decision is counted and kept in the trace beside the object's events.
+	observe := func(o admission.Observation) {
+		if metrics != nil {
+			metrics.Observe(o)
+		}
+		e.RecordAdmission(o.TraceRecord())
 	}
 	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe,
 		Lookup: func(name string) (admission.Script, bool) {
