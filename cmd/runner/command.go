@@ -252,7 +252,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer hooks.stop()
-	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
+	stopDebug, err := o.serveDebug(cmd, e, hooks, restConfig, level, logger)
 	if err != nil {
 		return err
 	}
