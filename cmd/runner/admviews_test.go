@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/internal/browsertest"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -121,6 +123,19 @@ func TestAdmissionDecisionsInViews(t *testing.T) {
 	}
 	if text := d.must(t, "status"); !strings.Contains(text, "Admission webhooks:") || !strings.Contains(text, "ValidatingWebhookConfiguration/"+name) {
 		t.Errorf("runner status lacks the webhook entries:\n%s", text)
+	}
+
+	// The web page's explain view shows the decision in the object's timeline.
+	b := browsertest.New(t)
+	b.Do(t, "open the explain view", chromedp.Navigate("http://"+debugAddr+"/explain/configmaps/"+ns+"/bad"))
+	b.WaitJS(t, "the timeline shows the denial with who asked and the message", `(() => {
+		const items = [...document.querySelectorAll("#timeline li.admission")];
+		return items.some(li => li.textContent.includes("CREATE") && li.textContent.includes("validate denied") &&
+			li.textContent.includes("by `+a.User+`") && li.textContent.includes("denied 403: bad data in bad"));
+	})()`, 30*time.Second)
+	b.Screenshot(t, "page-explain-admission")
+	if errs := b.ConsoleErrors(); len(errs) > 0 {
+		t.Errorf("the page logged errors: %q", errs)
 	}
 }
 
