@@ -50,9 +50,9 @@ func TestAdmissionDecisionsInViews(t *testing.T) {
 	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
 	scripts := t.TempDir()
 	writeScript(t, scripts, "policy.js", strings.ReplaceAll(admPolicy, "NS", ns))
-	hook, debugAddr := freeAddr(t), freeAddr(t)
+	hook, debugAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	out, _ := startRunner(t, "--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--debug-addr", debugAddr,
-		"--webhook-addr", hook, "--webhook-url", "https://"+hook, "--webhook-name", name)
+		"--metrics-addr", metricsAddr, "--webhook-addr", hook, "--webhook-url", "https://"+hook, "--webhook-name", name)
 	waitOutput(t, out, "msg=ready")
 	d := &debugEnv{addr: debugAddr, ns: ns}
 
@@ -108,6 +108,14 @@ func TestAdmissionDecisionsInViews(t *testing.T) {
 		return "no denial in the tail:\n" + tail.String()
 	})
 	stopTail()
+
+	// The documented admission series, which the dashboard and the alerts use, are served.
+	for _, metric := range documentedMetrics(t) {
+		if strings.HasPrefix(metric, "jsinformer_admission_") {
+			waitHTTP(t, "http://"+metricsAddr+"/metrics", "\n"+metric+"{")
+		}
+	}
+	waitHTTP(t, "http://"+metricsAddr+"/metrics", `jsinformer_admission_decisions_total{operation="CREATE",outcome="denied",script="policy.js",webhook="validate"} 1`)
 
 	var st status.Status
 	d.jsonOf(t, &st, "status")
