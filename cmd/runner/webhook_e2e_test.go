@@ -41,11 +41,21 @@ type admissionRunner struct {
 
 func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string) *admissionRunner {
 	t.Helper()
+	return startAdmissionReplica(t, cfg, dir, name, addr, "https://"+addr, 0)
+}
+
+// startAdmissionReplica is startAdmissionRunner serving on addr and registering url, its
+// registrar reconciling every resync (0: the default).
+func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, resync time.Duration) *admissionRunner {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	flags := webhookFlags{addr: addr, url: "https://" + addr, name: name}
+	flags := webhookFlags{addr: addr, url: url, name: name}
 	hooks, parts, err := flags.newWebhooks(t.Context(), cfg, false, logger)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resync > 0 && hooks.registrar != nil {
+		hooks.registrar.Resync = resync
 	}
 	e, err := engine.New(engine.Config{RESTConfig: cfg, ScriptsDir: dir, Logger: logger, HandlerTimeout: 2 * time.Second,
 		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed})
