@@ -36,7 +36,9 @@ func freePort(t *testing.T) string {
 
 // admissionRunner is the runner's engine and webhooks, wired as run wires them.
 type admissionRunner struct {
-	stop func()
+	stop   func()
+	engine *engine.Engine
+	ca     func() []byte // the CA bundle the webhook server's certificate chains to
 }
 
 func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string) *admissionRunner {
@@ -66,7 +68,7 @@ func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	r := &admissionRunner{}
+	r := &admissionRunner{engine: e, ca: hooks.certs.CABundle}
 	r.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
