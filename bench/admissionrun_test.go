@@ -52,12 +52,14 @@ func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client ku
 	}
 	reg.Entries = func() []admission.Entry { return benchEntries(e.AdmissionEntries()) }
 	metrics := admission.NewMetrics(prometheus.NewRegistry())
-	times := &handlerTimes{by: map[string][]float64{}, srv: admission.NewServer(admission.Config{
+	times := newHandlerTimes()
+	times.srv = admission.NewServer(admission.Config{
 		Lookup: func(name string) (admission.Script, bool) { return e.AdmissionScript(name) },
 		Observe: func(o admission.Observation) {
 			metrics.Observe(o)
 			e.RecordAdmission(o.TraceRecord())
-		}})}
+			times.observe(o)
+		}})
 	srv := &http.Server{Handler: times, TLSConfig: &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12},
 		ReadHeaderTimeout: admission.ReadHeaderTimeout}
 	ctx, cancel := context.WithCancel(context.Background())
