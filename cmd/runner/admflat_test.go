@@ -57,8 +57,11 @@ func (c *admissionClient) validate(script, ns, name string, data map[string]stri
 	}
 	defer func() { _ = resp.Body.Close() }() // closed here, read below
 	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("status %d: %s (%v)", resp.StatusCode, b, err)
+	if err != nil {
+		return false, fmt.Errorf("read the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
 	var out admissionv1.AdmissionReview
 	if err := json.Unmarshal(b, &out); err != nil || out.Response == nil {
