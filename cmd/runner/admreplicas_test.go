@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
@@ -134,8 +136,8 @@ func TestTwoReplicasServeAdmission(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	ns, name := "adm-replicas", "jsinformer-replicas"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err) // (-count=N reuses it: the ConfigMaps' names are generated)
 	}
 	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
 	dir := t.TempDir()
@@ -153,7 +155,8 @@ func TestTwoReplicasServeAdmission(t *testing.T) {
 	cms := client.CoreV1().ConfigMaps(ns)
 	var n atomic.Int64
 	create := func(ctx context.Context, bad bool) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", n.Add(1))}}
+		n.Add(1)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "cm-"}}
 		if bad {
 			cm.Data = map[string]string{"bad": "1"}
 		}
@@ -230,4 +233,64 @@ observe:
 		}
 	}
 	t.Logf("connections per replica: %d, %d; replica %d stopped; %d creates", front.conns[0].Load(), front.conns[1].Load(), serving, n.Load())
+}
+
+// TestAStartingReplicaKeepsTheOthersEntries: a replica whose engine has not loaded its
+// scripts yet registers nothing; in particular it does not delete the entries another
+// replica registered (its own set of entries is still empty).
+func TestAStartingReplicaKeepsTheOthersEntries(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	ns, name := "adm-start", "jsinformer-start"
+	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
+	dir := t.TempDir()
+	src := policyScript(ns, `    return;`, `{ failurePolicy: "Ignore", timeoutSeconds: 5 }`)
+	if err := os.WriteFile(filepath.Join(dir, "policy.js"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startAdmissionRunner(t, cp.Config, dir, name, freePort(t))
+	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	var rv string
+	eventually(t, "the first replica registers its entry", func() string {
+		vwc, err := configs.Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil || len(vwc.Webhooks) != 1 {
+			return fmt.Sprint("not yet: ", err)
+		}
+		rv = vwc.ResourceVersion
+		return ""
+	})
+	watch, err := configs.Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: rv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Stop()
+
+	// The second replica's webhooks run; its engine has not loaded anything (not run yet).
+	addr := freePort(t)
+	logger := slog.New(slog.DiscardHandler)
+	flags := webhookFlags{addr: addr, url: "https://" + addr, name: name}
+	hooks, parts, err := flags.newWebhooks(t.Context(), cp.Config, false, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: logger, OnAdmission: hooks.changed, OnReady: hooks.ready})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks.start(e, parts, logger, nil)
+	t.Cleanup(hooks.stop)
+	// A registrar reconciles at once when it starts: a second of quiet shows it did not.
+	quiet := time.After(time.Second)
+	for {
+		select {
+		case ev := <-watch.ResultChan():
+			t.Fatalf("a replica that has loaded nothing changed the configuration: %s %v", ev.Type, ev.Object)
+		case <-quiet:
+			return
+		}
+	}
 }

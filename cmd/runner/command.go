@@ -275,7 +275,9 @@ func (o *options) run(cmd *cobra.Command) error {
 			<-served
 		}()
 	}
-	err = e.Run(cmd.Context())
+	runCtx, release := hooks.engineContext(cmd.Context())
+	defer release()
+	err = e.Run(runCtx)
 	logger.Info("stopped")
 	return err
 }
@@ -288,6 +290,14 @@ func (o *options) newEngine(cmd *cobra.Command, cfg engine.Config) (*engine.Engi
 		return nil, nil, err
 	}
 	cfg.OnAdmission = hooks.changed
+	if onReady := cfg.OnReady; hooks != nil {
+		cfg.OnReady = func() {
+			hooks.ready()
+			if onReady != nil {
+				onReady()
+			}
+		}
+	}
 	e, err := engine.New(cfg)
 	if err != nil {
 		if parts != nil {

@@ -60,12 +60,13 @@ func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url 
 		hooks.registrar.Resync = resync
 	}
 	e, err := engine.New(engine.Config{RESTConfig: cfg, ScriptsDir: dir, Logger: logger, HandlerTimeout: 2 * time.Second,
-		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed})
+		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed, OnReady: hooks.ready})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hooks.start(e, parts, logger, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	parent, cancel := context.WithCancel(context.Background())
+	ctx, release := hooks.engineContext(parent)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
 	r := &admissionRunner{engine: e, ca: hooks.certs.CABundle}
@@ -74,6 +75,7 @@ func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url 
 		if err := <-done; err != nil {
 			t.Errorf("engine Run: %v", err)
 		}
+		release()
 		hooks.stop()
 		r.stop = func() {}
 	}
