@@ -275,9 +275,7 @@ func (o *options) run(cmd *cobra.Command) error {
 			<-served
 		}()
 	}
-	runCtx, release := hooks.engineContext(cmd.Context())
-	defer release()
-	err = e.Run(runCtx)
+	err = hooks.runEngine(cmd.Context(), e)
 	logger.Info("stopped")
 	return err
 }

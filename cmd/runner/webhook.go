@@ -224,6 +224,13 @@ func (h *webhooks) engineContext(ctx context.Context) (context.Context, func()) 
 	}
 }
 
+// runEngine runs e until ctx ends, within engineContext.
+func (h *webhooks) runEngine(ctx context.Context, e *engine.Engine) error {
+	runCtx, release := h.engineContext(ctx)
+	defer release()
+	return e.Run(runCtx)
+}
+
 // stop ends the server (requests in flight finish within its grace) and the registrar, and
 // waits for both; idempotent. The configurations stay: each script's failurePolicy decides
 // meanwhile.
