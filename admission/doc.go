@@ -35,11 +35,16 @@
 //
 // Registrar (register.go) keeps one ValidatingWebhookConfiguration and one
 // MutatingWebhookConfiguration with an entry per script, reconciled from Entries on Changed,
-// every Resync and a second after a failure; they stay when it stops. SecretCerts
+// every Resync and a second after a failure; they stay when it stops. Replicas registering
+// different URLs converge (registershare.go): an entry keeps the URL another replica wrote
+// while a server answers there, checked every AnswerCheck, and is taken over once none does. SecretCerts
 // (certsecret.go, certgen.go) keeps a CA and serving certificate in a Secret the replicas
 // share and renews the serving certificate with the same CA; FileCerts (certfiles.go) serves
 // a folder's files and reloads them when they change. Metrics (metrics.go) counts decisions
 // through Config.Observe.
+//
+// Observation.TraceRecord (trace.go) is a decision as the views show it: a trace record with
+// Event "admission", kept by the engine beside the object's events (Engine.RecordAdmission).
 //
 // Goroutines: Validate, Mutate and ServeHTTP run on the caller's goroutine and may be called
 // concurrently; a Decision is a value the caller owns; Config.Observe is called on the

@@ -69,6 +69,9 @@ type Registrar struct {
 	Resync time.Duration
 
 	changed chan struct{}
+	// keptForeign: the last Reconcile kept another replica's URL (registershare.go), so Run
+	// checks again within AnswerCheck. Run's goroutine (Reconcile's caller) only.
+	keptForeign bool
 }
 
 // Changed asks Run for a reconcile; it never blocks (before Init, it does nothing).
@@ -107,16 +110,21 @@ func (r *Registrar) Run(ctx context.Context) error {
 		if err := r.Reconcile(ctx); err != nil {
 			r.Logger.Warn("webhook configurations not reconciled; retrying", "error", err.Error())
 			next = time.Second
+		} else if r.keptForeign {
+			next = min(next, AnswerCheck)
 		}
 		retry.Reset(next)
 	}
 }
 
 // Reconcile makes the configurations match the entries now: created, updated or, with no
-// entry of their kind, deleted.
+// entry of their kind, deleted. An entry keeps the URL another replica registered while a
+// server answers there (registershare.go). Not for concurrent use: Run calls it.
 func (r *Registrar) Reconcile(ctx context.Context) error {
 	entries := r.Entries()
 	ca := r.CABundle()
+	share := &sharing{ours: r.Target.URL, ca: ca, answered: map[string]bool{}}
+	defer func() { r.keptForeign = share.kept }()
 	var validating []admissionregv1.ValidatingWebhook
 	var mutating []admissionregv1.MutatingWebhook
 	for _, e := range entries {
@@ -127,19 +135,22 @@ func (r *Registrar) Reconcile(ctx context.Context) error {
 			mutating = append(mutating, r.mutating(e, ca))
 		}
 	}
-	if err := r.applyValidating(ctx, validating); err != nil {
+	if err := r.applyValidating(ctx, validating, share); err != nil {
 		return err
 	}
-	return r.applyMutating(ctx, mutating)
+	return r.applyMutating(ctx, mutating, share)
 }
 
 func (r *Registrar) meta() metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: r.Name, Labels: map[string]string{"app.kubernetes.io/managed-by": managedBy}}
 }
 
-func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.ValidatingWebhook) error {
+func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.ValidatingWebhook, share *sharing) error {
 	api := r.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	cur, err := api.Get(ctx, r.Name, metav1.GetOptions{})
+	if err == nil {
+		share.keep(ctx, clientConfigs(hooks, validatingConfig), clientConfigs(cur.Webhooks, validatingConfig))
+	}
 	switch {
 	case apierrors.IsNotFound(err) && len(hooks) == 0:
 		return nil
@@ -161,9 +172,12 @@ func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.
 	return nil
 }
 
-func (r *Registrar) applyMutating(ctx context.Context, hooks []admissionregv1.MutatingWebhook) error {
+func (r *Registrar) applyMutating(ctx context.Context, hooks []admissionregv1.MutatingWebhook, share *sharing) error {
 	api := r.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	cur, err := api.Get(ctx, r.Name, metav1.GetOptions{})
+	if err == nil {
+		share.keep(ctx, clientConfigs(hooks, mutatingConfig), clientConfigs(cur.Webhooks, mutatingConfig))
+	}
 	switch {
 	case apierrors.IsNotFound(err) && len(hooks) == 0:
 		return nil

@@ -45,6 +45,10 @@ type Observation struct {
 	Script, Kind string // Kind is "validate" or "mutate"
 	Request      *admissionv1.AdmissionRequest
 	Decision     Decision
+	// Received is when the request arrived; Object is the object's key as the views name it
+	// (ObjectKey).
+	Received time.Time
+	Object   string
 }
 
 // Server answers admission requests. It is an http.Handler, safe for concurrent use; Serve
@@ -71,6 +75,7 @@ func NewServer(cfg Config) *Server {
 // ServeHTTP answers one AdmissionReview. A bad request (unknown path, not an AdmissionReview,
 // wrong version, body over the limit) gets a 4xx with a plain-text reason and reaches no script.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
 	kind, name, ok := route(r.URL.Path)
 	if !ok {
 		http.Error(w, fmt.Sprintf("unknown path %q: admission paths are %s<script> and %s<script>", r.URL.Path, ValidatePrefix, MutatePrefix), http.StatusNotFound)
@@ -95,7 +100,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	d := s.decide(r, kind, script, req, sreq)
+	d := s.decide(r, kind, script, sreq)
+	s.record(Observation{Script: script.Name(), Kind: kind, Request: req, Decision: d, Received: received, Object: ObjectKey(sreq)})
 	if err := writeJSON(w, response(req, d)); err != nil {
 		s.logger.Warn("admission response not sent", "script", name, "error", err.Error())
 	}
@@ -113,7 +119,7 @@ func route(path string) (kind, name string, ok bool) {
 
 // decide runs the script for req within the webhook's time: the API server's ?timeout when
 // it sends one, else the script's timeoutSeconds.
-func (s *Server) decide(r *http.Request, kind string, script Script, req *admissionv1.AdmissionRequest, sreq scripting.AdmissionRequest) Decision {
+func (s *Server) decide(r *http.Request, kind string, script Script, sreq scripting.AdmissionRequest) Decision {
 	spec := script.Spec()
 	budget := time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second
 	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 {
@@ -121,22 +127,19 @@ func (s *Server) decide(r *http.Request, kind string, script Script, req *admiss
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), budget*9/10)
 	defer cancel()
-	var d Decision
 	if kind == "validate" {
-		d = Validate(ctx, script, sreq)
-	} else {
-		d = Mutate(ctx, script, sreq)
+		return Validate(ctx, script, sreq)
 	}
-	s.record(script.Name(), kind, req, d)
-	return d
+	return Mutate(ctx, script, sreq)
 }
 
 // record logs what a script decided, beyond a plain allow, and tells Observe.
-func (s *Server) record(name, kind string, req *admissionv1.AdmissionRequest, d Decision) {
+func (s *Server) record(o Observation) {
 	if s.observe != nil {
-		s.observe(Observation{Script: name, Kind: kind, Request: req, Decision: d})
+		s.observe(o)
 	}
-	attrs := []any{"script", name, "webhook", kind, "operation", string(req.Operation), "resource", req.Resource.Resource,
+	req, d := o.Request, o.Decision
+	attrs := []any{"script", o.Script, "webhook", o.Kind, "operation", string(req.Operation), "resource", req.Resource.Resource,
 		"namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username, "took", d.Took.String()}
 	switch d.Outcome {
 	case OutcomeDenied:

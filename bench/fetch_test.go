@@ -8,9 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
-	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -286,18 +284,6 @@ func newFetchServer(b *testing.B) *httptest.Server {
 	return srv
 }
 
-func envInt(b *testing.B, name string, def int) int {
-	b.Helper()
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		b.Fatalf("%s: want a count, got %q", name, s)
-	}
-	return n
-}
 
 // processCPU is the process's user+system time so far.
 func processCPU() time.Duration {

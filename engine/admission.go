@@ -9,6 +9,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
@@ -209,4 +210,18 @@ func (a AdmissionScript) onServing(call func(*version.Version) error) error {
 		}
 	}
 	return fmt.Errorf("call %s: %w", a.name, version.ErrRetired)
+}
+
+// RecordAdmission keeps rec, an admission decision (Event "admission"), in the trace with the
+// object's other records, for Explain and Subscribe; its Version is the script's version
+// serving admission now (the one that answered, unless a reload came in between). Nothing is
+// kept with recording off. Safe from any goroutine; it never blocks on a tail subscriber.
+func (e *Engine) RecordAdmission(rec inspection.TraceRecord) {
+	if e.trace == nil {
+		return
+	}
+	if slot, ok := e.admissionTable()[rec.Script]; ok {
+		rec.Version = slot.ver.Hash()
+	}
+	e.trace.Record(rec)
 }

@@ -115,6 +115,8 @@
 //     from a table the loader publishes when a version becomes current, a script is unloaded
 //     or the memory guard stops one (Config.OnAdmission tells the webhook registration);
 //     a version being closed first lets its admission calls in flight finish.
+//     RecordAdmission keeps a decision the webhook server made in the trace, with the
+//     object's other records (Event "admission"), from any goroutine.
 //
 // Ordering: a version handles the events of its informers in the order client-go delivers
 // them, so events for one object arrive in API order. Before calling a handler the worker

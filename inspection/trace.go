@@ -16,7 +16,8 @@ const (
 
 // TraceRecord is one thing that happened to one object in one script version: an event
 // delivered to its worker (with the handler it called, if any), a reconcile run of its key,
-// or a replay asked for through the debug API.
+// a replay asked for through the debug API, or an admission request its validate or mutate
+// answered (Event "admission", Admission set).
 type TraceRecord struct {
 	Seq      uint64    `json:"seq"` // increasing over the runner's life; tail resumes after it
 	Time     time.Time `json:"time"`
@@ -24,17 +25,18 @@ type TraceRecord struct {
 	Version  string    `json:"version"`
 	Resource string    `json:"resource"` // canonical: apps/v1/deployments
 	Object   string    `json:"object"`   // namespace/name, or name when cluster-scoped
-	// Event is add, update, delete, reconcile or replay.
+	// Event is add, update, delete, reconcile, replay or admission.
 	Event             string `json:"event"`
 	Initial           bool   `json:"initial,omitempty"`
 	FinalStateUnknown bool   `json:"finalStateUnknown,omitempty"`
 	ResourceVersion   string `json:"resourceVersion,omitempty"`
-	// Handler is the function called: onAdd, onUpdate, onDelete, reconcile; empty when the
-	// script defines none for this event (the event still updated its cache).
+	// Handler is the function called: onAdd, onUpdate, onDelete, reconcile, validate, mutate;
+	// empty when the script defines none for this event (the event still updated its cache).
 	Handler    string  `json:"handler,omitempty"`
 	DurationMs float64 `json:"durationMs"`
 	// Result is ok, error, timeout, not called (no handler, standby, not leading, another
-	// replica's key) or paused.
+	// replica's key) or paused; for an admission record, its outcome: allowed, denied, warned,
+	// audited or errored.
 	Result string `json:"result"`
 	// Owner is the replica that owns the key when this sharded runner did not call the handler
 	// because the key is another's (--sharded).
@@ -48,6 +50,31 @@ type TraceRecord struct {
 	Enqueued []string      `json:"enqueued,omitempty"` // reconcile keys this call enqueued
 	// Truncated counts log lines and writes not kept (TraceLogsPerCall, TraceWritesPerCall).
 	Truncated int `json:"truncated,omitempty"`
+	// Admission is the decision of an admission record (Event "admission"), nil otherwise.
+	Admission *AdmissionDecision `json:"admission,omitempty"`
+}
+
+// AdmissionPatchChars bounds the JSON Patch an admission record keeps (the rest is cut, with
+// "…" at the end); a denial's message and warnings are bounded the same way.
+const AdmissionPatchChars = 4000
+
+// AdmissionDecision is what a script's validate or mutate answered to one admission request,
+// as the API server was told (the record's Result is its outcome, DurationMs the time from
+// the request received to the answer decided, Error the script's error when it errored).
+type AdmissionDecision struct {
+	Webhook     string `json:"webhook"`   // validate or mutate
+	Operation   string `json:"operation"` // CREATE, UPDATE, DELETE, CONNECT
+	Subresource string `json:"subresource,omitempty"`
+	// User is who asked the API server: the request's userInfo.username.
+	User    string `json:"user"`
+	DryRun  bool   `json:"dryRun,omitempty"`
+	Allowed bool   `json:"allowed"`
+	Code    int32  `json:"code,omitempty"` // the HTTP status of a denial
+	// Message is a denial's message (for a warned or audited one, the message it would have
+	// had; for an audited mutation, the patch it would have applied).
+	Message  string   `json:"message,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	Patch    string   `json:"patch,omitempty"` // the JSON Patch applied, at most AdmissionPatchChars
 }
 
 // LogLine is one console.* or log.* output of a handler call, as the log shows it.

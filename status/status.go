@@ -22,6 +22,31 @@ type Status struct {
 	// Runner is the process that answered, set by the debug API (nil elsewhere): with two
 	// runners on one machine, the one a command reached.
 	Runner *RunnerInfo `json:"runner,omitempty"`
+	// Webhooks are the admission webhook entries of the scripts serving admission, one per
+	// script and kind, set by the runner's debug API (nil elsewhere).
+	Webhooks []WebhookStatus `json:"webhooks,omitempty"`
+}
+
+// WebhookStatus is one admission webhook entry of a script, as the runner registers it.
+type WebhookStatus struct {
+	Script string `json:"script"`
+	// Configuration is the Validating- or MutatingWebhookConfiguration holding the entry,
+	// "ValidatingWebhookConfiguration/NAME"; empty when this runner registers none (no
+	// --webhook-url or --webhook-service, or --dry-run).
+	Configuration string `json:"configuration,omitempty"`
+	Name          string `json:"name"`    // the entry's name
+	Webhook       string `json:"webhook"` // validate or mutate
+	// Rules are the entry's rules: "CREATE,UPDATE apps/v1/deployments (Namespaced)".
+	Rules          []string `json:"rules"`
+	FailurePolicy  string   `json:"failurePolicy"`
+	Mode           string   `json:"mode"`
+	TimeoutSeconds int      `json:"timeoutSeconds"`
+	// Namespaces the entry is limited to (empty: all but the excluded ones); LabelSelector its
+	// object selector.
+	Namespaces    []string `json:"namespaces,omitempty"`
+	LabelSelector string   `json:"labelSelector,omitempty"`
+	// Stopped: the memory guard stopped the script; its failurePolicy answers.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // PermissionStatus is a permission a script needs that the runner lacks.

@@ -252,7 +252,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		return err
 	}
 	defer hooks.stop()
-	stopDebug, err := o.serveDebug(cmd, e, restConfig, level, logger)
+	stopDebug, err := o.serveDebug(cmd, e, hooks, restConfig, level, logger)
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (o *options) run(cmd *cobra.Command) error {
 			<-served
 		}()
 	}
-	err = e.Run(cmd.Context())
+	err = hooks.runEngine(cmd.Context(), e)
 	logger.Info("stopped")
 	return err
 }
@@ -288,6 +288,14 @@ func (o *options) newEngine(cmd *cobra.Command, cfg engine.Config) (*engine.Engi
 		return nil, nil, err
 	}
 	cfg.OnAdmission = hooks.changed
+	if onReady := cfg.OnReady; hooks != nil {
+		cfg.OnReady = func() {
+			hooks.ready()
+			if onReady != nil {
+				onReady()
+			}
+		}
+	}
 	e, err := engine.New(cfg)
 	if err != nil {
 		if parts != nil {

@@ -15,9 +15,10 @@ import (
 
 func newTailCommand() *cobra.Command {
 	var script, object, resource string
-	cmd, _ := debugCommand("tail [--script SCRIPT] [--object NAMESPACE/NAME]", "Stream handler calls live, with their output and writes",
-		`tail prints every handler call and reconcile run of a running runner as it happens, with its log
-lines, API writes and enqueued keys, until interrupted. --script and --object (with --resource
+	cmd, _ := debugCommand("tail [--script SCRIPT] [--object NAMESPACE/NAME]", "Stream handler calls and admission decisions live, with their output and writes",
+		`tail prints every handler call, reconcile run and admission decision of a running runner as it
+happens, with its log lines, API writes and enqueued keys (a decision: who asked, the outcome,
+message, warnings and patch), until interrupted. --script and --object (with --resource
 when several resources share names) narrow it. -o json prints one JSON record per line.`,
 		"  runner tail\n  runner tail --script label.js --object web/api\n  runner tail -o json | jq .",
 		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {

@@ -25,14 +25,14 @@ import (
 //
 // On a non-loopback address every request is authenticated and authorized by the API server
 // (debugapi.NewDelegatingAuthorizer) and served over TLS.
-func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, restConfig *rest.Config, level *slog.LevelVar, logger *slog.Logger) (func(), error) {
+func (o *options) serveDebug(cmd *cobra.Command, e *engine.Engine, hooks *webhooks, restConfig *rest.Config, level *slog.LevelVar, logger *slog.Logger) (func(), error) {
 	l, err := debugapi.Listen(o.debugAddr, !cmd.Flags().Changed("debug-addr"), logger)
 	if err != nil || l == nil {
 		return func() {}, err
 	}
 	info := runnerInfo(o.scripts, l.Addr().String())
 	opts := debugapi.Options{
-		Source: e, Status: func() any { st := e.Status(); st.Runner = &info; return st }, LogLevel: level, Logger: logger,
+		Source: e, Status: func() any { st := e.Status(); st.Runner, st.Webhooks = &info, hooks.status(e); return st }, LogLevel: level, Logger: logger,
 		Pprof: o.pprof, Loopback: debugapi.IsLoopback(l.Addr().String()),
 	}
 	if !opts.Loopback {

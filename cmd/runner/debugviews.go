@@ -42,7 +42,8 @@ func debugCommand(use, short, long, example string, args cobra.PositionalArgs, o
 func newStatusCommand() *cobra.Command {
 	cmd, _ := debugCommand("status", "Show a running runner's scripts, versions, informers and leader state",
 		`status shows the scripts of a running runner: file, content hash, state, last reloads, watches,
-informers, leader state and memory per script. It reads the runner's debug API (--debug-addr).`,
+informers, leader state and memory per script, and the admission webhook entries of the scripts
+with validate or mutate (configuration, entry, rules, failurePolicy, mode). It reads the runner's debug API (--debug-addr).`,
 		"  runner status\n  runner status -o json\n  runner status --debug-addr 127.0.0.1:9089",
 		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {
 			var raw []byte
@@ -148,7 +149,8 @@ func newExplainCommand() *cobra.Command {
 selector, field selector, not watched, version still syncing, script paused); then its last
 events (default 20), each with the handler called, its duration and result, its log lines, its
 API writes (verb, resource, name, dry-run, status code), the reconcile keys it enqueued, and the
-reconcile runs of its key with attempts. Recording is bounded: see docs/debugging.md.
+reconcile runs of its key with attempts, and the admission decisions made about it (who asked,
+script, operation, outcome, message, warnings, patch, duration). Recording is bounded: see docs/debugging.md.
 The object is read from the API server with the runner's identity, so only for a resource some
 loaded script watches.`,
 		"  runner explain deploy web/api\n  runner explain cm kube-system/coredns --events 5 -o json",

@@ -11,6 +11,15 @@
 // log-level and replay (debugviews.go, debugactions.go) are its clients and print with
 // internal/debugtext. See docs/debugging.md.
 //
+// Admission webhooks (webhook.go, package admission; docs/admission.md): with --webhook-url,
+// --webhook-service or --webhook-cert-dir, the admission server, the certificate's renewal or
+// reload and the registrar each run on a goroutine that webhooks.stop joins. The registrar
+// starts once the engine has loaded its initial scripts (engine.Config.OnReady). At shutdown
+// the engine's context (webhooks.engineContext) ends only after the admission server has
+// stopped, on the goroutine context.AfterFunc starts, which ends with that stop. Every
+// decision is counted and kept in the engine's trace; runner status lists the webhook
+// entries (webhookstatus.go).
+//
 // `runner types` (types.go) writes TypeScript declarations: scripting.Declarations, and with
 // --gvr the interfaces internal/typegen generates from the cluster's OpenAPI v3, the names
 // resolved by dynamicinformer's resolver as --gvr is for the runner. It runs on the command's

@@ -161,6 +161,9 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 		if afterAGuardStop[name] || strings.HasPrefix(name, "jsinformer_shard_") { // --sharded only: TestShardedReplicas
 			continue // TestMemoryGuardUnderALimit sees them
 		}
+		if strings.HasPrefix(name, "jsinformer_admission_") {
+			continue // with --webhook-* only, after a decision: TestAdmissionDecisionsInViews sees them
+		}
 		waitHTTP(t, "http://"+addr+"/metrics", "\n"+name)
 	}
 	cancel()

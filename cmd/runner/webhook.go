@@ -58,6 +58,18 @@ type webhooks struct {
 	certs     certSource
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+	// loaded is closed once the engine has loaded its initial scripts (engine.Config.OnReady):
+	// the registrar starts then, so that a replica starting beside others never registers
+	// the empty set of entries it has before, deleting theirs.
+	loaded     chan struct{}
+	loadedOnce sync.Once
+}
+
+// ready tells that the engine loaded its initial scripts (engine.Config.OnReady); nil-safe.
+func (h *webhooks) ready() {
+	if h != nil {
+		h.loadedOnce.Do(func() { close(h.loaded) })
+	}
 }
 
 // certSource is the serving certificate: files (admission.FileCerts) or the shared Secret
@@ -87,7 +99,7 @@ func (w *webhookFlags) newWebhooks(ctx context.Context, restConfig *rest.Config,
 		return nil, nil, fmt.Errorf("build the client for the admission webhooks: %w", err)
 	}
 	logger = logger.With("component", "webhooks")
-	h := &webhooks{}
+	h := &webhooks{loaded: make(chan struct{})}
 	if h.certs, err = w.newCerts(ctx, client, logger, h.changed); err != nil {
 		return nil, nil, err
 	}
@@ -157,9 +169,16 @@ func (w *webhookFlags) target() admission.Target {
 func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logger, reg prometheus.Registerer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	var observe func(admission.Observation)
+	var metrics *admission.Metrics
 	if reg != nil {
-		observe = admission.NewMetrics(reg).Observe
+		metrics = admission.NewMetrics(reg)
+	}
+	// Every decision is counted and kept in the trace beside the object's events.
+	observe := func(o admission.Observation) {
+		if metrics != nil {
+			metrics.Observe(o)
+		}
+		e.RecordAdmission(o.TraceRecord())
 	}
 	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe,
 		Lookup: func(name string) (admission.Script, bool) {
@@ -174,12 +193,46 @@ func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logge
 	h.wg.Go(func() { _ = h.certs.Run(ctx) })
 	if h.registrar != nil {
 		h.registrar.Entries = func() []admission.Entry { return admissionEntries(e.AdmissionEntries()) }
-		h.wg.Go(func() { _ = h.registrar.Run(ctx) })
+		h.wg.Go(func() {
+			select {
+			case <-h.loaded:
+				_ = h.registrar.Run(ctx)
+			case <-ctx.Done():
+			}
+		})
 	}
 }
 
+// engineContext is the context of the engine's Run when admission is served: it ends only
+// once ctx has ended and the admission server has shut down (stop), so that a request in
+// flight, or one arriving during the shutdown, never finds its script's version retired and
+// is answered by the script, while the API server moves to another replica. release frees it
+// (call it once Run has returned); nil-safe.
+func (h *webhooks) engineContext(ctx context.Context) (context.Context, func()) {
+	if h == nil {
+		return ctx, func() {}
+	}
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() { // on context's own goroutine; ends with stop
+		h.stop()
+		cancel()
+	})
+	return out, func() {
+		unhook()
+		cancel()
+	}
+}
+
+// runEngine runs e until ctx ends, within engineContext.
+func (h *webhooks) runEngine(ctx context.Context, e *engine.Engine) error {
+	runCtx, release := h.engineContext(ctx)
+	defer release()
+	return e.Run(runCtx)
+}
+
 // stop ends the server (requests in flight finish within its grace) and the registrar, and
-// waits for both. The configurations stay: each script's failurePolicy decides meanwhile.
+// waits for both; idempotent. The configurations stay: each script's failurePolicy decides
+// meanwhile.
 func (h *webhooks) stop() {
 	if h == nil || h.cancel == nil {
 		return

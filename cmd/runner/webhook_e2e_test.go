@@ -36,32 +36,46 @@ func freePort(t *testing.T) string {
 
 // admissionRunner is the runner's engine and webhooks, wired as run wires them.
 type admissionRunner struct {
-	stop func()
+	stop   func()
+	engine *engine.Engine
+	ca     func() []byte // the CA bundle the webhook server's certificate chains to
 }
 
 func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string) *admissionRunner {
 	t.Helper()
+	return startAdmissionReplica(t, cfg, dir, name, addr, "https://"+addr, 0)
+}
+
+// startAdmissionReplica is startAdmissionRunner serving on addr and registering url, its
+// registrar reconciling every resync (0: the default).
+func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, resync time.Duration) *admissionRunner {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	flags := webhookFlags{addr: addr, url: "https://" + addr, name: name}
+	flags := webhookFlags{addr: addr, url: url, name: name}
 	hooks, parts, err := flags.newWebhooks(t.Context(), cfg, false, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if resync > 0 && hooks.registrar != nil {
+		hooks.registrar.Resync = resync
+	}
 	e, err := engine.New(engine.Config{RESTConfig: cfg, ScriptsDir: dir, Logger: logger, HandlerTimeout: 2 * time.Second,
-		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed})
+		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed, OnReady: hooks.ready})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hooks.start(e, parts, logger, nil)
-	ctx, cancel := context.WithCancel(context.Background())
+	parent, cancel := context.WithCancel(context.Background())
+	ctx, release := hooks.engineContext(parent)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	r := &admissionRunner{}
+	r := &admissionRunner{engine: e, ca: hooks.certs.CABundle}
 	r.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("engine Run: %v", err)
 		}
+		release()
 		hooks.stop()
 		r.stop = func() {}
 	}

@@ -52,9 +52,10 @@ type rates struct {
 func newRates() *rates { return &rates{byScript: map[string]*scriptRates{}} }
 
 // add counts one record; records of no handler call (an event the script has no handler
-// for, a paused or standby version) are not calls.
+// for, a paused or standby version) are not calls, and admission decisions are not handler
+// calls (their rates are the admission metrics').
 func (r *rates) add(rec inspection.TraceRecord) {
-	if rec.Handler == "" || rec.Result == "not called" || rec.Result == "paused" {
+	if rec.Handler == "" || rec.Result == "not called" || rec.Result == "paused" || rec.Admission != nil {
 		return
 	}
 	sec := rec.Time.Unix()

@@ -75,9 +75,15 @@ func healthy() map[string]string {
 		"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`:                    "0x40",
 		"jsinformer_script_stopped{" + p1 + `, script="a.js"}`:                                         "0x40",
 		"jsinformer_script_metric_errors_total{" + p1 + `, script="a.js", metric="m", reason="error"}`: "0x20 1x20", // one failed scrape
+		"jsinformer_admission_decisions_total{" + admit + `, outcome="allowed"}`:                       "0+100x40",
+		"jsinformer_admission_decisions_total{" + admit + `, outcome="denied"}`:                        "0+10x40",
+		"jsinformer_admission_decisions_total{" + admit + `, outcome="errored"}`:                       "0+1x40",
 		`up{job="unrelated"}`: "1x40",
 	}
 }
+
+// admit is the labels of a validate policy's admission series in the healthy runners.
+const admit = `namespace="ok", pod="p1", script="policy.js", webhook="validate", operation="CREATE"`
 
 // TestAlertsFireOnTheirFailureOnly evaluates every rule each minute over 40 minutes of
 // synthetic series, as Prometheus would, and checks which alerts fire at the end: none for the
@@ -101,6 +107,8 @@ func TestAlertsFireOnTheirFailureOnly(t *testing.T) {
 		{"JsinformerQueueGrowing", map[string]string{"jsinformer_queue_depth{" + p1 + `, script="a.js", version="abc"}`: "5x10 10+20x29"}},
 		{"JsinformerScriptLoadFailed", map[string]string{"jsinformer_script_loads_total{" + p1 + `, script="a.js", result="failed"}`: "0x35 1x4"}},
 		{"JsinformerScriptStopped", map[string]string{"jsinformer_script_stopped{" + p1 + `, script="a.js"}`: "0x35 1x4"}},
+		{"JsinformerAdmissionErrors", map[string]string{"jsinformer_admission_decisions_total{" + admit + `, outcome="errored"}`: "0x20 0+20x19"}},
+		{"", map[string]string{"jsinformer_admission_decisions_total{" + admit + `, outcome="denied"}`: "0x20 0+500x19"}}, // denials are no errors
 		{"JsinformerScriptMetricFailing", map[string]string{"jsinformer_script_metric_errors_total{" + p1 + `, script="a.js", metric="m", reason="error"}`: "0x20 0+1x19"}},
 	}
 	all := loadRules(t)

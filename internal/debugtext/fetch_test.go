@@ -37,3 +37,16 @@ func TestRecordPrintsFetchRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordPrintsAdmissionDecision(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	Record(&b, inspection.TraceRecord{Script: "p.js", Event: "admission", Handler: "mutate", Result: "denied", Resource: "v1/configmaps", Object: "web/x",
+		Admission: &inspection.AdmissionDecision{Webhook: "mutate", Operation: "UPDATE", User: "bob", Code: 403, Message: "no",
+			Warnings: []string{"careful"}, Patch: `[{"op":"add"}]`}}, true)
+	for _, want := range []string{"p.js  admission UPDATE  v1/configmaps web/x  mutate  by bob  denied", "denied 403  no", "warning  careful", `patch  [{"op":"add"}]`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("record lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -212,6 +212,10 @@ func Explanation(w io.Writer, x inspection.Explanation) {
 
 // Record prints one trace record: a line, then its logs, writes, keys and error indented.
 func Record(w io.Writer, r inspection.TraceRecord, withObject bool) {
+	if r.Admission != nil {
+		admissionRecord(w, r, withObject)
+		return
+	}
 	handler := r.Handler
 	if handler == "" {
 		handler = "-"
@@ -277,4 +281,38 @@ func resourceVersion(obj map[string]any) string {
 	meta, _ := obj["metadata"].(map[string]any)
 	rv, _ := meta["resourceVersion"].(string)
 	return rv
+}
+
+// admissionRecord prints an admission decision: who asked for what, the outcome, then its
+// message, warnings, patch and error indented.
+func admissionRecord(w io.Writer, r inspection.TraceRecord, withObject bool) {
+	a := r.Admission
+	obj := ""
+	if withObject {
+		obj = "  " + r.Resource + " " + r.Object
+	}
+	what := a.Operation
+	if a.Subresource != "" {
+		what += " " + a.Subresource
+	}
+	if a.DryRun {
+		what += " (dry run)"
+	}
+	_, _ = fmt.Fprintf(w, "%s  %s  admission %s%s  %s  by %s  %s  %s\n", clock(r.Time), r.Script, what, obj, a.Webhook, orDash(a.User), r.Result, ms(r.DurationMs))
+	if a.Message != "" {
+		prefix := "message"
+		if !a.Allowed {
+			prefix = fmt.Sprintf("denied %d", a.Code)
+		}
+		_, _ = fmt.Fprintf(w, "    %s  %s\n", prefix, oneLine(a.Message, 300))
+	}
+	for _, warning := range a.Warnings {
+		_, _ = fmt.Fprintf(w, "    warning  %s\n", oneLine(warning, 300))
+	}
+	if a.Patch != "" {
+		_, _ = fmt.Fprintf(w, "    patch  %s\n", oneLine(a.Patch, 300))
+	}
+	if r.Error != "" {
+		_, _ = fmt.Fprintf(w, "    error  %s\n", oneLine(r.Error, 300))
+	}
 }

@@ -51,6 +51,7 @@ func Status(w io.Writer, st status.Status) {
 	printLoads(w, st.Scripts)
 	printWatches(w, st.Scripts)
 	printNet(w, st.Scripts)
+	printWebhooks(w, st.Webhooks)
 	printInformers(w, st.Informers)
 	printPermissions(w, st.Permissions)
 }
@@ -69,6 +70,28 @@ func printPermissions(w io.Writer, perms []status.PermissionStatus) {
 			refused = fmt.Sprint(p.Refused)
 		}
 		row(t, p.Script, p.Verb, p.Resource, orAll(p.Namespace), p.Why, refused, p.Grant)
+	}
+	_ = t.Flush()
+}
+
+// printWebhooks lists the scripts' admission webhook entries, if any script serves admission.
+func printWebhooks(w io.Writer, hooks []status.WebhookStatus) {
+	if len(hooks) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nAdmission webhooks:")
+	t := newTable(w)
+	row(t, "SCRIPT", "CONFIGURATION", "ENTRY", "RULES", "FAILURE POLICY", "MODE", "TIMEOUT")
+	for _, h := range hooks {
+		config := h.Configuration
+		if config == "" {
+			config = "(not registered)"
+		}
+		mode := h.Mode
+		if h.Stopped {
+			mode += " (stopped)"
+		}
+		row(t, h.Script, config, h.Name, strings.Join(h.Rules, "; "), h.FailurePolicy, mode, fmt.Sprintf("%ds", h.TimeoutSeconds))
 	}
 	_ = t.Flush()
 }

@@ -380,7 +380,29 @@ function renderExplain(x) {
   return out;
 }
 
+// admissionBad: an admission record the page marks as a failure (denied or errored).
+const admissionBad = (r) => r.result === "denied" || r.result === "errored";
+function admissionLines(a) {
+  return [
+    a.message ? h("div", { class: "sub mono" + (a.allowed ? "" : " err") }, (a.allowed ? "message: " : `denied ${a.code}: `) + a.message) : null,
+    (a.warnings || []).map((w) => h("div", { class: "sub mono warn" }, "warning: " + w)),
+    a.patch ? h("div", { class: "sub mono" }, "patch: " + a.patch) : null,
+  ];
+}
+function renderAdmission(r) {
+  const a = r.admission;
+  const bad = admissionBad(r);
+  return h("li", { class: "admission" + (bad ? " err" : ""), "data-seq": r.seq },
+    h("div", {}, h("span", { class: "muted" }, fmtTime(r.time)), " ", h("strong", {}, "admission"), " ", a.operation, a.subresource ? " " + a.subresource : "",
+      a.dryRun ? " (dry run)" : "", " by ", h("code", {}, a.user || "-"),
+      " → ", h("a", { href: "/scripts/" + r.script }, r.script), h("span", { class: "mono muted" }, "@" + (r.version || "")),
+      " → ", h("code", {}, a.webhook), " ", h("span", { class: "badge " + (bad ? "err" : r.result === "allowed" ? "ok" : "warn") }, r.result),
+      " ", fmtMs(r.durationMs)),
+    r.error ? h("pre", { class: "sub err" }, r.error) : null,
+    admissionLines(a));
+}
 function renderRecord(r) {
+  if (r.admission) return renderAdmission(r);
   const bad = r.result === "error" || r.result === "timeout";
   return h("li", { class: bad ? "err" : "", "data-seq": r.seq },
     h("div", {}, h("span", { class: "muted" }, fmtTime(r.time)), " ", h("strong", {}, r.event), r.initial ? " (initial)" : "",
@@ -447,6 +469,12 @@ function tailFlush() {
   tailInfo();
 }
 function tailRow(r) {
+  if (r.admission) {
+    const a = r.admission;
+    return h("li", { class: "admission" + (admissionBad(r) ? " err" : "") },
+      `${fmtTime(r.time)} ${r.script} admission ${a.operation} ${r.object} by ${a.user || "-"} `, h("code", {}, a.webhook), ` ${r.result} ${fmtMs(r.durationMs)}`,
+      r.error ? h("div", { class: "log err" }, r.error) : null, admissionLines(a));
+  }
   const bad = r.result === "error" || r.result === "timeout";
   return h("li", { class: bad ? "err" : "" },
     `${fmtTime(r.time)} ${r.script} ${r.event} ${r.object} `, r.handler ? h("code", {}, r.handler) : "", ` ${r.result} ${fmtMs(r.durationMs)}`,

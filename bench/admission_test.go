@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/admission"
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+// Admission through the API server: ConfigMaps are created at admissionRate a second in one
+// namespace per contender, the API server calling the runner's webhooks (wired as cmd/runner
+// wires them: the engine, the admission server with its metrics and trace, the registrar):
+//
+//	none      no webhook matches (the API server's own cost: the baseline)
+//	validate  one script whose validate allows (returns undefined)
+//	mutate    one script whose mutate adds a label (a JSON Patch)
+//	ten       ten scripts, each a trivial validate, matching the same ConfigMaps
+//	busy      a trivial validate in a script whose reconcile runs 2 s per key, kept busy by
+//	          the creates themselves
+//
+// Contenders alternate slice by slice ($JSINFORMER_ADMISSION_SECONDS per slice, default 10;
+// $JSINFORMER_ADMISSION_ROUNDS rounds, default 3). Reported per contender: the client's create
+// latency p50 and the p50 added over none; the runner's own time per request, from the
+// request received by its handler to the answer written, p50 and p99 (the ten scripts' calls
+// are ten requests each); the rate achieved. Live heap and goroutines are read before and
+// after all rounds.
+
+const admissionRate = 300 // creates per second
+
+var admissionContenders = []string{"none", "validate", "mutate", "ten", "busy"}
+
+func admissionScripts() map[string]string {
+	watch := func(ns string) string { return `watch: { resource: "v1/configmaps", namespace: "adm-` + ns + `" },` }
+	scripts := map[string]string{
+		"validate.js": `export default { ` + watch("validate") + ` validate() {} };`,
+		"mutate.js": `export default { ` + watch("mutate") + `
+  mutate(obj) { const out = util.clone(obj); out.metadata.labels = { ...(out.metadata.labels || {}), checked: "yes" }; return out; } };`,
+		"busy.js": `export default { ` + watch("busy") + ` validate() {},
+  reconcile(key, ctx) {
+    const [ns, name] = key.split("/");
+    const until = Number(ctx.cache.get(ns, name)?.data?.until ?? 0);
+    const end = Math.min(Date.now() + 2000, until);
+    while (Date.now() < end) {}
+  } };`,
+	}
+	for i := range 10 {
+		scripts[fmt.Sprintf("ten-%d.js", i)] = `export default { ` + watch("ten") + ` validate() {} };`
+	}
+	return scripts
+}
+
+// handlerTimes records the runner's own time per request, by contender (the script's
+// namespace, read from its name), and the script's share of it (Decision.Took: waiting for a
+// free runtime and the call).
+type handlerTimes struct {
+	mu       sync.Mutex
+	by       map[string][]float64 // microseconds
+	scriptBy map[string][]float64 // microseconds
+	srv      http.Handler
+}
+
+func newHandlerTimes() *handlerTimes {
+	return &handlerTimes{by: map[string][]float64{}, scriptBy: map[string][]float64{}}
+}
+
+func (h *handlerTimes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	h.srv.ServeHTTP(w, r)
+	h.add(h.by, r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], time.Since(start))
+}
+
+// observe records a decision's script time; Config.Observe.
+func (h *handlerTimes) observe(o admission.Observation) { h.add(h.scriptBy, o.Script, o.Decision.Took) }
+
+func (h *handlerTimes) add(to map[string][]float64, script string, took time.Duration) {
+	contender, _, _ := strings.Cut(strings.TrimSuffix(script, ".js"), "-")
+	h.mu.Lock()
+	to[contender] = append(to[contender], float64(took.Microseconds()))
+	h.mu.Unlock()
+}
+
+// take returns and forgets the times of contender: whole requests, and the scripts' share.
+func (h *handlerTimes) take(contender string) (requests, scripts []float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	requests, scripts = h.by[contender], h.scriptBy[contender]
+	delete(h.by, contender)
+	delete(h.scriptBy, contender)
+	return requests, scripts
+}
+
+func BenchmarkAdmission(b *testing.B) {
+	cp := controlplane.Require(b, env)
+	slice, rounds := envInt(b, "JSINFORMER_ADMISSION_SECONDS", 10), envInt(b, "JSINFORMER_ADMISSION_ROUNDS", 3)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 2000, 2000
+	client := kubernetes.NewForConfigOrDie(cfg)
+	for _, c := range admissionContenders {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + c}}
+		if _, err := client.CoreV1().Namespaces().Create(b.Context(), ns, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			b.Fatal(err)
+		}
+	}
+	for range b.N {
+		times, stop := startAdmissionRunner(b, cp, client)
+		heap0, goroutines0 := liveHeap(), runtime.NumGoroutine()
+		api := map[string][]float64{}
+		runnerTimes, scriptTimes := map[string][]float64{}, map[string][]float64{}
+		sent := map[string]int{}
+		var n atomic.Int64
+		for range rounds {
+			for _, c := range admissionContenders {
+				d := time.Duration(slice) * time.Second
+				// busy.js's reconcile spins 2 s per key, but not past this slice's end: the
+				// backlog the slice leaves drains at once and does not load the next ones.
+				data := map[string]string{"until": strconv.FormatInt(time.Now().Add(d).UnixMilli(), 10)}
+				lat, count := createAtRate(b, client.CoreV1().ConfigMaps("adm-"+c), &n, d, data)
+				api[c] = append(api[c], lat...)
+				sent[c] += count
+				requests, scripts := times.take(c)
+				runnerTimes[c], scriptTimes[c] = append(runnerTimes[c], requests...), append(scriptTimes[c], scripts...)
+			}
+		}
+		heap1, goroutines1 := liveHeap(), runtime.NumGoroutine()
+		stop()
+		base := percentile(api["none"], 50)
+		for _, c := range admissionContenders {
+			b.ReportMetric(percentile(api[c], 50), c+"_api_p50_ms")
+			b.ReportMetric(float64(sent[c])/float64(rounds*slice), c+"_creates/s")
+			if c == "none" {
+				continue
+			}
+			b.ReportMetric(percentile(api[c], 50)-base, c+"_added_p50_ms")
+			b.ReportMetric(percentile(runnerTimes[c], 50), c+"_runner_p50_us")
+			b.ReportMetric(percentile(runnerTimes[c], 99), c+"_runner_p99_us")
+			b.ReportMetric(percentile(scriptTimes[c], 50), c+"_script_p50_us")
+			b.ReportMetric(percentile(scriptTimes[c], 99), c+"_script_p99_us")
+		}
+		b.ReportMetric((percentile(api["ten"], 50)-base)/(percentile(api["validate"], 50)-base), "ten_vs_one_added")
+		b.ReportMetric(mb(heap1-heap0), "heap_growth_MB")
+		b.ReportMetric(float64(goroutines1-goroutines0), "goroutine_growth")
+	}
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	b.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return n
+}

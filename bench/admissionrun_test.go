@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/jsinformer/jsinformer/admission"
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+// startAdmissionRunner runs an engine on admissionScripts with its admission server and
+// registrar, as cmd/runner wires them (the server's handler wrapped to time each request),
+// until the API server calls it. The returned func stops everything and removes the
+// configurations.
+func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface) (*handlerTimes, func()) {
+	b.Helper()
+	dir := b.TempDir()
+	for name, src := range admissionScripts() {
+		writeScript(b, dir, name, src)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	certs := &admission.SecretCerts{Client: client, Namespace: "default", Name: "jsinformer-bench-tls", Hosts: []string{"127.0.0.1"}}
+	if err := certs.Ensure(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	reg := &admission.Registrar{Client: client, Name: "jsinformer-bench", Target: admission.Target{URL: "https://" + ln.Addr().String()}, CABundle: certs.CABundle}
+	reg.Init()
+	ready := make(chan struct{})
+	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: slog.New(slog.DiscardHandler), PaceGC: true,
+		HandlerTimeout: 5 * time.Second, OnAdmission: reg.Changed, OnReady: func() { close(ready) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg.Entries = func() []admission.Entry { return benchEntries(e.AdmissionEntries()) }
+	metrics := admission.NewMetrics(prometheus.NewRegistry())
+	times := newHandlerTimes()
+	times.srv = admission.NewServer(admission.Config{
+		Lookup: func(name string) (admission.Script, bool) { return e.AdmissionScript(name) },
+		Observe: func(o admission.Observation) {
+			metrics.Observe(o)
+			e.RecordAdmission(o.TraceRecord())
+			times.observe(o)
+		}})
+	srv := &http.Server{Handler: times, TLSConfig: &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: admission.ReadHeaderTimeout}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.ServeTLS(ln, "", "") })
+	engineDone := make(chan error, 1)
+	go func() { engineDone <- e.Run(ctx) }() // joined by stop
+	wg.Go(func() { _ = reg.Run(ctx) })
+	stop := func() {
+		cancel()
+		if err := <-engineDone; err != nil {
+			b.Errorf("engine Run: %v", err)
+		}
+		_ = srv.Close()
+		wg.Wait()
+		for _, del := range []func(context.Context, string, metav1.DeleteOptions) error{
+			client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete,
+			client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete} {
+			_ = del(context.Background(), reg.Name, metav1.DeleteOptions{})
+		}
+	}
+	select {
+	case <-ready:
+	case <-time.After(readyTimeout):
+		stop()
+		b.Fatal("the engine was not ready in time")
+	}
+	waitMutated(b, client.CoreV1().ConfigMaps("adm-mutate"))
+	return times, stop
+}
+
+// waitMutated creates ConfigMaps until the API server has mutate.js label one.
+func waitMutated(b *testing.B, cms typedcorev1.ConfigMapInterface) {
+	b.Helper()
+	for deadline, i := time.Now().Add(time.Minute), 0; ; i++ {
+		cm, err := cms.Create(b.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "warm-"}}, metav1.CreateOptions{})
+		if err == nil && cm.Labels["checked"] == "yes" {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the webhooks were not called within a minute: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// benchEntries are the registrar's entries for the engine's scripts, each watching one
+// namespace's ConfigMaps (cmd/runner's admissionEntries, for these scripts).
+func benchEntries(in []engine.AdmissionEntry) []admission.Entry {
+	out := make([]admission.Entry, 0, len(in))
+	for _, e := range in {
+		entry := admission.Entry{Script: e.Script, Validate: e.Validate, Mutate: e.Mutate, Spec: e.Spec}
+		for _, w := range e.Watches {
+			gvr := w.Resource.GVR
+			entry.Rules = append(entry.Rules, admission.Rule{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespaced: w.Resource.Namespaced})
+			entry.Namespaces = append(entry.Namespaces, w.Namespace)
+		}
+		out = append(out, entry)
+	}
+	return out
+}
+
+// createAtRate creates ConfigMaps at admissionRate a second for d (open loop: a create is
+// started every tick whatever the others do, at most 256 in flight) and returns each
+// create's latency in milliseconds and how many were started. data is every ConfigMap's.
+func createAtRate(b *testing.B, cms typedcorev1.ConfigMapInterface, n *atomic.Int64, d time.Duration, data map[string]string) ([]float64, int) {
+	b.Helper()
+	var mu sync.Mutex
+	var lat []float64
+	var failed []error
+	var wg sync.WaitGroup
+	inFlight := make(chan struct{}, 256)
+	ticker := time.NewTicker(time.Second / admissionRate)
+	defer ticker.Stop()
+	started := 0
+	for deadline := time.Now().Add(d); ; {
+		now := <-ticker.C
+		if now.After(deadline) {
+			break
+		}
+		select {
+		case inFlight <- struct{}{}:
+		default:
+			continue // more than 256 in flight: the rate achieved shows it
+		}
+		started++
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", n.Add(1))}, Data: data}
+		wg.Go(func() {
+			defer func() { <-inFlight }()
+			start := time.Now()
+			_, err := cms.Create(context.Background(), cm, metav1.CreateOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, err)
+				return
+			}
+			lat = append(lat, ms(time.Since(start)))
+		})
+	}
+	wg.Wait()
+	if len(failed) > 0 {
+		b.Fatalf("%d of %d creates failed: %v", len(failed), started, errors.Join(failed[:min(3, len(failed))]...))
+	}
+	return lat, started
+}

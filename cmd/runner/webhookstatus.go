@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/jsinformer/jsinformer/admission"
+	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/status"
+)
+
+// The webhook entries runner status lists: the engine's scripts serving admission as the
+// registrar turns them into entries.
+
+// webhookStatus lists the webhook entries of the engine's scripts serving admission; config
+// is the configurations' name, "" when this runner registers none.
+func webhookStatus(in []engine.AdmissionEntry, config string) []status.WebhookStatus {
+	var out []status.WebhookStatus
+	for i, e := range admissionEntries(in) { // one entry per element of in, in order
+		stopped := in[i].Stopped
+		for _, kind := range []struct {
+			name, configKind string
+			on               bool
+		}{{"validate", "ValidatingWebhookConfiguration", e.Validate}, {"mutate", "MutatingWebhookConfiguration", e.Mutate}} {
+			if !kind.on {
+				continue
+			}
+			w := status.WebhookStatus{Script: e.Script, Name: admission.WebhookName(e.Script, kind.name), Webhook: kind.name,
+				Rules: ruleTexts(e), FailurePolicy: e.Spec.FailurePolicy, Mode: e.Spec.Mode, TimeoutSeconds: e.Spec.TimeoutSeconds,
+				Namespaces: e.Namespaces, LabelSelector: e.LabelSelector, Stopped: stopped}
+			if config != "" {
+				w.Configuration = kind.configKind + "/" + config
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func ruleTexts(e admission.Entry) []string {
+	out := make([]string, 0, len(e.Rules))
+	for _, r := range e.Rules {
+		scope := "Cluster"
+		if r.Namespaced {
+			scope = "Namespaced"
+		}
+		gvr := dynamicinformer.FormatGVR(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource})
+		out = append(out, fmt.Sprintf("%s %s (%s)", strings.Join(e.Spec.Operations, ","), gvr, scope))
+	}
+	return out
+}
+
+// status lists h's entries for runner status; h nil (no --webhook-* flag) lists them as not
+// registered, so that a script's validate nobody serves shows.
+func (h *webhooks) status(e *engine.Engine) []status.WebhookStatus {
+	config := ""
+	if h != nil && h.registrar != nil {
+		config = h.registrar.Name
+	}
+	return webhookStatus(e.AdmissionEntries(), config)
+}
