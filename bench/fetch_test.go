@@ -284,7 +284,6 @@ func newFetchServer(b *testing.B) *httptest.Server {
 	return srv
 }
 
-
 // processCPU is the process's user+system time so far.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
