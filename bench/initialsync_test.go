@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,8 +18,14 @@ import (
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
-// syncRounds is how many times each contender syncs, alternating, per benchmark iteration.
-const syncRounds = 5
+// syncRounds is how many times each contender syncs, alternating, per benchmark iteration:
+// 5, or $JSINFORMER_SYNC_ROUNDS (for an interval of a small ratio, e.g. recording on/off).
+var syncRounds = func() int {
+	if n, err := strconv.Atoi(os.Getenv("JSINFORMER_SYNC_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 5
+}()
 
 // syncScript reads the same two fields as the Go handler of the client-go contenders.
 const syncScript = `let n = 0;

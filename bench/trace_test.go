@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -38,8 +39,31 @@ func BenchmarkTraceInitialSync(b *testing.B) {
 	}
 	cp := seededShape(b, realistic)
 	results := runProcessRounds(b, cp, realistic, processes)
-	b.ReportMetric(median(results[0].ms)/median(results[1].ms), "time-ratio-on-vs-off")
-	b.ReportMetric(median(results[0].mb)/median(results[1].mb), "rss-ratio-on-vs-off")
+	for _, m := range []struct {
+		name    string
+		on, off []float64
+	}{{"time", results[0].ms, results[1].ms}, {"rss", results[0].mb, results[1].mb}} {
+		ci := ratioCI(m.on, m.off)
+		b.ReportMetric(ci.est, m.name+"-ratio-on-vs-off")
+		b.ReportMetric(ci.lo, m.name+"-ratio-lo")
+		b.ReportMetric(ci.hi, m.name+"-ratio-hi")
+	}
+}
+
+// ratioCI is the ratio of the medians of on and off, rounds paired as run, with a 95 %
+// bootstrap interval over resampled rounds.
+func ratioCI(on, off []float64) interval {
+	rng := rand.New(rand.NewPCG(1, 2))
+	resamples := make([]float64, 2000)
+	a, b := make([]float64, len(on)), make([]float64, len(off))
+	for i := range resamples {
+		for j := range a {
+			k := rng.IntN(len(on))
+			a[j], b[j] = on[k], off[k]
+		}
+		resamples[i] = median(a) / median(b)
+	}
+	return withCI(median(on)/median(off), resamples)
 }
 
 func BenchmarkTraceLatency(b *testing.B) {
