@@ -77,6 +77,11 @@ func TestExample03PodOwner(t *testing.T) {
 	rs["kind"] = "ReplicaSet"
 	setOwner(rs, d)
 	rsObj := r.create(t, replicasetsGVR, rs)
+	// The owners reach the script's cache through informers of their own: the pod's add may
+	// come first, and the chain is read from the cache. Created once both are there.
+	for _, owner := range []string{"web", "web-5d8f"} {
+		r.calls.waitFor(t, owner+" cached", 1, call{Script: "03-pod-owner.js", Event: "add", Object: ns + "/" + owner}.match)
+	}
 	pod := map[string]any{"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": "web-5d8f-x2x", "namespace": ns},
 		"spec":     map[string]any{"containers": []any{map[string]any{"name": "main", "image": "nginx:1.27"}}}}
