@@ -22,6 +22,21 @@ type Status struct {
 	// Runner is the process that answered, set by the debug API (nil elsewhere): with two
 	// runners on one machine, the one a command reached.
 	Runner *RunnerInfo `json:"runner,omitempty"`
+	// Server is the API server the runner talks to, as its /version said at start; nil
+	// before the runner has connected, and in `runner test` (no API server).
+	Server *ServerStatus `json:"server,omitempty"`
+}
+
+// ServerStatus is the API server, read once when the runner connects.
+type ServerStatus struct {
+	Host     string `json:"host"`
+	Version  string `json:"version"` // gitVersion: "v1.37.2"
+	Platform string `json:"platform,omitempty"`
+	// Supported is the runner's support window, "v1.34 to v1.37" (README, "Supported
+	// Kubernetes versions"); OlderThanSupported is true for an API server older than it, which
+	// the runner warned about at start.
+	Supported          string `json:"supported"`
+	OlderThanSupported bool   `json:"olderThanSupported,omitempty"`
 }
 
 // PermissionStatus is a permission a script needs that the runner lacks.
