@@ -21,7 +21,7 @@ CHECK_FLAGS := -race
 # `make image` does; `prebuild` compiles that once before the tests, which then only link.
 STATIC_BUILD := CGO_ENABLED=0 go build -trimpath
 
-.PHONY: all build image controlplane test unit lint vet demo bench screenshots clean help modules prebuild test-go test-extra
+.PHONY: all build image controlplane test unit lint vet demo bench screenshots clean help modules prebuild test-go test-extra test-compat compat-controlplanes
 
 all: build
 
@@ -93,6 +93,17 @@ test-go: ## the main module's tests (make test's last phase; needs `make control
 
 test-extra: ## the tests of $(EXTRA_MODULES)
 	for m in $(EXTRA_MODULES); do (cd $$m && go test $(GO_TEST_FLAGS) ./...) || exit 1; done
+
+# The older minors of the support window (README, "Supported Kubernetes versions"); make test
+# covers the newest, v1.37. Each is pinned by hack/compat/<minor>/go.mod.
+COMPAT_VERSIONS ?= v1.34 v1.35 v1.36
+
+compat-controlplanes: controlplane ## build kube-apiserver v1.34, v1.35, v1.36 into bin/<version>/ (cached; under nice -n 19)
+	@hack/compat/build.sh $(COMPAT_VERSIONS)
+
+# Not part of make test: a cold build of the three API servers takes ~50 CPU-minutes.
+test-compat: compat-controlplanes ## the tests that touch the API's behaviour (hack/compat/tests) against kube-apiserver v1.34, v1.35, v1.36
+	@GO_TEST_FLAGS='$(GO_TEST_FLAGS)' hack/compat/test.sh $(COMPAT_VERSIONS)
 
 bench: controlplane ## benchmarks against a real control plane; see docs/benchmarks.md
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime 1x -timeout 60m ./bench/...

@@ -29,7 +29,10 @@
 // holding the body; then it watches from the list's resourceVersion. With
 // Options.StreamingLists it uses client-go's streaming list (a watch that sends every object
 // first) where the server supports it. A relist after "410 Gone" found by a watch is a
-// streaming list either way (watchproxy.go). docs/benchmarks.md measures both.
+// streaming list either way (watchproxy.go). docs/benchmarks.md measures both. An API server
+// with its WatchList feature off refuses streaming lists (422, naming sendInitialEvents): the
+// Factory remembers the first refusal, logs it once, and from then on its informers list
+// instead without asking again; a refusal is never reported as a failure (streaming.go).
 //
 // Watch health: each informer's ListerWatcher (listwatch.go) retries failing lists and watches
 // itself with a bounded, jittered Backoff, so client-go's reflector, whose backoff grows to a

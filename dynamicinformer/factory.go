@@ -43,6 +43,9 @@ type Factory struct {
 	client dynamic.Interface
 	opts   Options
 
+	// support is what its informers learnt of the server's streaming lists (streaming.go).
+	support *streamingSupport
+
 	mu       sync.Mutex
 	entries  map[Key]*entry
 	shutdown bool
@@ -65,7 +68,7 @@ func NewFactory(client dynamic.Interface, opts Options) *Factory {
 	if opts.Remind <= 0 {
 		opts.Remind = time.Minute
 	}
-	return &Factory{client: client, opts: opts, entries: map[Key]*entry{}}
+	return &Factory{client: client, opts: opts, entries: map[Key]*entry{}, support: &streamingSupport{logger: opts.Logger}}
 }
 
 // Acquire returns a handle on the running informer for key, starting it when it is the first.
@@ -92,7 +95,7 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 func (f *Factory) start(key Key) (*entry, error) {
 	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
 	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(),
-		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists}
+		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists, support: f.support}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.opts.Resync,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},

@@ -31,6 +31,8 @@ type listWatch struct {
 	backoff Backoff
 	// streaming: initial lists are streaming lists where the client and server support them.
 	streaming bool
+	// support is what the factory learnt of the server's streaming lists (streaming.go).
+	support *streamingSupport
 }
 
 // ListWithContext lists, retrying transient failures until the list succeeds or ctx ends.
@@ -74,11 +76,18 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 // resourceVersion the server no longer has ("410 Gone" as the request's answer rather than as
 // the stream's first event) opens as a stream of that one error, so the proxy relists.
 func (lw *listWatch) open(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	streamingList := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if streamingList && lw.support.isRefused() {
+		return nil, errStreamingRefused
+	}
 	var w watch.Interface
 	err := lw.retry(ctx, func() (err error) {
 		w, err = lw.inner.WatchWithContext(ctx, opts)
 		return err
 	})
+	if streamingList && isStreamingRefused(err) {
+		lw.support.noteRefusal(err)
+	}
 	var status apierrors.APIStatus
 	if err != nil && isPlain(opts) && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err)) && errors.As(err, &status) {
 		gone := watch.NewFakeWithChanSize(1, false)
@@ -98,7 +107,7 @@ func isPlain(opts metav1.ListOptions) bool {
 // IsWatchListSemanticsUnSupported tells the reflector not to use streaming lists, unless
 // they were asked for and the client supports them.
 func (lw *listWatch) IsWatchListSemanticsUnSupported() bool {
-	return !lw.streaming || watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
+	return !lw.streaming || lw.support.isRefused() || watchlist.DoesClientNotSupportWatchListSemantics(lw.client)
 }
 
 // initialListOptions makes the reflector's lists from scratch consistent reads in one
@@ -159,6 +168,8 @@ func (lw *listWatch) retry(ctx context.Context, call func() error) error {
 // informer is failing.
 func (lw *listWatch) classify(err error) (limit time.Duration, retriable, failure bool) {
 	switch {
+	case isStreamingRefused(err):
+		return 0, false, false // the server's WatchList is off: the reflector lists (streaming.go)
 	case apierrors.IsResourceExpired(err), apierrors.IsGone(err), apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge):
 		return 0, false, false // the reflector relists
 	case apierrors.IsBadRequest(err), apierrors.IsInvalid(err), apierrors.IsNotAcceptable(err),

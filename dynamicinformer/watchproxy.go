@@ -205,6 +205,9 @@ func (p *proxy) reopen(opts metav1.ListOptions) bool {
 // relist opens a streaming list, reads its snapshot and passes on the difference; false when
 // it could not, before anything was passed on.
 func (p *proxy) relist() bool {
+	if p.lw.support.isRefused() {
+		return false // the server's WatchList is off: the reflector lists (streaming.go)
+	}
 	yes := true
 	opts := p.opts
 	opts.ResourceVersion, opts.ResourceVersionMatch = "", metav1.ResourceVersionMatchNotOlderThan

@@ -219,7 +219,10 @@
 // states, recent loads, handler counters, watches, informers and leadership, safe from any
 // goroutine; StatusChanged signals each change. The loader records every transition in the
 // book; the goroutine that joins a retired version freezes it as done, so the book never holds
-// a finished version's memory.
+// a finished version's memory. Status.Server is the API server's /version, read once by Run's
+// connection check (serverversion.go), which also logs the one WARN of an API server older
+// than the support window (OldestSupportedMinor; nothing in the engine chooses a behaviour by
+// version: features are detected where they differ).
 //
 // Inspection (inspect.go; packages inspection, engine/internal/inspect, engine/internal/trace,
 // engine/internal/version for what a worker records and the replay, and

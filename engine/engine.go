@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +38,9 @@ type Engine struct {
 	cfg       Config
 	logger    *slog.Logger
 	discovery discovery.DiscoveryInterface // Run's connection check; nil in a driven engine
+	// server is the API server's version, read once by Run's connection check (nil before, and
+	// in a driven engine); Status reads it from any goroutine.
+	server    atomic.Pointer[status.ServerStatus]
 	resolver  Resolver
 	factory   Informers
 	fanouts   fanout.Registry[version.Event] // one client-go registration per informer, shared by the versions (internal/version: Subscription)
@@ -231,7 +233,7 @@ func (e *Engine) connect(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	host := e.cfg.RESTConfig.Host
-	body, err := e.discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	server, err := readServer(ctx, discovery.ToServerVersionInterfaceWithContext(e.discovery), host, e.logger)
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("connect to cluster %s: the server rejected the credentials (401 Unauthorized); check the kubeconfig user: %w", host, err)
@@ -240,11 +242,7 @@ func (e *Engine) connect(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("connect to cluster %s: %w", host, err)
 	}
-	var server struct {
-		GitVersion string `json:"gitVersion"`
-	}
-	_ = json.Unmarshal(body, &server) // only for the log line
-	e.logger.Info("connected", "server", host, "version", server.GitVersion)
+	e.server.Store(server)
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -121,7 +120,7 @@ func (e *Engine) refusals(script string, c scripting.Client) scripting.Client {
 		if e.cfg.ObserveCalls != nil {
 			e.cfg.ObserveCalls(n, err)
 		}
-		if e.perms != nil && apierrors.IsForbidden(err) {
+		if e.perms != nil && permissions.IsRefusal(err) {
 			e.perms.Refused(n)
 		}
 	})

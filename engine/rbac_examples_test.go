@@ -105,7 +105,24 @@ func (r *runner) checkGranted(t *testing.T) {
 	if len(missing) > 0 || len(refused) > 0 {
 		t.Errorf("with the generated RBAC: missing %v, refused %v", missing, refused)
 	}
-	if dump := r.log.dump(); strings.Contains(strings.ToLower(dump), "forbidden") {
-		t.Errorf("a Forbidden with the generated RBAC:\n%s", dump)
+	// A write into a namespace being deleted (another test's, on the shared control plane) is
+	// answered 403 too, whatever the RBAC: a script whose cache has not yet seen the deletion
+	// may try one, and that is no missing permission.
+	forbidden := r.log.find(func(rec record) bool { return strings.Contains(strings.ToLower(rec.String()), "forbidden") })
+	for _, rec := range forbidden {
+		if !r.terminating(t, rec.attrs["namespace"]) {
+			t.Errorf("a Forbidden with the generated RBAC:\n%s", r.log.dump())
+			return
+		}
 	}
+}
+
+// terminating reports whether the namespace ns is being deleted.
+func (r *runner) terminating(t *testing.T, ns string) bool {
+	t.Helper()
+	if ns == "" {
+		return false
+	}
+	obj, err := r.dyn.Resource(namespacesGVR).Get(context.Background(), ns, metav1.GetOptions{})
+	return err == nil && obj.GetDeletionTimestamp() != nil
 }

@@ -48,6 +48,10 @@ func (e *Engine) Status() status.Status {
 	st.Seq, st.Scripts = e.book.Scripts(e.stats.counts.Snapshot)
 	st.Informers = e.informerStatus()
 	st.Permissions = e.permissionStatus()
+	if server := e.server.Load(); server != nil {
+		copied := *server // the snapshot is the caller's to change
+		st.Server = &copied
+	}
 	return st
 }
 

@@ -24,7 +24,7 @@
 // SelfSubjectAccessReviews (NewReviewer) at once, on each change and every Interval, answers
 // cached for Interval and at most MaxReviews a round, and logs what went missing (WARN, with
 // the rule to add) and what was granted since (INFO); Refused records a call the API server
-// forbade. Missing and Forbidden may be read from any goroutine. Observe wraps a script's
+// forbade (IsRefusal: a 403 other than a write into a namespace being deleted). Missing and Forbidden may be read from any goroutine. Observe wraps a script's
 // client to report each call's permission and error (the refused calls; `runner test
 // --permissions`).
 //

@@ -25,6 +25,9 @@ type Status struct {
 	// Webhooks are the admission webhook entries of the scripts serving admission, one per
 	// script and kind, set by the runner's debug API (nil elsewhere).
 	Webhooks []WebhookStatus `json:"webhooks,omitempty"`
+	// Server is the API server the runner talks to, as its /version said at start; nil
+	// before the runner has connected, and in `runner test` (no API server).
+	Server *ServerStatus `json:"server,omitempty"`
 }
 
 // WebhookStatus is one admission webhook entry of a script, as the runner registers it.
@@ -47,6 +50,18 @@ type WebhookStatus struct {
 	LabelSelector string   `json:"labelSelector,omitempty"`
 	// Stopped: the memory guard stopped the script; its failurePolicy answers.
 	Stopped bool `json:"stopped,omitempty"`
+}
+
+// ServerStatus is the API server, read once when the runner connects.
+type ServerStatus struct {
+	Host     string `json:"host"`
+	Version  string `json:"version"` // gitVersion: "v1.37.2"
+	Platform string `json:"platform,omitempty"`
+	// Supported is the runner's support window, "v1.34 to v1.37" (README, "Supported
+	// Kubernetes versions"); OlderThanSupported is true for an API server older than it, which
+	// the runner warned about at start.
+	Supported          string `json:"supported"`
+	OlderThanSupported bool   `json:"olderThanSupported,omitempty"`
 }
 
 // PermissionStatus is a permission a script needs that the runner lacks.

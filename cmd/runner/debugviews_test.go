@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // The walk-through of docs/debugging.md, on a real control plane: explain says why a script
@@ -96,10 +99,17 @@ func TestDebugViews(t *testing.T) {
 		}
 	})
 	t.Run("status", func(t *testing.T) {
-		var st map[string]any
+		var st status.Status
 		d.jsonOf(t, &st, "status")
+		server, err := kubernetes.NewForConfigOrDie(env.Config).Discovery().ServerVersionWithContext(t.Context())
+		if err != nil {
+			t.Fatalf("get /version: %v", err)
+		}
+		if st.Server == nil || st.Server.Version != server.GitVersion || st.Server.Host != env.Config.Host || st.Server.OlderThanSupported {
+			t.Errorf("status server = %+v, want version %s at %s within the window", st.Server, server.GitVersion, env.Config.Host)
+		}
 		out := d.must(t, "status")
-		for _, want := range []string{"label.js", "stuck.js", "throws.js", "writer.js"} {
+		for _, want := range []string{"label.js", "stuck.js", "throws.js", "writer.js", "API server: " + server.GitVersion + " at " + env.Config.Host + ", supported"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("status lacks %q:\n%s", want, out)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jsinformer/jsinformer/internal/memcluster"
 	"github.com/jsinformer/jsinformer/jstest"
 )
 
@@ -41,7 +42,9 @@ func newTestCommand() *cobra.Command {
 		Short: "Run the tests of plugins offline, against an in-memory cluster",
 		Long: `test runs *.test.js and *.test.ts files (the paths given, or those found under the folders
 given; default the current folder). Each test drives plugins through the runner's own engine
-against an in-memory API server on a virtual clock: no cluster, no network. See docs/testing.md.
+against an in-memory API server on a virtual clock: no cluster, no network. The in-memory
+server behaves as kube-apiserver ` + memcluster.KubernetesVersion + ` (its built-in resources, write and watch
+semantics). See docs/testing.md.
 
 Prints one line per test and a summary; exits 1 when a test fails, 2 when a file cannot be
 run or the command line is wrong.`,

@@ -86,15 +86,17 @@ func (x *Extra) Thaw() error { return x.process.signal(syscall.SIGCONT) }
 // Host is the extra kube-apiserver's address, host:port.
 func (x *Extra) Host() string { return strings.TrimPrefix(x.Config.Host, "https://") }
 
-// StartExtraAPIServer starts another kube-apiserver on the same etcd and waits until it is
-// ready. The caller stops it (Stop also stops it, before etcd).
-func (cp *ControlPlane) StartExtraAPIServer(ctx context.Context) (*Extra, error) {
+// StartExtraAPIServer starts another kube-apiserver on the same etcd, with flags added to
+// its command line (such as --feature-gates=WatchList=false, for a server with a feature
+// off), and waits until it is ready. The caller stops it (Stop also stops it, before etcd).
+func (cp *ControlPlane) StartExtraAPIServer(ctx context.Context, flags ...string) (*Extra, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	name := "kube-apiserver-" + strconv.Itoa(port)
-	p, err := startProcess(cp.Dir, name, cp.setup.bin, cp.setup.args(port, filepath.Join(cp.Dir, "certs-"+strconv.Itoa(port))))
+	args := append(cp.setup.args(port, filepath.Join(cp.Dir, "certs-"+strconv.Itoa(port))), flags...)
+	p, err := startProcess(cp.Dir, name, cp.setup.bin, args)
 	if err != nil {
 		return nil, err
 	}

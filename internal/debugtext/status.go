@@ -24,6 +24,9 @@ func Status(w io.Writer, st status.Status) {
 	if r := st.Runner; r != nil {
 		_, _ = fmt.Fprintf(w, "Runner: %s\n", RunnerLine(*r))
 	}
+	if sv := st.Server; sv != nil {
+		_, _ = fmt.Fprintf(w, "API server: %s\n", serverLine(*sv))
+	}
 	_, _ = fmt.Fprintf(w, "Ready: %s\nLeader: %s\n", ready, leader)
 	if sh := st.Shard; sh != nil {
 		_, _ = fmt.Fprintf(w, "Shard: %s of %d replicas %v, generation %d, valid=%v, moving=%v (lease %s)\n",
@@ -199,4 +202,14 @@ func RunnerLine(r status.RunnerInfo) string {
 		where = "pod " + r.Pod
 	}
 	return fmt.Sprintf("%s, scripts %s, debug API %s, since %s", where, r.ScriptsDir, r.DebugAddr, r.Started.Local().Format("15:04:05"))
+}
+
+// serverLine is the API server's part of runner status: "v1.37.2 at https://..., supported
+// (v1.34 to v1.37)".
+func serverLine(sv status.ServerStatus) string {
+	support := "supported"
+	if sv.OlderThanSupported {
+		support = "OLDER than the supported versions"
+	}
+	return fmt.Sprintf("%s at %s, %s (%s)", sv.Version, sv.Host, support, sv.Supported)
 }

@@ -46,3 +46,29 @@ func TestStatusMissingPermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusShowsTheAPIServer: runner status names the API server's version and whether it is
+// within the support window.
+func TestStatusShowsTheAPIServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		server status.ServerStatus
+		want   string
+	}{
+		{status.ServerStatus{Host: "https://127.0.0.1:6443", Version: "v1.37.2", Supported: "v1.34 to v1.37"},
+			"API server: v1.37.2 at https://127.0.0.1:6443, supported (v1.34 to v1.37)\n"},
+		{status.ServerStatus{Host: "https://127.0.0.1:6443", Version: "v1.33.5", Supported: "v1.34 to v1.37", OlderThanSupported: true},
+			"API server: v1.33.5 at https://127.0.0.1:6443, OLDER than the supported versions (v1.34 to v1.37)\n"},
+	} {
+		var out bytes.Buffer
+		debugtext.Status(&out, status.Status{Ready: true, Server: &tc.server})
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("status lacks %q:\n%s", tc.want, out.String())
+		}
+	}
+	var none bytes.Buffer
+	debugtext.Status(&none, status.Status{Ready: true})
+	if strings.Contains(none.String(), "API server") {
+		t.Errorf("an API server line without a server:\n%s", none.String())
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/internal/memcluster"
 )
 
 var update = flag.Bool("update", false, "rewrite builtin.json from the control plane's discovery")
@@ -28,6 +29,13 @@ func TestBuiltinResourcesMatchServer(t *testing.T) {
 	disc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
 	if err != nil {
 		t.Fatal(err)
+	}
+	real, err := disc.ServerVersionWithContext(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real.GitVersion != memcluster.KubernetesVersion {
+		t.Fatalf("the control plane is %s, the in-memory cluster behaves as %s: update KubernetesVersion with builtin.json", real.GitVersion, memcluster.KubernetesVersion)
 	}
 	groups, lists, err := disc.ServerGroupsAndResources()
 	if err != nil {
@@ -119,4 +127,20 @@ func inGroupOrder(groups []*metav1.APIGroup, lists []*metav1.APIResourceList) []
 	}
 	slices.SortStableFunc(lists, func(a, b *metav1.APIResourceList) int { return rank[a.GroupVersion] - rank[b.GroupVersion] })
 	return lists
+}
+
+// The in-memory cluster's /version says which release it behaves as.
+func TestDiscoveryNamesTheVersionItBehavesAs(t *testing.T) {
+	t.Parallel()
+	mem, err := memcluster.New(memcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := mem.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GitVersion != memcluster.KubernetesVersion+"-memcluster" || v.Major != "1" || v.Minor != "37" {
+		t.Fatalf("/version = %+v, want %s-memcluster, major 1, minor 37", v, memcluster.KubernetesVersion)
+	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -27,8 +29,19 @@ var (
 	_ discovery.AggregatedDiscoveryInterfaceWithContext = (*discoveryClient)(nil)
 )
 
-// serverVersion is the version the cluster claims: the one its built-in table was read from.
-var serverVersion = version.Info{Major: "1", Minor: "37", GitVersion: "v1.37.2-memcluster"}
+// KubernetesVersion is the kube-apiserver release the cluster behaves as: its built-in
+// resources are that server's discovery (builtin.json, TestBuiltinResourcesMatchServer), and
+// TestCrossCheckWithControlPlane compares its writes and watches with that server's in `make
+// test`, and with those of the older minors of the support window in `make test-compat`.
+const KubernetesVersion = "v1.37.2"
+
+// serverVersion is what the cluster's discovery answers for /version: KubernetesVersion,
+// marked as this in-memory cluster's.
+var serverVersion = func() version.Info {
+	v := utilversion.MustParseSemantic(KubernetesVersion)
+	return version.Info{Major: strconv.Itoa(int(v.Major())), Minor: strconv.Itoa(int(v.Minor())),
+		GitVersion: KubernetesVersion + "-memcluster", Platform: "memcluster"}
+}()
 
 func newDiscovery(reg *registry) *discoveryClient {
 	return &discoveryClient{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &kubetesting.Fake{}, FakedServerVersion: &serverVersion}, reg: reg}

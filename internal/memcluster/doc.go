@@ -22,7 +22,14 @@
 //   - watches with label and field selectors, objects entering and leaving a selection as
 //     ADDED and DELETED, resumable from a resourceVersion;
 //   - discovery of the built-in resources of kube-apiserver v1.37 (builtin.json, checked
-//     against the real server) and of the CRDs created in the cluster.
+//     against the real server) and of the CRDs created in the cluster; /version says
+//     KubernetesVersion with "-memcluster" appended.
+//
+// It behaves as kube-apiserver KubernetesVersion (v1.37.2), the newest of the runner's support
+// window (v1.34 to v1.37): TestCrossCheckWithControlPlane runs against v1.37.2 in `make test`
+// and against v1.34, v1.35 and v1.36 in `make test-compat`. Those releases answer as v1.37 but
+// for the wording of a few errors (a merge patch that is not JSON), which the cross-check
+// expects from them (olderreleases_test.go).
 //
 // What it does not: type-specific validation and defaulting of built-in kinds (a Deployment
 // gets no default strategy; Secret type and Namespace label and finalizer are the
