@@ -108,25 +108,10 @@ func folderKey(dir string) (string, error) {
 // test files left out. The watcher's goroutine is this function's and has ended when it
 // returns.
 func scanPlugins(ctx context.Context, dir string) ([]plugins.Source, error) {
-	w, err := plugins.NewWatcher(dir, plugins.Options{Imports: scripting.Imports, Logger: slog.New(slog.DiscardHandler)})
+	out, err := plugins.Scan(ctx, dir, plugins.Options{Imports: scripting.Imports, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, fmt.Errorf("find the folder's admission scripts: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var out []plugins.Source
-	err = w.Run(ctx, func(ev plugins.Event) {
-		switch ev.Kind {
-		case plugins.Loaded:
-			out = append(out, ev.Source)
-		case plugins.Synced:
-			cancel()
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("find the folder's admission scripts: %w", err)
-	}
-	slices.SortFunc(out, func(a, b plugins.Source) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

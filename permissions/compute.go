@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -87,26 +86,7 @@ func loadScript(opts Options, src plugins.Source) ([]Need, []Dynamic, error) {
 // scan lists the plugins of dir as the runner's folder watcher finds them: modules and test
 // files excluded. The watcher's goroutine is this function's and has ended when it returns.
 func scan(ctx context.Context, dir string) ([]plugins.Source, error) {
-	w, err := plugins.NewWatcher(dir, plugins.Options{Imports: scripting.Imports, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var out []plugins.Source
-	err = w.Run(ctx, func(ev plugins.Event) {
-		switch ev.Kind {
-		case plugins.Loaded:
-			out = append(out, ev.Source)
-		case plugins.Synced:
-			cancel()
-		}
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan scripts folder: %w", err)
-	}
-	slices.SortFunc(out, func(a, b plugins.Source) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
+	return plugins.Scan(ctx, dir, plugins.Options{Imports: scripting.Imports, Logger: slog.New(slog.DiscardHandler)})
 }
 
 // Offline resolves names without a cluster: the built-in resources of kube-apiserver v1.37,
