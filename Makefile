@@ -89,7 +89,7 @@ test: ## everything CI runs: vet, lint, and all tests with -race against a real 
 test-go: ## the main module's tests (make test's last phase; needs `make controlplane`)
 	@mkdir -p $(BIN)
 	@bash -o pipefail -c 'go test $(GO_TEST_FLAGS) ./... 2>&1 | tee $(BIN)/test-go.log' || \
-	{ echo '== the failures (whole log: bin/test-go.log):'; grep -E -e '^\s*(--- FAIL|FAIL\s|panic:|WARNING: DATA RACE)' -A3 $(BIN)/test-go.log | head -60; exit 1; }
+	{ hack/failures.sh $(BIN)/test-go.log; exit 1; }
 
 test-extra: ## the tests of $(EXTRA_MODULES)
 	for m in $(EXTRA_MODULES); do (cd $$m && go test $(GO_TEST_FLAGS) ./...) || exit 1; done
