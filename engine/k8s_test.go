@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -163,6 +165,7 @@ func TestK8sErrorReasons(t *testing.T) {
 			if err := r.dyn.Resource(namespacesGVR).Delete(t.Context(), doomed, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { finalizeNamespace(t, r, doomed) })
 		}, code: `k8s.create("configmaps", { metadata: { name: "late", namespace: ns + "-doomed" } });`,
 			want: "error 403 Forbidden", check: func(t *testing.T, r *runner, _ string) {
 				// No grant mends a write into a terminating namespace: no permission is missing.
@@ -234,4 +237,28 @@ func grantReadConfigMaps(t *testing.T, client dynamic.Interface, ns, user string
 		"metadata": map[string]any{"name": "read-configmaps", "namespace": ns},
 		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read-configmaps"},
 		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}}})
+}
+
+// finalizeNamespace does the namespace controller's last step, which this control plane has
+// no controller-manager for: a terminating namespace with no finalizers left is removed, so
+// the tests after this one do not share the cluster with it.
+func finalizeNamespace(t *testing.T, r *runner, name string) {
+	ns := r.dyn.Resource(namespacesGVR)
+	ctx := context.WithoutCancel(t.Context())
+	obj, err := ns.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("get namespace %s: %v", name, err)
+		return
+	}
+	if err := unstructured.SetNestedStringSlice(obj.Object, []string{}, "spec", "finalizers"); err != nil {
+		t.Errorf("clear finalizers of %s: %v", name, err)
+		return
+	}
+	if _, err := ns.Update(ctx, obj, metav1.UpdateOptions{}, "finalize"); err != nil {
+		t.Errorf("finalize namespace %s: %v", name, err)
+		return
+	}
+	if _, err := ns.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s after finalize: %v, want NotFound", name, err)
+	}
 }
