@@ -1,8 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,12 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
 // apiserverRounds is how many times each contender syncs against a freshly started
-// kube-apiserver in BenchmarkAPIServerCost.
+// kube-apiserver in BenchmarkAPIServerCost, unless $JSINFORMER_APISERVER_ROUNDS says.
 const apiserverRounds = 3
 
 // serverSample is what one contender's initial sync cost kube-apiserver, and the contender's
@@ -40,17 +45,19 @@ type serverSample struct {
 func BenchmarkAPIServerCost(b *testing.B) {
 	installNodePeer(b)
 	runner := deployedCopy(b, buildRunner(b))
-	processes := []process{
+	processes := selectProcesses(b, []process{
 		{"runner", runnerCommand(runner), false},
 		{"runner-watchlist", runnerCommand(runner, "--streaming-lists"), false},
+		{"runner-nogzip", withoutCompression(runnerCommand(runner)), false},
+		{"runner-http1", withEnv(runnerCommand(runner), "DISABLE_HTTP2=1"), false},
 		{"client-go", clientGoCommand(deployedCopy(b, testExecutable(b))), true},
 		{"node", nodeCommand, true},
-	}
+	}, "runner,runner-watchlist,client-go,node")
 	cp := seededShape(b, realistic)
 	b.Logf("kube-apiserver %s, %d Deployments", serverVersion(b, cp), seedCount)
 	results := make([][]serverSample, len(processes))
 	for b.Loop() {
-		for round := range apiserverRounds {
+		for round := range envInt(b, "JSINFORMER_APISERVER_ROUNDS", apiserverRounds) {
 			line := fmt.Sprintf("round %d:", round+1)
 			for i, p := range processes {
 				s := serverCostOf(b, cp, p)
@@ -183,4 +190,53 @@ func serverVersion(b *testing.B, cp *controlplane.ControlPlane) string {
 		b.Fatalf("read kube-apiserver's version: %v", err)
 	}
 	return v.GitVersion
+}
+
+// selectProcesses keeps the contenders $JSINFORMER_APISERVER_CONTENDERS names (a comma list;
+// def when unset), in the order given there.
+func selectProcesses(b *testing.B, all []process, def string) []process {
+	names := cmp.Or(os.Getenv("JSINFORMER_APISERVER_CONTENDERS"), def)
+	var out []process
+	for name := range strings.SplitSeq(names, ",") {
+		i := slices.IndexFunc(all, func(p process) bool { return p.name == name })
+		if i < 0 {
+			b.Fatalf("$JSINFORMER_APISERVER_CONTENDERS: unknown contender %q", name)
+		}
+		out = append(out, all[i])
+	}
+	return out
+}
+
+// withoutCompression runs cmd with a copy of the control plane's kubeconfig that sets
+// disable-compression on its cluster, so the client asks for responses without gzip.
+func withoutCompression(cmd func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
+		cfg, err := clientcmd.LoadFromFile(cp.Kubeconfig)
+		if err != nil {
+			b.Fatalf("load kubeconfig: %v", err)
+		}
+		for _, c := range cfg.Clusters {
+			c.DisableCompression = true
+		}
+		path := filepath.Join(b.TempDir(), "kubeconfig")
+		if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+			b.Fatalf("write kubeconfig: %v", err)
+		}
+		c := cmd(b, cp, sh)
+		for i, a := range c.Args {
+			if a == cp.Kubeconfig {
+				c.Args[i] = path
+			}
+		}
+		return c
+	}
+}
+
+// withEnv runs cmd with env added to the benchmark's environment.
+func withEnv(cmd func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd, env ...string) func(*testing.B, *controlplane.ControlPlane, *shape) *exec.Cmd {
+	return func(b *testing.B, cp *controlplane.ControlPlane, sh *shape) *exec.Cmd {
+		c := cmd(b, cp, sh)
+		c.Env = append(os.Environ(), env...)
+		return c
+	}
 }
