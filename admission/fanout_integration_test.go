@@ -84,6 +84,14 @@ func TestAPIServerCallsOneEntryForScriptsAlike(t *testing.T) {
 		t.Fatalf("mutating configuration: %v, %d entries, want one for the two scripts", err, len(mwc.Webhooks))
 	}
 
+	if err := reg.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil || again.ResourceVersion != vwc.ResourceVersion {
+		t.Errorf("an unchanged reconcile rewrote the shared entry (resourceVersion %s → %s, %v)", vwc.ResourceVersion, again.ResourceVersion, err)
+	}
+
 	seen := &warningsSeen{}
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.WarningHandler = seen
@@ -119,5 +127,32 @@ func TestAPIServerCallsOneEntryForScriptsAlike(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"m1.js", "m2.js", "a-warn.js", "c-warn.js", "team/b-deny.js"}; !slices.Equal(observed, want) {
 		t.Errorf("decisions observed %q, want each script's, mutations first", observed)
+	}
+}
+
+// TestAPIServerAcceptsASharedServicePath: a Service's path must be made of DNS names, which a
+// shared entry's is; kube-apiserver stores it.
+func TestAPIServerAcceptsASharedServicePath(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	// Its objectSelector matches nothing: the entries never touch the tests running beside.
+	spec := scripting.AdmissionSpec{Operations: []string{"CREATE"}, FailurePolicy: "Ignore", TimeoutSeconds: 3}
+	entry := func(script string) Entry {
+		return Entry{Script: script, Validate: true, Mutate: true, Spec: spec, LabelSelector: "jsinformer-test=shared-service-path",
+			Rules: []Rule{{Version: "v1", Resource: "configmaps", Namespaced: true}}}
+	}
+	reg := &Registrar{Client: client, Name: "jsinformer-test-shared-service", CABundle: func() []byte { return []byte("CA") },
+		Target:  Target{ServiceNamespace: "jsinformer-system", Service: "runner"},
+		Entries: func() []Entry { return []Entry{entry("team-a/policy.js"), entry("b.js"), entry("z.d/c.js")} }}
+	reg.Init()
+	t.Cleanup(func() { cleanupConfigs(t, client, reg.Name) })
+	if err := reg.Reconcile(t.Context()); err != nil {
+		t.Fatalf("kube-apiserver refused the shared entries: %v", err)
+	}
+	want := GroupPath("validate", []string{"b.js", "team-a/policy.js", "z.d/c.js"})
+	vwc, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), reg.Name, metav1.GetOptions{})
+	if err != nil || len(vwc.Webhooks) != 1 || *vwc.Webhooks[0].ClientConfig.Service.Path != want {
+		t.Fatalf("validating configuration: %v, %+v; want one entry with path %s", err, vwc.Webhooks, want)
 	}
 }

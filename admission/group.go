@@ -31,15 +31,16 @@ type Group struct {
 	Entry   Entry
 }
 
-// Groups groups entries (sorted by script, as Registrar.Entries lists them) that define kind
-// into webhook entries: the entries whose webhooks would be identical but for their name and
-// path share one, unless a script's name cannot be put in a shared path (GroupPath). The
-// groups are in the order of their first scripts, so the same entries always give the same
-// configuration.
+// Groups groups the entries that define kind into webhook entries: the entries whose webhooks
+// would be identical but for their name and path share one, unless a script's name cannot be
+// put in a shared path (GroupPath). The scripts of a group are sorted by name and the groups
+// are in the order of their first scripts, whatever the order of entries, so the same
+// entries always give the same configuration.
 func Groups(entries []Entry, kind string) []Group {
 	var out []Group
 	at := map[string]int{} // the key of a shareable entry -> its group in out
-	for _, e := range entries {
+	sorted := slices.SortedFunc(slices.Values(entries), func(a, b Entry) int { return strings.Compare(a.Script, b.Script) })
+	for _, e := range sorted {
 		if !e.defines(kind) {
 			continue
 		}

@@ -44,10 +44,12 @@ func TestGroupsShareAnEntryOnlyWhenTheirWebhooksAreAlike(t *testing.T) {
 			"validate", [][]string{{"a.js"}, {"b.js"}}},
 		{"another resource", []Entry{groupEntry("a.js", nil), groupEntry("b.js", func(e *Entry) { e.Rules[0].Resource = "secrets" })},
 			"validate", [][]string{{"a.js"}, {"b.js"}}},
+		{"in order of name, whatever the entries' order", []Entry{groupEntry("c.js", nil), groupEntry("b.js", func(e *Entry) { e.Spec.FailurePolicy = "Ignore" }), groupEntry("a.js", nil)},
+			"validate", [][]string{{"a.js", "c.js"}, {"b.js"}}},
 		{"only the scripts defining the kind", []Entry{groupEntry("a.js", func(e *Entry) { e.Mutate = false }), groupEntry("b.js", nil), groupEntry("c.js", nil)},
 			"mutate", [][]string{{"b.js", "c.js"}}},
 		{"a name that cannot be encoded keeps its own entry", []Entry{groupEntry("a.js", nil), groupEntry("My Policy.js", nil), groupEntry("c.js", nil)},
-			"validate", [][]string{{"a.js", "c.js"}, {"My Policy.js"}}},
+			"validate", [][]string{{"My Policy.js"}, {"a.js", "c.js"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
