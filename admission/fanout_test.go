@@ -290,6 +290,10 @@ func TestServerFansAGroupPathOut(t *testing.T) {
 	if code != http.StatusOK || resp.Allowed || resp.Result.Message != "team/b.js: no" || !slices.Equal(resp.Warnings, []string{"wa"}) {
 		t.Errorf("group answer %d %+v", code, resp)
 	}
+	_, _, b = post(t, srv.URL+GroupPath("validate", []string{"gone.js", "team/b.js"}), body)
+	if resp := decodeResponse(t, b); resp.Allowed || resp.Result.Message != "team/b.js: no" {
+		t.Errorf("a shared entry with one script loaded: %+v, want its denial named", resp)
+	}
 	if code, _, _ := post(t, srv.URL+GroupPath("validate", []string{"gone.js", "s1.js"}), body); code != http.StatusNotFound {
 		t.Errorf("a path naming no loaded script of its kind: %d, want 404", code)
 	}
@@ -302,7 +306,7 @@ func TestServerFansAGroupPathOut(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"a.js validate warned", "team/b.js validate denied", "s1.js mutate allowed", "s2.js mutate errored"}
+	want := []string{"a.js validate warned", "team/b.js validate denied", "team/b.js validate denied", "s1.js mutate allowed", "s2.js mutate errored"}
 	if !slices.Equal(observed, want) {
 		t.Errorf("observed %q, want %q", observed, want)
 	}

@@ -104,6 +104,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, each := s.decide(r, kind, scripts, sreq)
+	if len(names) > 1 && len(scripts) == 1 && !d.Allowed {
+		// A shared entry's denial names its script, however many of the path are loaded now.
+		d.Message = namedMessage(scripts[0].Name(), d.Message)
+	}
 	for i, one := range each {
 		s.record(Observation{Script: scripts[i].Name(), Kind: kind, Request: req, Decision: one, Received: received, Object: ObjectKey(sreq)})
 	}
