@@ -113,10 +113,10 @@ func (g Group) Path() string {
 // unambiguous while names contain "/", with nothing to escape and no query string.
 func GroupPath(kind string, scripts []string) string {
 	var b strings.Builder
-	b.WriteString(ValidateGroupPrefix)
 	if kind == "mutate" {
-		b.Reset()
 		b.WriteString(MutateGroupPrefix)
+	} else {
+		b.WriteString(ValidateGroupPrefix)
 	}
 	for i, s := range scripts {
 		if i > 0 {
