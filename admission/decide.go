@@ -78,6 +78,13 @@ func validation(name string, spec scripting.AdmissionSpec, res scripting.Validat
 // Mutate asks s's mutate about req and turns the object it returns into a JSON Patch, within
 // its mode and failure policy.
 func Mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) Decision {
+	d, _ := mutate(ctx, s, req)
+	return d
+}
+
+// mutate is Mutate, also returning the object mutate returned when the decision applies its
+// patch (nil otherwise): what the next script of a chain sees (MutateAll).
+func mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) (Decision, scripting.Object) {
 	start := time.Now()
 	out, err := s.Mutate(ctx, req)
 	var patch []byte
@@ -90,7 +97,10 @@ func Mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) Decis
 	}
 	d := mutation(s.Name(), s.Spec(), patch, err)
 	d.Took = time.Since(start)
-	return d
+	if d.Patch == nil {
+		out = nil
+	}
+	return d, out
 }
 
 func mutation(name string, spec scripting.AdmissionSpec, patch []byte, err error) Decision {

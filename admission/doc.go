@@ -19,22 +19,40 @@
 //
 // # Server
 //
-// Server (server.go) is the HTTPS AdmissionReview v1 endpoint: one path per script and kind,
-// ValidatePrefix or MutatePrefix followed by the script's name ("/validate/team-a/policy.js").
-// Each request asks Lookup for the script's admission functions, so a script is answered for
-// only once a version of it is loaded, and a reload swaps them between two requests (the
-// engine lets a call in flight on the old version finish). A bad request gets a 4xx with a
+// Server (server.go) is the HTTPS AdmissionReview v1 endpoint: one path per webhook entry,
+// ValidatePrefix or MutatePrefix followed by the script's name ("/validate/team-a/policy.js")
+// for a script with an entry of its own, or GroupPath's ValidateGroupPrefix or
+// MutateGroupPrefix path naming the scripts that share an entry ("/validate-group/1/a.js/2/
+// team-a/policy.js": each name preceded by the count of its slash-separated parts). Each
+// request asks Lookup for the scripts' admission functions, so a script is answered for only
+// once a version of it is loaded (a script of a path not loaded now is skipped; 404 when none
+// is), and a reload swaps them between two requests (the engine lets a call in flight on the
+// old version finish).
+//
+// A request to several scripts is fanned out in process (fanout.go): MutateAll asks the
+// mutates one after another in the path's order, each seeing the object as the previous one
+// left it, and answers with the patch from the request's object to the last one (a script's
+// failure answers by its own failure policy: Ignore drops its change, Fail denies there and
+// the rest are not asked); ValidateAll runs the validates concurrently and merges them
+// (denied if any denies after its mode, the message naming each denying script, the code of
+// the first denial and the warnings of all in path order). Observe still sees each script's
+// own decision, in path order. A bad request gets a 4xx with a
 // plain-text reason and never reaches a script (review.go): unknown path or script, or a kind
 // the script does not define (404), not POST (405), not application/json (415), not an
 // AdmissionReview, another version than admission.k8s.io/v1, no request, an undecodable
 // object (400), a body over MaxBodyBytes, DefaultMaxBodyBytes (7 MiB) by default (413). The
-// script's time is its webhook's: the API server's ?timeout= when sent, else its
-// timeoutSeconds, of which 90% is given to the call (the runtimes' own deadline is shorter).
+// scripts' time is their webhook's: the API server's ?timeout= when sent, else their
+// timeoutSeconds, of which 90% is given to the whole fan-out (the runtimes' own deadline is
+// shorter).
 //
 // # Registration, certificates, metrics
 //
 // Registrar (register.go) keeps one ValidatingWebhookConfiguration and one
-// MutatingWebhookConfiguration with an entry per script, reconciled from Entries on Changed,
+// MutatingWebhookConfiguration with an entry per Group (group.go): the scripts whose entries
+// would be identical but for their name and path share one, in a stable order (groups by
+// their first script, scripts by name), unless a name cannot be put in a GroupPath (a part
+// that is not a lowercase DNS-1123 subdomain); a script alone keeps its own path and
+// WebhookName. The configurations are reconciled from Entries on Changed,
 // every Resync and a second after a failure; they stay when it stops. Replicas registering
 // different URLs converge (registershare.go): an entry keeps the URL another replica wrote
 // while a server answers there, checked every AnswerCheck, and is taken over once none does. SecretCerts
@@ -46,9 +64,11 @@
 // Observation.TraceRecord (trace.go) is a decision as the views show it: a trace record with
 // Event "admission", kept by the engine beside the object's events (Engine.RecordAdmission).
 //
-// Goroutines: Validate, Mutate and ServeHTTP run on the caller's goroutine and may be called
-// concurrently; a Decision is a value the caller owns; Config.Observe is called on the
-// request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
+// Goroutines: Validate, Mutate, MutateAll and ServeHTTP run on the caller's goroutine and may
+// be called concurrently; ValidateAll runs the first script on the caller's goroutine and
+// each other one on a goroutine of its own, which it joins before returning (a panic there
+// answers by the script's failure policy); the scripts see the request's object read-only. A
+// Decision is a value the caller owns; Config.Observe is called on the request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
 // starts one goroutine (http.Server.ServeTLS, with net/http's per-connection ones) and joins
 // it before returning, once its context has ended and the requests in flight have finished
 // within the grace given. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop

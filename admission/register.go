@@ -22,7 +22,8 @@ import (
 
 // Registration: the runner owns one ValidatingWebhookConfiguration and one
 // MutatingWebhookConfiguration, both named Registrar's Name, with one webhook entry per
-// script, derived from the scripts serving admission like any controller's output.
+// group of scripts that would have identical entries (group.go), derived from the scripts
+// serving admission like any controller's output.
 
 // Entry is what one script's webhook entries are derived from.
 type Entry struct {
@@ -127,13 +128,11 @@ func (r *Registrar) Reconcile(ctx context.Context) error {
 	defer func() { r.keptForeign = share.kept }()
 	var validating []admissionregv1.ValidatingWebhook
 	var mutating []admissionregv1.MutatingWebhook
-	for _, e := range entries {
-		if e.Validate {
-			validating = append(validating, r.validating(e, ca))
-		}
-		if e.Mutate {
-			mutating = append(mutating, r.mutating(e, ca))
-		}
+	for _, g := range Groups(entries, "validate") {
+		validating = append(validating, r.validating(g, ca))
+	}
+	for _, g := range Groups(entries, "mutate") {
+		mutating = append(mutating, r.mutating(g, ca))
 	}
 	if err := r.applyValidating(ctx, validating, share); err != nil {
 		return err
@@ -243,9 +242,10 @@ type common struct {
 	objSelector   *metav1.LabelSelector
 }
 
-func (r *Registrar) common(e Entry, kind string, ca []byte) common {
+func (r *Registrar) common(g Group, ca []byte) common {
+	e := g.Entry
 	c := common{
-		name: WebhookName(e.Script, kind), client: r.clientConfig(kind, e.Script, ca), rules: rules(e),
+		name: g.Name(), client: r.clientConfig(g.Path(), ca), rules: rules(e),
 		failurePolicy: admissionregv1.FailurePolicyType(e.Spec.FailurePolicy), matchPolicy: admissionregv1.Equivalent,
 		sideEffects: admissionregv1.SideEffectClassNone, timeout: int32(e.Spec.TimeoutSeconds),
 		nsSelector: r.namespaceSelector(e),
@@ -258,15 +258,15 @@ func (r *Registrar) common(e Entry, kind string, ca []byte) common {
 	return c
 }
 
-func (r *Registrar) validating(e Entry, ca []byte) admissionregv1.ValidatingWebhook {
-	c := r.common(e, "validate", ca)
+func (r *Registrar) validating(g Group, ca []byte) admissionregv1.ValidatingWebhook {
+	c := r.common(g, ca)
 	return admissionregv1.ValidatingWebhook{Name: c.name, ClientConfig: c.client, Rules: c.rules, FailurePolicy: &c.failurePolicy,
 		MatchPolicy: &c.matchPolicy, SideEffects: &c.sideEffects, TimeoutSeconds: &c.timeout, NamespaceSelector: c.nsSelector,
 		ObjectSelector: c.objSelector, AdmissionReviewVersions: []string{"v1"}}
 }
 
-func (r *Registrar) mutating(e Entry, ca []byte) admissionregv1.MutatingWebhook {
-	c := r.common(e, "mutate", ca)
+func (r *Registrar) mutating(g Group, ca []byte) admissionregv1.MutatingWebhook {
+	c := r.common(g, ca)
 	return admissionregv1.MutatingWebhook{Name: c.name, ClientConfig: c.client, Rules: c.rules, FailurePolicy: &c.failurePolicy,
 		MatchPolicy: &c.matchPolicy, SideEffects: &c.sideEffects, TimeoutSeconds: &c.timeout, NamespaceSelector: c.nsSelector,
 		ObjectSelector: c.objSelector, AdmissionReviewVersions: []string{"v1"}}
@@ -281,8 +281,7 @@ func Path(kind, script string) string {
 	return prefix + (&url.URL{Path: script}).EscapedPath()
 }
 
-func (r *Registrar) clientConfig(kind, script string, ca []byte) admissionregv1.WebhookClientConfig {
-	path := Path(kind, script)
+func (r *Registrar) clientConfig(path string, ca []byte) admissionregv1.WebhookClientConfig {
 	if r.Target.URL != "" {
 		u := strings.TrimSuffix(r.Target.URL, "/") + path
 		return admissionregv1.WebhookClientConfig{URL: &u, CABundle: ca}
@@ -344,9 +343,14 @@ var notSlug = regexp.MustCompile(`[^a-z0-9-]+`)
 // the script's name, with a hash so that names differing only in punctuation stay apart.
 func WebhookName(script, kind string) string {
 	sum := sha256.Sum256([]byte(script))
-	slug := strings.Trim(notSlug.ReplaceAllString(strings.ToLower(script), "-"), "-")
-	if len(slug) > 40 {
-		slug = strings.Trim(slug[:40], "-")
+	return fmt.Sprintf("%s-%s.%s.jsinformer.io", slug(script), hex.EncodeToString(sum[:])[:8], kind)
+}
+
+// slug is script's name as a DNS label's start: lowercase letters, digits and dashes, at most 40.
+func slug(script string) string {
+	s := strings.Trim(notSlug.ReplaceAllString(strings.ToLower(script), "-"), "-")
+	if len(s) > 40 {
+		s = strings.Trim(s[:40], "-")
 	}
-	return fmt.Sprintf("%s-%s.%s.jsinformer.io", slug, hex.EncodeToString(sum[:])[:8], kind)
+	return s
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // The HTTPS server: one path per script and kind, /validate/<script> and /mutate/<script>
-// (the script's name as in the scripts folder, "team-a/policy.js"), answering AdmissionReview
-// v1 from the script's version serving at that moment.
+// (the script's name as in the scripts folder, "team-a/policy.js"), or per entry shared by
+// several scripts (GroupPath), answering AdmissionReview v1 from the versions serving at
+// that moment.
 
 // Path prefixes of the two kinds of webhook.
 const (
@@ -74,16 +75,18 @@ func NewServer(cfg Config) *Server {
 
 // ServeHTTP answers one AdmissionReview. A bad request (unknown path, not an AdmissionReview,
 // wrong version, body over the limit) gets a 4xx with a plain-text reason and reaches no script.
+// A path naming several scripts is answered by those of them loaded now (fanout.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
-	kind, name, ok := route(r.URL.Path)
+	kind, names, ok := route(r.URL.Path)
 	if !ok {
-		http.Error(w, fmt.Sprintf("unknown path %q: admission paths are %s<script> and %s<script>", r.URL.Path, ValidatePrefix, MutatePrefix), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("unknown path %q: admission paths are %s<script>, %s<script>, %s… and %s…",
+			r.URL.Path, ValidatePrefix, MutatePrefix, ValidateGroupPrefix, MutateGroupPrefix), http.StatusNotFound)
 		return
 	}
-	script, ok := s.lookup(name)
-	if !ok || !script.Defines(kind) {
-		http.Error(w, fmt.Sprintf("no loaded script %q serves %s here", name, kind), http.StatusNotFound)
+	scripts := s.loaded(kind, names)
+	if len(scripts) == 0 {
+		http.Error(w, fmt.Sprintf("no loaded script %q serves %s here", strings.Join(names, `", "`), kind), http.StatusNotFound)
 		return
 	}
 	req, err := readReview(r, s.limit)
@@ -100,37 +103,64 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	d := s.decide(r, kind, script, sreq)
-	s.record(Observation{Script: script.Name(), Kind: kind, Request: req, Decision: d, Received: received, Object: ObjectKey(sreq)})
+	d, each := s.decide(r, kind, scripts, sreq)
+	if len(names) > 1 && len(scripts) == 1 && !d.Allowed {
+		// A shared entry's denial names its script, however many of the path are loaded now.
+		d.Message = namedMessage(scripts[0].Name(), d.Message)
+	}
+	for i, one := range each {
+		s.record(Observation{Script: scripts[i].Name(), Kind: kind, Request: req, Decision: one, Received: received, Object: ObjectKey(sreq)})
+	}
 	if err := writeJSON(w, response(req, d)); err != nil {
-		s.logger.Warn("admission response not sent", "script", name, "error", err.Error())
+		s.logger.Warn("admission response not sent", "path", r.URL.Path, "error", err.Error())
 	}
 }
 
-// route splits a path into the kind and the script name.
-func route(path string) (kind, name string, ok bool) {
+// route splits a path into the kind and the names of the scripts it calls.
+func route(path string) (kind string, names []string, ok bool) {
 	for _, k := range []struct{ prefix, kind string }{{ValidatePrefix, "validate"}, {MutatePrefix, "mutate"}} {
 		if name, found := strings.CutPrefix(path, k.prefix); found && name != "" {
-			return k.kind, name, true
+			return k.kind, []string{name}, true
 		}
 	}
-	return "", "", false
+	for _, k := range []struct{ prefix, kind string }{{ValidateGroupPrefix, "validate"}, {MutateGroupPrefix, "mutate"}} {
+		if rest, found := strings.CutPrefix(path, k.prefix); found {
+			names, ok := parseGroup(rest)
+			return k.kind, names, ok
+		}
+	}
+	return "", nil, false
 }
 
-// decide runs the script for req within the webhook's time: the API server's ?timeout when
-// it sends one, else the script's timeoutSeconds.
-func (s *Server) decide(r *http.Request, kind string, script Script, sreq scripting.AdmissionRequest) Decision {
-	spec := script.Spec()
-	budget := time.Duration(max(spec.TimeoutSeconds, 1)) * time.Second
+// loaded are the scripts named that are loaded and define kind, in the order named.
+func (s *Server) loaded(kind string, names []string) []Script {
+	var out []Script
+	for _, name := range names {
+		if script, ok := s.lookup(name); ok && script.Defines(kind) {
+			out = append(out, script)
+		}
+	}
+	return out
+}
+
+// decide runs the scripts for req within the webhook's time, which the whole fan-out shares:
+// the API server's ?timeout when it sends one, else the scripts' timeoutSeconds (the same
+// for scripts sharing an entry; the shortest otherwise).
+func (s *Server) decide(r *http.Request, kind string, scripts []Script, sreq scripting.AdmissionRequest) (Decision, []Decision) {
+	seconds := scripts[0].Spec().TimeoutSeconds
+	for _, script := range scripts[1:] {
+		seconds = min(seconds, script.Spec().TimeoutSeconds)
+	}
+	budget := time.Duration(max(seconds, 1)) * time.Second
 	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 {
 		budget = min(budget, t)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), budget*9/10)
 	defer cancel()
 	if kind == "validate" {
-		return Validate(ctx, script, sreq)
+		return ValidateAll(ctx, scripts, sreq)
 	}
-	return Mutate(ctx, script, sreq)
+	return MutateAll(ctx, scripts, sreq)
 }
 
 // record logs what a script decided, beyond a plain allow, and tells Observe.

@@ -59,8 +59,10 @@ type AdmissionCall struct {
 
 // AdmissionResult is what the API server makes of a request's webhook calls.
 type AdmissionResult struct {
-	Calls    []AdmissionCall // in the order made: the mutating webhooks, then the validating ones
-	Warnings []string        // every call's, as the client receives them
+	// Calls are the scripts' decisions in the order made: the mutating webhooks', then the
+	// validating ones'; within a webhook entry shared by several scripts, in its path's order.
+	Calls    []AdmissionCall
+	Warnings []string // every call's, as the client receives them
 	// Patch is the JSON Patch of every mutating webhook, in order (one array), nil without change.
 	Patch []byte
 	// Object is the request's object as the mutating webhooks left it.
@@ -72,22 +74,40 @@ type AdmissionResult struct {
 
 // admitter serves admission for the harness's engine; safe for concurrent use.
 type admitter struct {
-	e        *engine.Engine
-	srv      *admission.Server
-	uids     atomic.Uint64
-	observed sync.Map // request uid -> admission.Decision, handed over from the server
+	e    *engine.Engine
+	srv  *admission.Server
+	uids atomic.Uint64
+	mu   sync.Mutex
+	// observed are the decisions of each request in flight, by uid, handed over from the
+	// server's Observe (one per script the webhook called, in the order of its path).
+	observed map[types.UID][]AdmissionCall
 }
 
 func newAdmitter(e *engine.Engine, cfg Config) *admitter {
-	a := &admitter{e: e}
+	a := &admitter{e: e, observed: map[types.UID][]AdmissionCall{}}
 	logger := cfg.Logger
 	if logger != nil {
 		logger = logger.With("component", "admission")
 	}
 	a.srv = admission.NewServer(admission.Config{Logger: logger,
 		Lookup:  func(name string) (admission.Script, bool) { return e.AdmissionScript(name) },
-		Observe: func(o admission.Observation) { a.observed.Store(o.Request.UID, o.Decision) }})
+		Observe: a.observe})
 	return a
+}
+
+func (a *admitter) observe(o admission.Observation) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.observed[o.Request.UID] = append(a.observed[o.Request.UID], AdmissionCall{Script: o.Script, Webhook: o.Kind, Decision: o.Decision})
+}
+
+// takeObserved returns and forgets the decisions made for uid.
+func (a *admitter) takeObserved(uid types.UID) []AdmissionCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	calls := a.observed[uid]
+	delete(a.observed, uid)
+	return calls
 }
 
 // Admit runs req through the matching mutating webhooks, then, unless one denied, the
@@ -115,17 +135,17 @@ func (h *Harness) Admit(ctx context.Context, req AdmissionRequest) (AdmissionRes
 func (a *admitter) mutate(ctx context.Context, req AdmissionRequest) AdmissionResult {
 	res := AdmissionResult{Object: req.Object}
 	var ops []json.RawMessage
-	for _, entry := range a.matching(req, "mutate") {
+	for _, hook := range a.matching(req, "mutate") {
 		req.Object = res.Object
-		call, resp, err := a.call(ctx, entry, "mutate", req)
-		if res.record(call, resp, err); res.Err != nil {
+		calls, resp, err := a.call(ctx, hook, req)
+		if res.record(hook, calls, resp, err); res.Err != nil {
 			return res
 		}
-		if len(resp.Patch) == 0 {
+		if resp == nil || len(resp.Patch) == 0 {
 			continue
 		}
 		if res.Object, err = applyPatch(res.Object, resp.Patch); err != nil {
-			res.Err = apierrors.NewInternalError(fmt.Errorf("apply the patch of webhook %q: %w", admission.WebhookName(entry.Script, "mutate"), err))
+			res.Err = apierrors.NewInternalError(fmt.Errorf("apply the patch of webhook %q: %w", hook.group.Name(), err))
 			return res
 		}
 		var more []json.RawMessage
@@ -141,45 +161,47 @@ func (a *admitter) mutate(ctx context.Context, req AdmissionRequest) AdmissionRe
 // validate calls every matching validating webhook; the first denial in order is the
 // client's error, while every call's warnings reach it.
 func (a *admitter) validate(ctx context.Context, req AdmissionRequest, res *AdmissionResult) {
-	for _, entry := range a.matching(req, "validate") {
+	for _, hook := range a.matching(req, "validate") {
 		denied := res.Err
-		res.record(a.call(ctx, entry, "validate", req))
+		calls, resp, err := a.call(ctx, hook, req)
+		res.record(hook, calls, resp, err)
 		if denied != nil {
 			res.Err = denied
 		}
 	}
 }
 
-// record adds a call's outcome: its warnings, its denial, or the failure to call it.
-func (res *AdmissionResult) record(call AdmissionCall, resp *admissionv1.AdmissionResponse, err error) {
+// record adds a webhook call's outcome: its scripts' decisions, its warnings, its denial, or
+// the failure to call it.
+func (res *AdmissionResult) record(hook webhook, calls []AdmissionCall, resp *admissionv1.AdmissionResponse, err error) {
 	if err != nil {
 		res.Err = err
 		return
 	}
-	if call.Script != "" {
-		res.Calls = append(res.Calls, call)
-	}
+	res.Calls = append(res.Calls, calls...)
 	if resp == nil {
 		return
 	}
 	res.Warnings = append(res.Warnings, resp.Warnings...)
 	if !resp.Allowed {
-		res.Err = deniedError(admission.WebhookName(call.Script, call.Webhook), resp.Result)
+		res.Err = deniedError(hook.group.Name(), resp.Result)
 	}
 }
 
-// call sends one AdmissionReview to the script's webhook of kind through the runner's handler.
-// A webhook that cannot answer (its script unloaded meanwhile) is skipped under failurePolicy
-// Ignore and fails the request under Fail, as the API server does with a webhook it cannot call.
-func (a *admitter) call(ctx context.Context, entry engine.AdmissionEntry, kind string, req AdmissionRequest) (AdmissionCall, *admissionv1.AdmissionResponse, error) {
+// call sends one AdmissionReview to a webhook entry through the runner's handler, which fans
+// it out to the entry's scripts; calls are their decisions. A webhook that cannot answer
+// (its scripts unloaded meanwhile) is skipped under failurePolicy Ignore (nil response) and
+// fails the request under Fail, as the API server does with a webhook it cannot call.
+func (a *admitter) call(ctx context.Context, hook webhook, req AdmissionRequest) ([]AdmissionCall, *admissionv1.AdmissionResponse, error) {
 	review, uid, err := a.review(req)
 	if err != nil {
-		return AdmissionCall{}, nil, apierrors.NewInternalError(err)
+		return nil, nil, apierrors.NewInternalError(err)
 	}
-	path := admission.Path(kind, entry.Script) + "?timeout=" + strconv.Itoa(entry.Spec.TimeoutSeconds) + "s"
+	spec := hook.group.Entry.Spec
+	path := hook.group.Path() + "?timeout=" + strconv.Itoa(spec.TimeoutSeconds) + "s"
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, path, bytes.NewReader(review))
 	if err != nil {
-		return AdmissionCall{}, nil, apierrors.NewInternalError(err)
+		return nil, nil, apierrors.NewInternalError(err)
 	}
 	r.Header.Set("Content-Type", "application/json")
 	w := &recorder{header: http.Header{}, code: http.StatusOK}
@@ -188,16 +210,15 @@ func (a *admitter) call(ctx context.Context, entry engine.AdmissionEntry, kind s
 	if w.code == http.StatusOK {
 		err = json.Unmarshal(w.body.Bytes(), &out)
 	}
-	d, _ := a.observed.LoadAndDelete(uid)
+	calls := a.takeObserved(uid)
 	if w.code != http.StatusOK || err != nil || out.Response == nil {
-		if entry.Spec.FailurePolicy == "Ignore" {
-			return AdmissionCall{}, nil, nil
+		if spec.FailurePolicy == "Ignore" {
+			return nil, nil, nil
 		}
-		return AdmissionCall{}, nil, apierrors.NewInternalError(fmt.Errorf("failed calling webhook %q: %d %s",
-			admission.WebhookName(entry.Script, kind), w.code, bytes.TrimSpace(w.body.Bytes())))
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("failed calling webhook %q: %d %s",
+			hook.group.Name(), w.code, bytes.TrimSpace(w.body.Bytes())))
 	}
-	decision, _ := d.(admission.Decision)
-	return AdmissionCall{Script: entry.Script, Webhook: kind, Decision: decision}, out.Response, nil
+	return calls, out.Response, nil
 }
 
 // review encodes req as an AdmissionReview with a fresh uid.

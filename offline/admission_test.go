@@ -2,6 +2,7 @@ package offline_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +174,46 @@ func TestAdmissionMayReadTheCluster(t *testing.T) {
 		if denied := i == 2; denied != (err != nil) || (denied && !strings.HasSuffix(err.Error(), "at most 2 configmaps, there are 2")) {
 			t.Errorf("create %s: %v", name, err)
 		}
+	}
+}
+
+// TestAdmitFansOutAsTheSharedEntries: scripts whose webhook entries would be alike are one
+// entry, as the runner registers them: two mutates chained (the second sees the first's
+// label), then two validates merged, and the denial names the shared entry and its script.
+func TestAdmitFansOutAsTheSharedEntries(t *testing.T) {
+	t.Parallel()
+	const watch = `watch: { resource: "v1/configmaps" },`
+	r := startOffline(t, `export default { `+watch+` mutate(obj) {
+  const out = util.clone(obj); out.metadata.labels = { ...out.metadata.labels, first: "1" }; return out; } };`)
+	for name, src := range map[string]string{
+		"second.js": `mutate(obj) { const out = util.clone(obj); out.metadata.labels = { ...out.metadata.labels, second: "saw-" + obj.metadata.labels.first }; return out; }`,
+		"v-a.js":    `validate() { return { allowed: true, warnings: ["from a"] }; }`,
+		"v-b.js":    `validate(obj) { if (obj.metadata.labels.deny) return { allowed: false, message: "b says no" }; return { allowed: true, warnings: ["from b"] }; }`,
+	} {
+		if err := r.Load(t.Context(), name, []byte("export default { "+watch+" "+src+" };")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := offline.AdmissionRequest{Operation: "CREATE", Resource: configmapsGVR, Namespace: "default", Name: "a", Object: teamCM("default", "a", nil)}
+	res, err := r.Admit(t.Context(), req)
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	var calls []string
+	for _, c := range res.Calls {
+		calls = append(calls, c.Script+" "+c.Webhook)
+	}
+	if want := []string{"script.js mutate", "second.js mutate", "v-a.js validate", "v-b.js validate"}; !slices.Equal(calls, want) {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+	labels := unstructuredOf(res.Object).GetLabels()
+	if labels["first"] != "1" || labels["second"] != "saw-1" || !slices.Equal(res.Warnings, []string{"from a", "from b"}) {
+		t.Errorf("labels %v, warnings %q: want both mutations chained and both validations' warnings", labels, res.Warnings)
+	}
+	req.Object = teamCM("default", "a", map[string]any{"deny": "yes"})
+	res, _ = r.Admit(t.Context(), req)
+	entry := admission.Group{Kind: "validate", Scripts: []string{"v-a.js", "v-b.js"}}.Name()
+	if res.Err == nil || res.Err.Error() != `admission webhook "`+entry+`" denied the request: v-b.js: b says no` {
+		t.Errorf("denial %v, want the shared entry's with v-b.js's message", res.Err)
 	}
 }

@@ -7,28 +7,51 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/jsinformer/jsinformer/admission"
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/memcluster"
 )
 
 // Which webhooks a request reaches, and the in-memory cluster's admission hook.
 
-// matching are the entries whose webhook of kind the API server would call for req, in the
-// order it calls them: the order of the configuration's webhooks, by script name. They match
-// as the registered webhooks do (admission.Registrar): the script's operations, a rule per
-// watched resource (the main resource, not its subresources), the namespaceSelector (never
-// kube-system; the watched namespaces when the script watches some only) and the
+// webhook is one webhook entry the API server would call: the scripts sharing it
+// (admission.Groups, as the runner registers them).
+type webhook struct{ group admission.Group }
+
+// matching are the webhook entries of kind the API server would call for req, in the order
+// it calls them: the order of the configuration's webhooks, each entry shared by the scripts
+// whose entries would be alike (admission.Groups), in order of their first script. They
+// match as the registered webhooks do (admission.Registrar): the script's operations, a rule
+// per watched resource (the main resource, not its subresources), the namespaceSelector
+// (never kube-system; the watched namespaces when the script watches some only) and the
 // objectSelector (the watches' shared label selector, matched by the object or the old one).
-func (a *admitter) matching(req AdmissionRequest, kind string) []engine.AdmissionEntry {
-	var out []engine.AdmissionEntry
+func (a *admitter) matching(req AdmissionRequest, kind string) []webhook {
+	byScript := map[string]engine.AdmissionEntry{}
+	var entries []admission.Entry
 	for _, e := range a.e.AdmissionEntries() {
-		if (kind == "mutate" && !e.Mutate) || (kind == "validate" && !e.Validate) || (req.Script != "" && e.Script != req.Script) {
-			continue
-		}
-		if matches(e, req) {
-			out = append(out, e)
+		if req.Script == "" || e.Script == req.Script {
+			byScript[e.Script] = e
+			entries = append(entries, webhookEntry(e))
 		}
 	}
+	var out []webhook
+	for _, g := range admission.Groups(entries, kind) {
+		if matches(byScript[g.Scripts[0]], req) { // the scripts sharing an entry match alike
+			out = append(out, webhook{group: g})
+		}
+	}
+	return out
+}
+
+// webhookEntry is what the registrar derives e's webhook entries from (the runner's
+// admissionEntries).
+func webhookEntry(e engine.AdmissionEntry) admission.Entry {
+	out := admission.Entry{Script: e.Script, Validate: e.Validate, Mutate: e.Mutate, Spec: e.Spec}
+	for _, w := range e.Watches {
+		gvr := w.Resource.GVR
+		out.Rules = append(out.Rules, admission.Rule{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Namespaced: w.Resource.Namespaced})
+	}
+	out.Namespaces, out.LabelSelector = e.Selectors()
 	return out
 }
 

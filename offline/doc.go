@@ -23,9 +23,11 @@
 // Admission (admission.go, admitmatch.go): the harness plays kube-apiserver's webhook
 // dispatcher for the scripts its engine serves with validate or mutate. It installs a hook in
 // the cluster (memcluster.Admission), so every write, the harness's and the plugins', is sent
-// to the matching scripts' mutating webhooks in order of script name, each patch applied, then
-// to every matching validating webhook; a denial fails the write with the error the API server
-// returns (webhook errors' ToStatusErr). Admit does the same for one request without writing.
+// to the matching mutating webhook entries in the order the runner registers them, each patch
+// applied, then to every matching validating entry; a denial fails the write with the error
+// the API server returns (webhook errors' ToStatusErr). The entries are the runner's: scripts
+// whose entries would be alike share one (admission.Groups), which admission.Server fans out
+// (mutations chained in order, validations merged), so the answers are the real path's. Admit does the same for one request without writing.
 // Each call is an AdmissionReview handed in process to admission.Server, the runner's own
 // handler, so a decision is the webhook's. The hook runs on the writer's goroutine; it is
 // removed by Close before the engine stops.

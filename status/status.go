@@ -39,6 +39,10 @@ type WebhookStatus struct {
 	Configuration string `json:"configuration,omitempty"`
 	Name          string `json:"name"`    // the entry's name
 	Webhook       string `json:"webhook"` // validate or mutate
+	// Path is the entry's path on the runner's webhook server; SharedWith the other scripts
+	// the entry calls (scripts whose entries would be alike share one), in the order of Path.
+	Path       string   `json:"path"`
+	SharedWith []string `json:"sharedWith,omitempty"`
 	// Rules are the entry's rules: "CREATE,UPDATE apps/v1/deployments (Namespaced)".
 	Rules          []string `json:"rules"`
 	FailurePolicy  string   `json:"failurePolicy"`

@@ -17,8 +17,8 @@
 // starts once the engine has loaded its initial scripts (engine.Config.OnReady). At shutdown
 // the engine's context (webhooks.engineContext) ends only after the admission server has
 // stopped, on the goroutine context.AfterFunc starts, which ends with that stop. Every
-// decision is counted and kept in the engine's trace; runner status lists the webhook
-// entries (webhookstatus.go).
+// decision is counted and kept in the engine's trace; runner status lists each script's
+// webhook entries, naming the scripts an entry is shared with (webhookstatus.go).
 //
 // `runner types` (types.go) writes TypeScript declarations: scripting.Declarations, and with
 // --gvr the interfaces internal/typegen generates from the cluster's OpenAPI v3, the names

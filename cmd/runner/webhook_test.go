@@ -10,6 +10,7 @@ import (
 	"github.com/jsinformer/jsinformer/admission"
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 func TestWebhookFlagsValidate(t *testing.T) {
@@ -65,5 +66,35 @@ func TestWebhookCertificateHosts(t *testing.T) {
 		if got := tc.w.hosts(); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("hosts of %+v = %v, want %v", tc.w, got, tc.want)
 		}
+	}
+}
+
+// TestWebhookStatusNamesTheSharedEntry: runner status lists a row per script and kind, naming
+// the entry that calls it and the scripts sharing it.
+func TestWebhookStatusNamesTheSharedEntry(t *testing.T) {
+	t.Parallel()
+	cm := dynamicinformer.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespaced: true}
+	spec := scripting.AdmissionSpec{Operations: []string{"CREATE"}, FailurePolicy: "Fail", TimeoutSeconds: 5, Mode: "enforce"}
+	other := spec
+	other.FailurePolicy = "Ignore"
+	watch := []engine.AdmissionWatch{{Resource: cm}}
+	got := webhookStatus([]engine.AdmissionEntry{
+		{Script: "a.js", Validate: true, Mutate: true, Spec: spec, Watches: watch},
+		{Script: "b.js", Validate: true, Spec: other, Watches: watch},
+		{Script: "c.js", Validate: true, Spec: spec, Watches: watch},
+	}, "jsinformer-x")
+	type row struct{ script, webhook, path, shared string }
+	var rows []row
+	for _, w := range got {
+		rows = append(rows, row{w.Script, w.Webhook, w.Path, strings.Join(w.SharedWith, ",")})
+	}
+	shared := admission.GroupPath("validate", []string{"a.js", "c.js"})
+	want := []row{{"a.js", "validate", shared, "c.js"}, {"a.js", "mutate", "/mutate/a.js", ""},
+		{"b.js", "validate", "/validate/b.js", ""}, {"c.js", "validate", shared, "a.js"}}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("rows = %+v\nwant   %+v", rows, want)
+	}
+	if got[0].Name != got[3].Name || got[0].Name == got[2].Name || got[3].Configuration != "ValidatingWebhookConfiguration/jsinformer-x" {
+		t.Errorf("entries %+v: want a.js and c.js under one name, b.js under its own", got)
 	}
 }

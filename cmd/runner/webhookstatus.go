@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,24 +14,32 @@ import (
 )
 
 // The webhook entries runner status lists: the engine's scripts serving admission as the
-// registrar turns them into entries.
+// registrar turns them into entries, one row per script and kind naming the entry that calls
+// it (shared by the scripts whose entries would be alike, admission.Groups).
 
-// webhookStatus lists the webhook entries of the engine's scripts serving admission; config
-// is the configurations' name, "" when this runner registers none.
+// webhookStatus lists the webhook entries of the engine's scripts serving admission, by
+// script; config is the configurations' name, "" when this runner registers none.
 func webhookStatus(in []engine.AdmissionEntry, config string) []status.WebhookStatus {
+	entries := admissionEntries(in) // one entry per element of in, in order
+	groups := map[string]admission.Group{}
+	for _, kind := range []string{"validate", "mutate"} {
+		for _, g := range admission.Groups(entries, kind) {
+			for _, s := range g.Scripts {
+				groups[kind+" "+s] = g
+			}
+		}
+	}
 	var out []status.WebhookStatus
-	for i, e := range admissionEntries(in) { // one entry per element of in, in order
-		stopped := in[i].Stopped
-		for _, kind := range []struct {
-			name, configKind string
-			on               bool
-		}{{"validate", "ValidatingWebhookConfiguration", e.Validate}, {"mutate", "MutatingWebhookConfiguration", e.Mutate}} {
-			if !kind.on {
+	for i, e := range entries {
+		for _, kind := range []struct{ name, configKind string }{{"validate", "ValidatingWebhookConfiguration"}, {"mutate", "MutatingWebhookConfiguration"}} {
+			g, ok := groups[kind.name+" "+e.Script]
+			if !ok {
 				continue
 			}
-			w := status.WebhookStatus{Script: e.Script, Name: admission.WebhookName(e.Script, kind.name), Webhook: kind.name,
-				Rules: ruleTexts(e), FailurePolicy: e.Spec.FailurePolicy, Mode: e.Spec.Mode, TimeoutSeconds: e.Spec.TimeoutSeconds,
-				Namespaces: e.Namespaces, LabelSelector: e.LabelSelector, Stopped: stopped}
+			w := status.WebhookStatus{Script: e.Script, Name: g.Name(), Webhook: kind.name, Path: g.Path(),
+				SharedWith: slices.DeleteFunc(slices.Clone(g.Scripts), func(s string) bool { return s == e.Script }),
+				Rules:      ruleTexts(e), FailurePolicy: e.Spec.FailurePolicy, Mode: e.Spec.Mode, TimeoutSeconds: e.Spec.TimeoutSeconds,
+				Namespaces: e.Namespaces, LabelSelector: e.LabelSelector, Stopped: in[i].Stopped}
 			if config != "" {
 				w.Configuration = kind.configKind + "/" + config
 			}

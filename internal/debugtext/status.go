@@ -94,7 +94,11 @@ func printWebhooks(w io.Writer, hooks []status.WebhookStatus) {
 		if h.Stopped {
 			mode += " (stopped)"
 		}
-		row(t, h.Script, config, h.Name, strings.Join(h.Rules, "; "), h.FailurePolicy, mode, fmt.Sprintf("%ds", h.TimeoutSeconds))
+		entry := h.Name
+		if len(h.SharedWith) > 0 {
+			entry += " (shared with " + strings.Join(h.SharedWith, ", ") + ")"
+		}
+		row(t, h.Script, config, entry, strings.Join(h.Rules, "; "), h.FailurePolicy, mode, fmt.Sprintf("%ds", h.TimeoutSeconds))
 	}
 	_ = t.Flush()
 }

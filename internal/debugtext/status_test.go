@@ -72,3 +72,17 @@ func TestStatusShowsTheAPIServer(t *testing.T) {
 		t.Errorf("an API server line without a server:\n%s", none.String())
 	}
 }
+
+func TestStatusNamesTheScriptsSharingAWebhookEntry(t *testing.T) {
+	t.Parallel()
+	st := status.Status{Ready: true, Webhooks: []status.WebhookStatus{
+		{Script: "a.js", Name: "a-js-and-1-12345678.validate.jsinformer.io", Webhook: "validate", SharedWith: []string{"c.js"}},
+		{Script: "b.js", Name: "b-js-87654321.validate.jsinformer.io", Webhook: "validate"},
+	}}
+	var b strings.Builder
+	debugtext.Status(&b, st)
+	out := b.String()
+	if !strings.Contains(out, "a-js-and-1-12345678.validate.jsinformer.io (shared with c.js)") || strings.Contains(out, "87654321.validate.jsinformer.io (shared") {
+		t.Errorf("status does not tell which scripts share an entry:\n%s", out)
+	}
+}

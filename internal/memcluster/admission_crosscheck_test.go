@@ -10,8 +10,10 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,7 +32,8 @@ import (
 	"github.com/jsinformer/jsinformer/scripting"
 )
 
-// The admission cross-check: one script's validate and mutate, served by the offline
+// The admission cross-check: one script's validate and mutate (then two scripts sharing their
+// entries), served by the offline
 // harness's webhook handler to the real kube-apiserver and run by the in-memory cluster
 // through the harness's hook, must give every write the same answer: the denial's code,
 // reason and message, the failure policy's error, and the object a mutation stored.
@@ -53,35 +56,7 @@ const xcheckPolicy = `export default {
 
 func TestAdmissionCrossCheckWithControlPlane(t *testing.T) {
 	t.Parallel()
-	cp := controlplane.Require(t, env)
-	suffix := utilrand.String(6)
-	ns := "admx-" + suffix
-	mem, err := memcluster.New(memcluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := offline.New(offline.Config{Cluster: mem, Clock: clocktesting.NewFakeClock(time.Now())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	if err := h.Load(t.Context(), "policy.js", fmt.Appendf(nil, xcheckPolicy, ns)); err != nil {
-		t.Fatal(err)
-	}
-	real, err := dynamic.NewForConfig(cp.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sides := []*side{{dyn: real, ns: ns, group: "unused.invalid"}, {dyn: mem.Client(nil), ns: ns, group: "unused.invalid"}}
-	for _, s := range sides {
-		if _, err := s.dyn.Resource(nsGVR).Create(t.Context(), obj("v1", "Namespace", "", ns, nil), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _ = real.Resource(nsGVR).Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	registerPolicy(t, cp, h.AdmissionServer(), ns, "jsinformer-xcheck-"+suffix)
-	waitDenied(t, sides[0])
-
+	sides := admissionSides(t, map[string]string{"policy.js": xcheckPolicy})
 	labelled := func(s *side, name, team string) *unstructured.Unstructured {
 		u := cm(s, name, map[string]any{"k": "v"})
 		u.SetLabels(map[string]string{"team": team})
@@ -118,6 +93,12 @@ func TestAdmissionCrossCheckWithControlPlane(t *testing.T) {
 			return nil, s.ri(cmGVR).Delete(ctx, "good", metav1.DeleteOptions{})
 		}},
 	}
+	compareSteps(t, sides, steps)
+}
+
+// compareSteps runs each step on both sides and compares their outcomes.
+func compareSteps(t *testing.T, sides []*side, steps []step) {
+	t.Helper()
 	for _, st := range steps {
 		got := [2]string{}
 		for i, s := range sides {
@@ -130,9 +111,49 @@ func TestAdmissionCrossCheckWithControlPlane(t *testing.T) {
 	}
 }
 
-// registerPolicy serves srv on loopback over TLS and registers policy.js's webhooks with the
-// control plane, for namespace ns, until the test ends.
-func registerPolicy(t *testing.T, cp *controlplane.ControlPlane, srv *admission.Server, ns, name string) {
+// admissionSides loads scripts (sources with a %q for the namespace) in an offline harness
+// whose webhook handler the control plane calls, each script with the same entries (so that
+// they share them, as the runner registers them), and returns the two sides once the
+// control plane's webhooks are in effect: the control plane's first, the in-memory cluster's.
+func admissionSides(t *testing.T, scripts map[string]string) []*side {
+	t.Helper()
+	cp := controlplane.Require(t, env)
+	suffix := utilrand.String(6)
+	ns := "admx-" + suffix
+	mem, err := memcluster.New(memcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.New(offline.Config{Cluster: mem, Clock: clocktesting.NewFakeClock(time.Now())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	for _, name := range slices.Sorted(maps.Keys(scripts)) {
+		if err := h.Load(t.Context(), name, fmt.Appendf(nil, scripts[name], ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sides := []*side{{dyn: real, ns: ns, group: "unused.invalid"}, {dyn: mem.Client(nil), ns: ns, group: "unused.invalid"}}
+	for _, s := range sides {
+		if _, err := s.dyn.Resource(nsGVR).Create(t.Context(), obj("v1", "Namespace", "", ns, nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = real.Resource(nsGVR).Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	registerPolicy(t, cp, h.AdmissionServer(), ns, "jsinformer-xcheck-"+suffix, slices.Sorted(maps.Keys(scripts)))
+	waitDenied(t, sides[0])
+	return sides
+}
+
+// registerPolicy serves srv on loopback over TLS and registers the scripts' webhooks (each a
+// validate and a mutate, with the default admission options) with the control plane, for
+// namespace ns, until the test ends.
+func registerPolicy(t *testing.T, cp *controlplane.ControlPlane, srv *admission.Server, ns, name string, scripts []string) {
 	t.Helper()
 	cert, caPEM := loopbackCert(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -149,8 +170,12 @@ func registerPolicy(t *testing.T, cp *controlplane.ControlPlane, srv *admission.
 		TimeoutSeconds: scripting.DefaultAdmissionTimeoutSeconds, Mode: scripting.ModeEnforce}
 	reg := &admission.Registrar{Client: client, Name: name, Target: admission.Target{URL: "https://" + ln.Addr().String()},
 		CABundle: func() []byte { return caPEM }, Entries: func() []admission.Entry {
-			return []admission.Entry{{Script: "policy.js", Validate: true, Mutate: true, Spec: spec,
-				Rules: []admission.Rule{{Version: "v1", Resource: "configmaps", Namespaced: true}}, Namespaces: []string{ns}}}
+			var out []admission.Entry
+			for _, script := range scripts {
+				out = append(out, admission.Entry{Script: script, Validate: true, Mutate: true, Spec: spec,
+					Rules: []admission.Rule{{Version: "v1", Resource: "configmaps", Namespaced: true}}, Namespaces: []string{ns}})
+			}
+			return out
 		}}
 	reg.Init()
 	t.Cleanup(func() {
@@ -203,4 +228,52 @@ func loopbackCert(t *testing.T) (tls.Certificate, []byte) {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// xcheckSecond shares policy.js's entries: its mutate sees policy.js's label, its validate
+// denies another team.
+const xcheckSecond = `export default {
+  watch: { resource: "v1/configmaps", namespace: %q },
+  validate(obj) {
+    if ((obj.metadata.labels || {}).team === "bee") return { allowed: false, message: "no bees", code: 422 };
+  },
+  mutate(obj) {
+    const out = util.clone(obj);
+    out.metadata.labels = { ...out.metadata.labels, second: "saw-" + ((obj.metadata.labels || {}).mutated || "nothing") };
+    return out;
+  },
+};`
+
+// TestAdmissionCrossCheckSharedEntries: two scripts sharing one entry of each kind give the
+// same answers both ways: the chained mutations stored, each script's denial named.
+func TestAdmissionCrossCheckSharedEntries(t *testing.T) {
+	t.Parallel()
+	sides := admissionSides(t, map[string]string{"policy.js": xcheckPolicy, "second.js": xcheckSecond})
+	labelled := func(s *side, name, team string) *unstructured.Unstructured {
+		u := cm(s, name, map[string]any{"k": "v"})
+		u.SetLabels(map[string]string{"team": team})
+		return u
+	}
+	create := func(name, team string) func(ctx context.Context, s *side) (*unstructured.Unstructured, error) {
+		return func(ctx context.Context, s *side) (*unstructured.Unstructured, error) {
+			u := cm(s, name, map[string]any{"k": "v"})
+			if team != "" {
+				u = labelled(s, name, team)
+			}
+			return s.ri(cmGVR).Create(ctx, u, metav1.CreateOptions{FieldManager: "xcheck"})
+		}
+	}
+	compareSteps(t, sides, []step{
+		{"policy.js denies an unlabelled create", create("plain", "")},
+		{"second.js denies a bee with its code", create("bee", "bee")},
+		{"policy.js's teapot and its code", create("tea", "teapot")},
+		{"a labelled create stores both mutations, chained", create("good", "a")},
+		{"a merge patch is mutated and validated by both", func(ctx context.Context, s *side) (*unstructured.Unstructured, error) {
+			return s.ri(cmGVR).Patch(ctx, "good", "application/merge-patch+json", []byte(`{"metadata":{"labels":{"second":null}},"data":{"owner":null}}`), metav1.PatchOptions{FieldManager: "xcheck"})
+		}},
+	})
+	stored, err := sides[0].ri(cmGVR).Get(t.Context(), "good", metav1.GetOptions{})
+	if err != nil || stored.GetLabels()["second"] != "saw-yes" {
+		t.Errorf("on the control plane: %v, labels %v; want second.js to have seen policy.js's label", err, stored.GetLabels())
+	}
 }

@@ -1,0 +1,160 @@
+package admission
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	admissionregv1 "k8s.io/api/admissionregistration/v1"
+)
+
+// Shared entries: the API server makes one HTTPS call per webhook entry, so scripts whose
+// entries would be identical but for their name and path share one entry whose path names
+// them all, and the server fans the request out to them in process (fanout.go).
+
+// Path prefixes of a webhook entry shared by several scripts.
+const (
+	ValidateGroupPrefix = "/validate-group/"
+	MutateGroupPrefix   = "/mutate-group/"
+)
+
+// Group is the scripts sharing one webhook entry of a kind: Scripts in the order the server
+// calls them (sorted by name), Entry the first one's, which the shared entry is derived from.
+type Group struct {
+	Kind    string // "validate" or "mutate"
+	Scripts []string
+	Entry   Entry
+}
+
+// Groups groups the entries that define kind into webhook entries: the entries whose webhooks
+// would be identical but for their name and path share one, unless a script's name cannot be
+// put in a shared path (GroupPath). The scripts of a group are sorted by name and the groups
+// are in the order of their first scripts, whatever the order of entries, so the same
+// entries always give the same configuration.
+func Groups(entries []Entry, kind string) []Group {
+	var out []Group
+	at := map[string]int{} // the key of a shareable entry -> its group in out
+	sorted := slices.SortedFunc(slices.Values(entries), func(a, b Entry) int { return strings.Compare(a.Script, b.Script) })
+	for _, e := range sorted {
+		if !e.defines(kind) {
+			continue
+		}
+		key, shareable := shareKey(e, kind)
+		if i, ok := at[key]; ok && shareable {
+			out[i].Scripts = append(out[i].Scripts, e.Script)
+			continue
+		}
+		if shareable {
+			at[key] = len(out)
+		}
+		out = append(out, Group{Kind: kind, Scripts: []string{e.Script}, Entry: e})
+	}
+	return out
+}
+
+func (e Entry) defines(kind string) bool {
+	return (kind == "validate" && e.Validate) || (kind == "mutate" && e.Mutate)
+}
+
+// shareKey is what e's webhook entry of kind holds besides its name and client config (the
+// same Registrar settings apply to every entry), false when e's script cannot share an entry.
+func shareKey(e Entry, kind string) (string, bool) {
+	if !groupable(e.Script) {
+		return "", false
+	}
+	var hook any
+	var r Registrar
+	alone := Group{Kind: kind, Scripts: []string{e.Script}, Entry: e}
+	if kind == "validate" {
+		h := r.validating(alone, nil)
+		h.Name, h.ClientConfig = "", admissionregv1.WebhookClientConfig{}
+		hook = h
+	} else {
+		h := r.mutating(alone, nil)
+		h.Name, h.ClientConfig = "", admissionregv1.WebhookClientConfig{}
+		hook = h
+	}
+	b, err := json.Marshal(hook)
+	return string(b), err == nil
+}
+
+// segment is a path segment a shared path carries as it is: a DNS-1123 subdomain, valid in a
+// Service's path too, and never "." or "..", which a client may clean away.
+var segment = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// groupable reports whether script's name can be put in a shared path: each of its
+// slash-separated parts a lowercase DNS-1123 subdomain of at most 253 characters.
+func groupable(script string) bool {
+	for part := range strings.SplitSeq(script, "/") {
+		if len(part) > 253 || !segment.MatchString(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// Path is the server's path for g's entry: Path of its script when it is alone, else
+// GroupPath of its scripts.
+func (g Group) Path() string {
+	if len(g.Scripts) == 1 {
+		return Path(g.Kind, g.Scripts[0])
+	}
+	return GroupPath(g.Kind, g.Scripts)
+}
+
+// GroupPath is the path of an entry shared by scripts (each of them groupable): the kind's
+// group prefix, then for each script the number of its slash-separated parts followed by
+// them, "/validate-group/2/team-a/policy.js/1/b.js". Counting the parts keeps the path
+// unambiguous while names contain "/", with nothing to escape and no query string.
+func GroupPath(kind string, scripts []string) string {
+	var b strings.Builder
+	if kind == "mutate" {
+		b.WriteString(MutateGroupPrefix)
+	} else {
+		b.WriteString(ValidateGroupPrefix)
+	}
+	for i, s := range scripts {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(strconv.Itoa(strings.Count(s, "/") + 1))
+		b.WriteByte('/')
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// parseGroup reads the scripts of a GroupPath after its prefix; false when rest is not one.
+// A script named twice is called once.
+func parseGroup(rest string) ([]string, bool) {
+	parts := strings.Split(rest, "/")
+	var names []string
+	for i := 0; i < len(parts); {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 1 || n > len(parts)-i-1 {
+			return nil, false
+		}
+		name := strings.Join(parts[i+1:i+1+n], "/")
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		i += 1 + n
+	}
+	return names, len(names) > 0
+}
+
+// Name is g's entry name: WebhookName of its script when it is alone; else the first
+// script's slug, how many others share the entry and a hash of all their names, so that
+// another set of scripts gets another name.
+func (g Group) Name() string {
+	if len(g.Scripts) == 1 {
+		return WebhookName(g.Scripts[0], g.Kind)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(g.Scripts, "\n")))
+	return fmt.Sprintf("%s-and-%d-%s.%s.jsinformer.io", slug(g.Scripts[0]), len(g.Scripts)-1, hex.EncodeToString(sum[:])[:8], g.Kind)
+}
