@@ -121,14 +121,11 @@ func admitAnswer(res offline.AdmissionResult) map[string]any {
 	out := map[string]any{"allowed": res.Err == nil, "code": 200, "message": "", "outcome": admission.OutcomeAllowed,
 		"warnings": orEmpty(res.Warnings), "patch": patchValue(res.Patch), "object": res.Object}
 	decisions := make([]any, 0, len(res.Calls))
-	deciding := -1
-	for i, c := range res.Calls {
+	for _, c := range res.Calls {
 		decisions = append(decisions, decisionValue(c))
-		if deciding < 0 && c.Decision.Outcome != admission.OutcomeAllowed {
-			deciding = i
-		}
 	}
 	out["decisions"] = decisions
+	deciding := decidingCall(res.Calls)
 	if deciding >= 0 {
 		d := res.Calls[deciding].Decision
 		out["message"], out["outcome"] = d.Message, d.Outcome
@@ -142,6 +139,16 @@ func admitAnswer(res offline.AdmissionResult) map[string]any {
 		out["code"], out["message"], out["outcome"] = st.Status().Code, st.Status().Message, admission.OutcomeErrored
 	}
 	return out
+}
+
+// decidingCall is the call whose message and outcome h.admit's answer shows: the first
+// denial, which is the client's error, else the first call that did more than allow (a
+// warning, an audit, an error its failure policy allowed); -1 when every call simply allowed.
+func decidingCall(calls []offline.AdmissionCall) int {
+	if i := slices.IndexFunc(calls, func(c offline.AdmissionCall) bool { return !c.Decision.Allowed }); i >= 0 {
+		return i
+	}
+	return slices.IndexFunc(calls, func(c offline.AdmissionCall) bool { return c.Decision.Outcome != admission.OutcomeAllowed })
 }
 
 func decisionValue(c offline.AdmissionCall) map[string]any {

@@ -104,6 +104,9 @@ test("the folder's admission scripts, in order, and script", () => {
   expect(d.decisions.map((x) => x.script + " " + x.webhook + " " + x.outcome)).toEqual(
     ["team.js mutate allowed", "audit.js validate audited", "team.js validate allowed"]);
   expect(d).toMatchObject({ allowed: true, outcome: "audited", message: "too big" });
+  // A denial after an audit: the answer is the denial's, as the client's error is.
+  expect(h.admit({ operation: "CREATE", object: cm("a", undefined, { size: "huge" }) })).toMatchObject(
+    { allowed: false, code: 403, outcome: "denied", message: "a team label is required (runner-test)" });
   expect(h.admit({ operation: "CREATE", object: cm("a"), script: "./audit.js" }).decisions).toHaveLength(1);
   let caught;
   try { h.admit({ operation: "CREATE", object: cm("a"), script: "./none.js" }); } catch (e) { caught = e; }
