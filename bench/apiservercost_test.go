@@ -41,18 +41,25 @@ type serverSample struct {
 // one grew. Contenders: the runner as it is (a LIST from the watch cache, decoded as it
 // arrives), the runner with --streaming-lists (WatchList: sendInitialEvents), a bare
 // client-go informer with client-go's defaults (this test binary, re-executed), and the
-// Node.js client. The contenders' own wall time, peak RSS and CPU are reported too.
+// Node.js client. The contenders' own wall time, peak RSS and CPU are reported too. More,
+// chosen by $JSINFORMER_APISERVER_CONTENDERS (a comma list of names, those four by default):
+// runner-nogzip (its kubeconfig sets disable-compression), runner-http1 (DISABLE_HTTP2=1:
+// watches too go over HTTP/1.1), and baseline, the runner of $JSINFORMER_BENCH_BASELINE.
 func BenchmarkAPIServerCost(b *testing.B) {
 	installNodePeer(b)
 	runner := deployedCopy(b, buildRunner(b))
-	processes := selectProcesses(b, []process{
+	all := []process{
 		{"runner", runnerCommand(runner), false},
 		{"runner-watchlist", runnerCommand(runner, "--streaming-lists"), false},
 		{"runner-nogzip", withoutCompression(runnerCommand(runner)), false},
 		{"runner-http1", withEnv(runnerCommand(runner), "DISABLE_HTTP2=1"), false},
 		{"client-go", clientGoCommand(deployedCopy(b, testExecutable(b))), true},
 		{"node", nodeCommand, true},
-	}, "runner,runner-watchlist,client-go,node")
+	}
+	if bin, _ := baselineRunner(b); bin != "" {
+		all = append(all, process{"baseline", runnerCommand(deployedCopy(b, bin)), false})
+	}
+	processes := selectProcesses(b, all, "runner,runner-watchlist,client-go,node")
 	cp := seededShape(b, realistic)
 	b.Logf("kube-apiserver %s, %d Deployments", serverVersion(b, cp), seedCount)
 	results := make([][]serverSample, len(processes))
