@@ -26,10 +26,7 @@
 // Initial lists: by default an informer takes its initial state from one consistent LIST
 // (resourceVersion "", no limit: listwatch.go's initialListOptions says why), which
 // NewClient's client decodes item by item as the response arrives (listbody.go), never
-// holding the body; then it watches from the list's resourceVersion. Through a transport of
-// WithConnectionHealth, a list goes over an HTTP/1.1 connection of its own, which cost older
-// API servers less memory than a stream of the shared HTTP/2 connection; a list whose
-// response stops arriving is cut after the health check's timeouts (listtransport.go). With
+// holding the body; then it watches from the list's resourceVersion. With
 // Options.StreamingLists it uses client-go's streaming list (a watch that sends every object
 // first) where the server supports it. A relist after "410 Gone" found by a watch is a
 // streaming list either way (watchproxy.go). docs/benchmarks.md measures both. An API server

@@ -35,11 +35,7 @@ var parameterCodec = func() runtime.ParameterCodec {
 // client-go's) has been consumed by then, so the list is asked for again through the
 // dynamic client's List, whose result or error is returned: client-go's verdict, at the
 // price of a second request, for what a healthy apiserver never sends.
-//
-// A list goes over an HTTP/1.1 connection of its own where the transport is
-// WithConnectionHealth's (listtransport.go says why).
 func (c *client) list(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	ctx = overHTTP1(ctx)
 	body, err := c.rest.Get().AbsPath(resourcePath(gvr, namespace)...).
 		SpecificallyVersionedParams(&opts, parameterCodec, schema.GroupVersion{Version: "v1"}).
 		Stream(ctx)

@@ -41,10 +41,6 @@ type ConnectionHealth struct {
 // HTTP2_READ_IDLE_TIMEOUT_SECONDS and HTTP2_PING_TIMEOUT_SECONDS (30s and 15s by default);
 // DISABLE_HTTP2, which it honours, is honoured here too (there is then no PING to send).
 //
-// Lists (NewClient's) are the exception: each goes over an HTTP/1.1 connection of its own,
-// closed when it ends, its response cut when silent as long as both timeouts together
-// (listtransport.go).
-//
 // Every client built from the returned config shares the transport, hence its connections,
 // as client-go's transport cache would have them share; build clients from it, not from cfg.
 // The transport is the caller's: closeIdle closes its idle connections (and their
@@ -78,13 +74,11 @@ func WithConnectionHealth(cfg *rest.Config, h ConnectionHealth) (_ *rest.Config,
 		DialContext:         dial,
 		DisableCompression:  tc.DisableCompression,
 	})
-	var rt http.RoundTripper = t
 	if os.Getenv("DISABLE_HTTP2") == "" && allowsHTTP2(tlsConfig) {
 		t.ForceAttemptHTTP2 = true
 		t.HTTP2 = &http.HTTP2Config{SendPingTimeout: h.ReadIdleTimeout, PingTimeout: h.PingTimeout}
-		rt = listRouter{h2: t, h1: http1Transport(t), idle: h.ReadIdleTimeout + h.PingTimeout}
 	}
-	rt, err = transport.HTTPWrappersForConfig(tc, rt)
+	rt, err := transport.HTTPWrappersForConfig(tc, t)
 	if err != nil {
 		return nil, nil, fmt.Errorf("configure transport: %w", err)
 	}
