@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,15 +29,7 @@ func TestRunnerSharesOneEntryForScriptsAlike(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	ns, name := "adm-fanout-e2e", "jsinformer-fanout-e2e"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = client.CoreV1().Secrets("default").Delete(ctx, name+"-tls", metav1.DeleteOptions{})
-	})
+	admissionNamespace(t, client, ns, name)
 	dir := t.TempDir()
 	watch := fmt.Sprintf(`watch: { resource: "v1/configmaps", namespace: %q },`, ns)
 	for file, body := range map[string]string{

@@ -136,10 +136,7 @@ func TestTwoReplicasServeAdmission(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	ns, name := "adm-replicas", "jsinformer-replicas"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err) // (-count=N reuses it: the ConfigMaps' names are generated)
-	}
-	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
+	admissionNamespace(t, client, ns, name) // (-count=N reuses it: the ConfigMaps' names are generated)
 	dir := t.TempDir()
 	src := policyScript(ns, `    if (obj.data && obj.data.bad) return { allowed: false, message: "bad data" };`, `{ failurePolicy: "Fail", timeoutSeconds: 5 }`)
 	if err := os.WriteFile(filepath.Join(dir, "policy.js"), []byte(src), 0o644); err != nil {
@@ -243,10 +240,7 @@ func TestAStartingReplicaKeepsTheOthersEntries(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	ns, name := "adm-start", "jsinformer-start"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
+	admissionNamespace(t, client, ns, name)
 	dir := t.TempDir()
 	src := policyScript(ns, `    return;`, `{ failurePolicy: "Ignore", timeoutSeconds: 5 }`)
 	if err := os.WriteFile(filepath.Join(dir, "policy.js"), []byte(src), 0o644); err != nil {

@@ -44,10 +44,7 @@ func TestAdmissionDecisionsInViews(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	ns, name := "adm-views", "jsinformer-admviews"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
+	admissionNamespace(t, client, ns, name)
 	scripts := t.TempDir()
 	writeScript(t, scripts, "policy.js", strings.ReplaceAll(admPolicy, "NS", ns))
 	hook, debugAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
@@ -186,6 +183,17 @@ func runInBackground(t *testing.T, out *syncBuffer, args ...string) func() {
 }
 
 // deleteWebhookConfigs removes the configurations a test's runner left (they stay when it stops).
+// admissionNamespace creates namespace ns for an admission test (a second -count reuses it)
+// and removes, when the test ends, what a runner registered under --webhook-name name.
+func admissionNamespace(t *testing.T, client kubernetes.Interface, ns, name string) {
+	t.Helper()
+	_, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteWebhookConfigs(client, name) })
+}
+
 func deleteWebhookConfigs(client kubernetes.Interface, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -103,14 +103,7 @@ func TestRunnerServesAndRegistersAdmission(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	ns, name := "adm-e2e", "jsinformer-e2e"
-	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx := context.Background()
-		_ = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, name, metav1.DeleteOptions{})
-		_ = client.CoreV1().Secrets("default").Delete(ctx, name+"-tls", metav1.DeleteOptions{})
-	})
+	admissionNamespace(t, client, ns, name)
 	dir := t.TempDir()
 	write := func(src string) {
 		t.Helper()
