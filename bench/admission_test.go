@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,13 +125,15 @@ func BenchmarkAdmission(b *testing.B) {
 		runnerTimes, scriptTimes := map[string][]float64{}, map[string][]float64{}
 		sent := map[string]int{}
 		var n atomic.Int64
-		for range rounds {
+		for round := range rounds {
 			for _, c := range admissionContenders {
+				stopTrace := traceSlice(b, c, round)
 				d := time.Duration(slice) * time.Second
 				// busy.js's reconcile spins 2 s per key, but not past this slice's end: the
 				// backlog the slice leaves drains at once and does not load the next ones.
 				data := map[string]string{"until": strconv.FormatInt(time.Now().Add(d).UnixMilli(), 10)}
 				lat, count := createAtRate(b, client.CoreV1().ConfigMaps("adm-"+c), &n, d, data)
+				stopTrace()
 				api[c] = append(api[c], lat...)
 				sent[c] += count
 				requests, scripts := times.take(c)
@@ -170,4 +173,28 @@ func envInt(b *testing.B, name string, def int) int {
 		b.Fatalf("%s=%q: want a positive integer", name, s)
 	}
 	return n
+}
+
+// traceSlice writes a runtime/trace of the first round's "validate" slice into the file
+// $JSINFORMER_ADMISSION_TRACE names (the runner and the writer share this process), and
+// returns what ends it; without the variable it does nothing. Read the scheduler's share with
+// go tool trace -pprof=sched FILE.
+func traceSlice(b *testing.B, contender string, round int) func() {
+	path := os.Getenv("JSINFORMER_ADMISSION_TRACE")
+	if path == "" || contender != "validate" || round != 0 {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatalf("create the trace: %v", err)
+	}
+	if err := trace.Start(f); err != nil {
+		b.Fatalf("start the trace: %v", err)
+	}
+	return func() {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			b.Fatalf("write the trace: %v", err)
+		}
+	}
 }
