@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/inspection"
 )
 
@@ -18,7 +20,14 @@ import (
 
 func TestExample05ReplicateSecret(t *testing.T) {
 	t.Parallel()
-	r := startEngine(t, example(t, "05-replicate-secret.js"), asGenerated(t))
+	// The example copies into every namespace of the shared control plane (a hundred and
+	// more while this package runs) and its onDelete deletes the copies one call at a time:
+	// within the default 5 s, under -race and CI's load, it once ended before the last copy.
+	generated := asGenerated(t)
+	r := startEngine(t, example(t, "05-replicate-secret.js"), func(c *engine.Config) {
+		generated(c)
+		c.HandlerTimeout = time.Minute
+	})
 	defer r.checkGranted(t)
 	src, early := r.namespace(t, uniqueName("ex05-src")), r.namespace(t, uniqueName("ex05-early"))
 	for _, name := range []string{"ex05-token", "ex05-unlabel"} {

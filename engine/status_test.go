@@ -59,10 +59,12 @@ func TestStatusFollowsAScriptsLife(t *testing.T) {
 
 	v2 := watchScript(ns, `  onAdd(cm) {},`)
 	r.write(t, "s.js", v2)
-	s = waitScript(t, r.engine, "s.js", "v2 serving, v1 done", func(s status.ScriptStatus) bool {
+	// The load's entry is written after the hand-over (CI once read the status in between).
+	s = waitScript(t, r.engine, "s.js", "v2 serving, v1 done, the reload recorded", func(s status.ScriptStatus) bool {
 		cur, ok := s.Current()
 		old, found := s.Version(hashOf(v1))
-		return ok && cur.Hash == hashOf(v2) && found && old.State == status.VersionDone
+		reloaded, recorded := lastLoad(s, status.LoadReloaded)
+		return ok && cur.Hash == hashOf(v2) && found && old.State == status.VersionDone && recorded && reloaded.Hash == hashOf(v2)
 	})
 	reloaded, _ := lastLoad(s, status.LoadReloaded)
 	if reloaded.Hash != hashOf(v2) || reloaded.Objects != 2 || reloaded.TookSeconds <= 0 {
