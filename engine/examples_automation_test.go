@@ -21,8 +21,11 @@ import (
 func TestExample05ReplicateSecret(t *testing.T) {
 	t.Parallel()
 	// The example copies into every namespace of the shared control plane (a hundred and
-	// more while this package runs) and its onDelete deletes the copies one call at a time:
-	// within the default 5 s, under -race and CI's load, it once ended before the last copy.
+	// more while this package runs): each namespace another test creates queues two applies
+	// on the script's one worker ahead of this test's events, and its onDelete deletes the
+	// copies one call at a time. Under -race and CI's load that backlog and that loop outlast
+	// eventually's 15 s and the default 5 s handler timeout (CI, twice), hence a minute each.
+	wait := func(what string, cond func() error) { t.Helper(); eventuallyWithin(t, time.Minute, what, cond) }
 	generated := asGenerated(t)
 	r := startEngine(t, example(t, "05-replicate-secret.js"), func(c *engine.Config) {
 		generated(c)
@@ -35,23 +38,23 @@ func TestExample05ReplicateSecret(t *testing.T) {
 			"metadata": map[string]any{"name": name, "namespace": src,
 				"labels": map[string]any{"jsinformer.io/replicate": "true"}},
 			"stringData": map[string]any{"token": "one"}})
-		eventually(t, name+" reaches an existing namespace", r.secretIs(t, src, early, name, "token=one"))
+		wait(name+" reaches an existing namespace", r.secretIs(t, src, early, name, "token=one"))
 	}
 	r.patch(t, secretsGVR, src, "ex05-unlabel", `{"metadata":{"labels":{"jsinformer.io/replicate":null}}}`)
-	eventually(t, "an unlabelled source's copy is deleted", r.gone(t, secretsGVR, early, "ex05-unlabel"))
+	wait("an unlabelled source's copy is deleted", r.gone(t, secretsGVR, early, "ex05-unlabel"))
 
 	r.patch(t, secretsGVR, src, "ex05-token", `{"stringData":{"token":"two","extra":"x"}}`)
-	eventually(t, "the update propagates", r.secretIs(t, src, early, "ex05-token", "extra=x token=two"))
+	wait("the update propagates", r.secretIs(t, src, early, "ex05-token", "extra=x token=two"))
 
 	late := r.namespace(t, uniqueName("ex05-late"))
-	eventually(t, "a new namespace gets a copy", r.secretIs(t, src, late, "ex05-token", "extra=x token=two"))
+	wait("a new namespace gets a copy", r.secretIs(t, src, late, "ex05-token", "extra=x token=two"))
 	if _, err := r.fetch(t, secretsGVR, src, "ex05-token"); err != nil {
 		t.Fatalf("source gone: %v", err)
 	}
 
 	r.delete(t, secretsGVR, src, "ex05-token")
 	for _, ns := range []string{early, late} {
-		eventually(t, "the copy in "+ns+" is deleted", r.gone(t, secretsGVR, ns, "ex05-token"))
+		wait("the copy in "+ns+" is deleted", r.gone(t, secretsGVR, ns, "ex05-token"))
 	}
 }
 

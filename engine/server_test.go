@@ -68,7 +68,13 @@ func (r *runner) mustFetch(t *testing.T, gvr schema.GroupVersionResource, ns, na
 // eventually polls cond until it returns nil, failing the test with its last error after 15s.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	eventuallyWithin(t, 15*time.Second, what, cond)
+}
+
+// eventuallyWithin is eventually with its own deadline.
+func eventuallyWithin(t *testing.T, within time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		err := cond()
 		if err == nil {
