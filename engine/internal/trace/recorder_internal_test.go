@@ -2,6 +2,8 @@ package trace
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/jsinformer/jsinformer/inspection"
@@ -46,16 +48,16 @@ func TestRecorderBounds(t *testing.T) {
 			if want := fmt.Sprint(tt.perObject - 1); got[len(got)-1].Event != want {
 				t.Errorf("newest record is %q, want %q", got[len(got)-1].Event, want)
 			}
-			if n := len(r.objects); n > tt.wantObjectsMax || n > tt.size {
+			if n := len(r.newest); n > tt.wantObjectsMax || n > tt.size {
 				t.Errorf("%d objects tracked, want at most %d and the ring size %d", n, tt.wantObjectsMax, tt.size)
 			}
 		})
 	}
 }
 
-// An object whose records were all pushed out leaves its bookkeeping to the next object
-// recorded (Recorder.free): that object must start with its own records only, not the
-// forgotten one's sequence numbers or its "dropped" mark.
+// An object whose records were all pushed out is forgotten: the objects recorded after it
+// start with their own records only, not the forgotten one's or its "dropped" mark, and a
+// record of the forgotten object after that starts a new chain.
 func TestRecorderReusesForgottenObjects(t *testing.T) {
 	t.Parallel()
 	const size = 50
@@ -84,6 +86,81 @@ func TestRecorderReusesForgottenObjects(t *testing.T) {
 			t.Fatalf("%s: %d records (dropped %v), want its one add", key, len(got), dropped)
 		}
 	}
+	r.Record(inspection.TraceRecord{Resource: "v1/configmaps", Object: "ns/o-old", Event: "again"})
+	if got, dropped := r.Object("v1/configmaps", "ns/o-old", 0); len(got) != 1 || dropped || got[0].Event != "again" {
+		t.Fatalf("o-old recorded again: %d records (dropped %v), want its new one only", len(got), dropped)
+	}
+}
+
+// The chains through the ring answer as a plain list of every record per object would: the
+// last TracePerObject (or limit) records still in the ring, and dropped when an older one
+// existed. Random objects over two resources, a ring smaller than the records written.
+func TestRecorderMatchesAListPerObject(t *testing.T) {
+	t.Parallel()
+	const size, writes = 97, 5000
+	rng := rand.New(rand.NewPCG(1, 2))
+	r := New(size)
+	var all []inspection.TraceRecord // every record, in order
+	for range writes {
+		rec := inspection.TraceRecord{Resource: []string{"v1/configmaps", "v1/secrets"}[rng.IntN(2)], Object: fmt.Sprintf("ns/o%d", rng.IntN(30))}
+		r.Record(rec)
+		rec.Seq = uint64(len(all) + 1)
+		all = append(all, rec)
+		if rng.IntN(10) != 0 {
+			continue
+		}
+		for _, limit := range []int{0, 3} {
+			got, dropped := r.Object(rec.Resource, rec.Object, limit)
+			want, wantDropped := listOf(all, size, rec.Resource, rec.Object, limit)
+			if !slices.EqualFunc(got, want, func(a, b inspection.TraceRecord) bool { return a.Seq == b.Seq }) || dropped != wantDropped {
+				t.Fatalf("after %d records, %s %s limit %d: got %v (dropped %v), want %v (%v)", len(all), rec.Resource, rec.Object, limit, seqs(got), dropped, seqs(want), wantDropped)
+			}
+		}
+	}
+}
+
+// listOf is the reference: of all records, those of one object still in a ring of size, the
+// last TracePerObject (or limit) of them, and whether the object had an older one.
+func listOf(all []inspection.TraceRecord, size int, resource, object string, limit int) ([]inspection.TraceRecord, bool) {
+	keep := inspection.TracePerObject
+	if limit > 0 && limit < keep {
+		keep = limit
+	}
+	var mine []inspection.TraceRecord
+	for _, rec := range all {
+		if rec.Resource == resource && rec.Object == object {
+			mine = append(mine, rec)
+		}
+	}
+	// An object whose newest record left the ring is forgotten, all of it.
+	if len(mine) == 0 || len(all)-int(mine[len(mine)-1].Seq) >= size {
+		return nil, false
+	}
+	first := max(0, len(mine)-keep)
+	for first < len(mine) && len(all)-int(mine[first].Seq) >= size {
+		first++
+	}
+	// Records before the object was last forgotten do not count as dropped.
+	start := 0
+	for i := 1; i < len(mine); i++ {
+		if forgottenBetween(mine[i-1].Seq, mine[i].Seq, size) {
+			start = i
+		}
+	}
+	return mine[first:], first > start
+}
+
+// forgottenBetween reports whether a record of seq prev had left a ring of size by the time
+// the record of seq next was stored (next overwrites next-size first): its object was
+// forgotten in between.
+func forgottenBetween(prev, next uint64, size int) bool { return next-prev >= uint64(size) }
+
+func seqs(recs []inspection.TraceRecord) []uint64 {
+	out := make([]uint64, len(recs))
+	for i, rec := range recs {
+		out[i] = rec.Seq
+	}
+	return out
 }
 
 func TestRecorderLimitAndOff(t *testing.T) {
