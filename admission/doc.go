@@ -71,7 +71,8 @@
 // Decision is a value the caller owns; Config.Observe is called on the request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
 // starts one goroutine (http.Server.ServeTLS, with net/http's per-connection ones) and joins
 // it before returning, once its context has ended and the requests in flight have finished
-// within the grace given. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop
+// within the grace given; over HTTP/1.1 it first drains the API server's kept-alive
+// connections (drain.go), so that a stopping replica fails no request. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop
 // on the caller's goroutine until its context ends; their other methods are safe from any
 // goroutine (Registrar's Changed, the certificates' GetCertificate and CABundle).
 package admission

@@ -38,6 +38,8 @@ func TestGroupsShareAnEntryOnlyWhenTheirWebhooksAreAlike(t *testing.T) {
 			"mutate", [][]string{{"a.js"}, {"b.js"}}},
 		{"other namespaces", []Entry{groupEntry("a.js", func(e *Entry) { e.Namespaces = []string{"x"} }), groupEntry("b.js", func(e *Entry) { e.Namespaces = []string{"y"} }),
 			groupEntry("c.js", func(e *Entry) { e.Namespaces = []string{"x"} })}, "validate", [][]string{{"a.js", "c.js"}, {"b.js"}}},
+		{"the same namespaces in another order, or twice: shared", []Entry{groupEntry("a.js", func(e *Entry) { e.Namespaces = []string{"x", "y"} }),
+			groupEntry("b.js", func(e *Entry) { e.Namespaces = []string{"y", "x", "y"} })}, "validate", [][]string{{"a.js", "b.js"}}},
 		{"another timeout", []Entry{groupEntry("a.js", nil), groupEntry("b.js", func(e *Entry) { e.Spec.TimeoutSeconds = 3 })},
 			"validate", [][]string{{"a.js"}, {"b.js"}}},
 		{"another label selector", []Entry{groupEntry("a.js", nil), groupEntry("b.js", func(e *Entry) { e.LabelSelector = "app=web" })},

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -325,16 +326,11 @@ func (r *Registrar) namespaceSelector(e Entry) *metav1.LabelSelector {
 	return sel
 }
 
+// dedupe is a selector's set of values, sorted: scripts watching the same namespaces in
+// another order have identical webhooks, and so share an entry (Groups).
 func dedupe(list []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range list {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
+	out := slices.Sorted(slices.Values(list))
+	return slices.DeleteFunc(slices.Compact(out), func(s string) bool { return s == "" })
 }
 
 var notSlug = regexp.MustCompile(`[^a-z0-9-]+`)

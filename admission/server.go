@@ -39,6 +39,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// Observe, when set, sees every decision made (metrics, the trace); on the request's goroutine.
 	Observe func(Observation)
+	// HTTP2 lets Serve speak HTTP/2 as well as HTTP/1.1 (HTTPServer says why it does not by
+	// default).
+	HTTP2 bool
 }
 
 // Observation is one decision with what it was about.
@@ -59,11 +62,12 @@ type Server struct {
 	logger  *slog.Logger
 	limit   int64
 	observe func(Observation)
+	http2   bool
 }
 
 // NewServer returns a Server over cfg.Lookup.
 func NewServer(cfg Config) *Server {
-	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limit: cfg.MaxBodyBytes, observe: cfg.Observe}
+	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limit: cfg.MaxBodyBytes, observe: cfg.Observe, http2: cfg.HTTP2}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -184,13 +188,31 @@ func (s *Server) record(o Observation) {
 // ReadHeaderTimeout bounds how long a client may take to send its headers.
 const ReadHeaderTimeout = 10 * time.Second
 
-// Serve serves s over TLS on ln until ctx ends, then shuts down, letting the requests in
-// flight finish within grace. The TLS config must give a certificate (Certificates or
-// GetCertificate). It returns nil after a shutdown caused by ctx. The caller owns ln until
-// Serve is called; Serve closes it.
+// HTTPServer is the http.Server Serve runs h on (a Server, or a handler around one): over
+// TLS, HTTP/1.1 only unless http2. Over HTTP/1.1 a handler reads its review from the
+// connection on its own goroutine; over HTTP/2 the connection's one goroutine reads every
+// stream's frames and hands each body over, and a handler that starts on the headers waits for
+// that goroutine to be scheduled (kube-apiserver sends all its reviews on one connection):
+// docs/benchmarks.md measures the difference in the runner's time per request. HTTP/1.1 only
+// is also what controller-runtime's webhook servers default to since HTTP/2's rapid-reset
+// attacks (CVE-2023-44487).
+func HTTPServer(h http.Handler, tlsConfig *tls.Config, http2 bool, logger *slog.Logger) *http.Server {
+	srv := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: ReadHeaderTimeout,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug), Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(http2)
+	return srv
+}
+
+// Serve serves s over TLS on ln until ctx ends, then stops: over HTTP/1.1 only it drains
+// first (drain.go, at most MaxDrain or grace), then shuts down, letting the requests in flight
+// finish within grace. The TLS config must give a certificate (Certificates or
+// GetCertificate). It returns nil after a stop caused by ctx. The caller owns ln until Serve
+// is called; Serve closes it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config, grace time.Duration) error {
-	srv := &http.Server{Handler: s, TLSConfig: tlsConfig, ReadHeaderTimeout: ReadHeaderTimeout,
-		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug)}
+	d := newDrain()
+	srv := HTTPServer(d.wrap(s), tlsConfig, s.http2, s.logger)
+	srv.ConnState = d.connState
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeTLS(ln, "", "") }() // owned here: joined below
 	select {
@@ -198,6 +220,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		return fmt.Errorf("serve admission: %w", err)
 	case <-ctx.Done():
 	}
+	var serveErr error
+	if !s.http2 {
+		d.run(ln, min(grace, MaxDrain))
+		if serveErr = <-done; errors.Is(serveErr, net.ErrClosed) {
+			serveErr = nil // the drain closed the listener
+		}
+		done <- http.ErrServerClosed
+	}
+	if err := errors.Join(serveErr, s.shutdown(srv, done, grace)); err != nil {
+		return fmt.Errorf("shut down admission server: %w", err)
+	}
+	return nil
+}
+
+// shutdown closes srv's listener and idle connections and waits for the requests in flight
+// within grace, then closes what is left; done is what its Serve returned.
+func (s *Server) shutdown(srv *http.Server, done <-chan error, grace time.Duration) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
@@ -210,8 +249,5 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 	if serveErr := <-done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
-	if err != nil {
-		return fmt.Errorf("shut down admission server: %w", err)
-	}
-	return nil
+	return err
 }

@@ -189,43 +189,53 @@ func TestServerAnswersAStuckScriptByItsFailurePolicy(t *testing.T) {
 	}
 }
 
+// Serve speaks HTTP/1.1 only unless Config.HTTP2, whatever the client offers, and returns once
+// its context ends (an idle keep-alive connection does not hold it).
 func TestServeOverTLSAndShutDown(t *testing.T) {
 	t.Parallel()
-	script := &countingScript{realScript: newRealScript(t, serverPolicy)}
-	s := NewServer(Config{Lookup: func(string) (Script, bool) { return script, true }})
-	cert, pool := selfSigned(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Serve(ctx, ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, time.Second)
-	}()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	defer client.CloseIdleConnections()
-	resp, err := client.Post("https://"+ln.Addr().String()+"/validate/p.js", "application/json",
-		bytes.NewReader(review(t, admissionv1.Create, "alice", configMap(nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if r := decodeResponse(t, body); !r.Allowed {
-		t.Errorf("over TLS: %+v", r)
-	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Serve returned %v after its context ended", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return within 5s of its context ending")
-	}
-	if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
-		t.Error("the listener still accepts after Serve returned")
+	for _, tt := range []struct {
+		http2     bool
+		wantProto string
+	}{{false, "HTTP/1.1"}, {true, "HTTP/2.0"}} {
+		t.Run(tt.wantProto, func(t *testing.T) {
+			t.Parallel()
+			script := &countingScript{realScript: newRealScript(t, serverPolicy)}
+			s := NewServer(Config{Lookup: func(string) (Script, bool) { return script, true }, HTTP2: tt.http2})
+			cert, pool := selfSigned(t)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() {
+				done <- s.Serve(ctx, ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, time.Second)
+			}()
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}}
+			defer client.CloseIdleConnections()
+			resp, err := client.Post("https://"+ln.Addr().String()+"/validate/p.js", "application/json",
+				bytes.NewReader(review(t, admissionv1.Create, "alice", configMap(nil))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if r := decodeResponse(t, body); !r.Allowed || resp.Proto != tt.wantProto {
+				t.Errorf("over TLS: %+v in %s, want allowed in %s", r, resp.Proto, tt.wantProto)
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Serve returned %v after its context ended", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Serve did not return within 5s of its context ending")
+			}
+			if _, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second); err == nil {
+				t.Error("the listener still accepts after Serve returned")
+			}
+		})
 	}
 }
 

@@ -2,10 +2,12 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
 	"runtime/trace"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,23 +35,27 @@ import (
 //	          webhook entry, the runner fanning each review out to the ten (admission.Groups)
 //	busy      a trivial validate in a script whose reconcile runs 2 s per key, kept busy by
 //	          the creates themselves
+//	validateh2  validate's script alike, its entry calling a second listener of the same
+//	          server that speaks HTTP/2 (--webhook-http2): the runner's default, HTTP/1.1
+//	          only, against HTTP/2 in the same run
 //
 // Contenders alternate slice by slice ($JSINFORMER_ADMISSION_SECONDS per slice, default 10;
-// $JSINFORMER_ADMISSION_ROUNDS rounds, default 3). Reported per contender: the client's create
+// $JSINFORMER_ADMISSION_ROUNDS rounds, default 3; the order rotated each round). Reported per contender: the client's create
 // latency p50 and the p50 added over none; the runner's own time per request, from the
-// request received by its handler to the answer written, p50 and p99 (ten's requests each
-// run the ten scripts); the rate achieved; ten_requests_per_create, the webhook requests the
+// request received by its handler to the answer handed to the connection, p50 and p99 (ten's
+// requests each run the ten scripts), and the p99 of its part after the body was read whole; the rate achieved; ten_requests_per_create, the webhook requests the
 // API server sent per create of ten (1 with the shared entry, 10 with an entry per script).
 // Live heap and goroutines are read before and after all rounds.
 
 const admissionRate = 300 // creates per second
 
-var admissionContenders = []string{"none", "validate", "mutate", "ten", "busy"}
+var admissionContenders = []string{"none", "validate", "mutate", "ten", "busy", "validateh2"}
 
 func admissionScripts() map[string]string {
 	watch := func(ns string) string { return `watch: { resource: "v1/configmaps", namespace: "adm-` + ns + `" },` }
 	scripts := map[string]string{
-		"validate.js": `export default { ` + watch("validate") + ` validate() {} };`,
+		"validate.js":   `export default { ` + watch("validate") + ` validate() {} };`,
+		"validateh2.js": `export default { ` + watch("validateh2") + ` validate() {} };`,
 		"mutate.js": `export default { ` + watch("mutate") + `
   mutate(obj) { const out = util.clone(obj); out.metadata.labels = { ...(out.metadata.labels || {}), checked: "yes" }; return out; } };`,
 		"busy.js": `export default { ` + watch("busy") + ` validate() {},
@@ -67,43 +73,91 @@ func admissionScripts() map[string]string {
 }
 
 // handlerTimes records the runner's own time per request, by contender (the script's
-// namespace, read from its name), and the script's share of it (Decision.Took: waiting for a
-// free runtime and the call).
+// namespace, read from its name): from the handler called to the answer handed to the
+// connection, the part of it after the request's body had been read whole (the handler is
+// called on the headers; the rest of the body may still be on its way from the API server),
+// and the script's share (Decision.Took: waiting for a free runtime and the call).
 type handlerTimes struct {
-	mu       sync.Mutex
-	by       map[string][]float64 // microseconds
-	scriptBy map[string][]float64 // microseconds
-	srv      http.Handler
+	mu  sync.Mutex
+	by  map[string]*contenderTimes
+	srv http.Handler
+}
+
+// contenderTimes are one contender's times, in microseconds.
+type contenderTimes struct {
+	requests, afterBody, scripts []float64
 }
 
 func newHandlerTimes() *handlerTimes {
-	return &handlerTimes{by: map[string][]float64{}, scriptBy: map[string][]float64{}}
+	return &handlerTimes{by: map[string]*contenderTimes{}}
 }
 
+// ServeHTTP times a request until its answer is handed to the connection: over HTTP/1.1 the
+// answer would otherwise sit in the connection's buffer until the handler returned, over
+// HTTP/2 until the connection's goroutine took it.
 func (h *handlerTimes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	body := &timedBody{ReadCloser: r.Body, left: r.ContentLength}
+	r.Body = body
 	h.srv.ServeHTTP(w, r)
-	h.add(h.by, r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], time.Since(start))
+	_ = http.NewResponseController(w).Flush()
+	end := time.Now()
+	if body.read.IsZero() {
+		body.read = start
+	}
+	h.add(r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:], func(t *contenderTimes) {
+		t.requests = append(t.requests, float64(end.Sub(start).Microseconds()))
+		t.afterBody = append(t.afterBody, float64(end.Sub(body.read).Microseconds()))
+	})
+}
+
+// timedBody notes when the last byte of a body of known length was read.
+type timedBody struct {
+	io.ReadCloser
+	left int64
+	read time.Time
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left <= 0 && b.read.IsZero() {
+		b.read = time.Now()
+	}
+	return n, err
 }
 
 // observe records a decision's script time; Config.Observe.
-func (h *handlerTimes) observe(o admission.Observation) { h.add(h.scriptBy, o.Script, o.Decision.Took) }
-
-func (h *handlerTimes) add(to map[string][]float64, script string, took time.Duration) {
-	contender, _, _ := strings.Cut(strings.TrimSuffix(script, ".js"), "-")
-	h.mu.Lock()
-	to[contender] = append(to[contender], float64(took.Microseconds()))
-	h.mu.Unlock()
+func (h *handlerTimes) observe(o admission.Observation) {
+	h.add(o.Script, func(t *contenderTimes) { t.scripts = append(t.scripts, float64(o.Decision.Took.Microseconds())) })
 }
 
-// take returns and forgets the times of contender: whole requests, and the scripts' share.
-func (h *handlerTimes) take(contender string) (requests, scripts []float64) {
+func (h *handlerTimes) add(script string, f func(*contenderTimes)) {
+	contender := contenderOf(script)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	requests, scripts = h.by[contender], h.scriptBy[contender]
+	if h.by[contender] == nil {
+		h.by[contender] = &contenderTimes{}
+	}
+	f(h.by[contender])
+}
+
+// contenderOf is the contender a script (or a request's last path element) belongs to:
+// ten-3.js is ten's.
+func contenderOf(script string) string {
+	contender, _, _ := strings.Cut(strings.TrimSuffix(script, ".js"), "-")
+	return contender
+}
+
+// take returns and forgets the times of contender.
+func (h *handlerTimes) take(contender string) contenderTimes {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.by[contender]
 	delete(h.by, contender)
-	delete(h.scriptBy, contender)
-	return requests, scripts
+	if t == nil {
+		return contenderTimes{}
+	}
+	return *t
 }
 
 func BenchmarkAdmission(b *testing.B) {
@@ -119,14 +173,16 @@ func BenchmarkAdmission(b *testing.B) {
 		}
 	}
 	for range b.N {
-		times, stop := startAdmissionRunner(b, cp, client)
+		handlers, stop := startAdmissionRunner(b, cp, client)
 		heap0, goroutines0 := liveHeap(), runtime.NumGoroutine()
 		api := map[string][]float64{}
-		runnerTimes, scriptTimes := map[string][]float64{}, map[string][]float64{}
+		times := map[string]*contenderTimes{}
 		sent := map[string]int{}
 		var n atomic.Int64
 		for round := range rounds {
-			for _, c := range admissionContenders {
+			// The order rotates by one each round: no contender always follows busy's slice.
+			order := append(slices.Clone(admissionContenders[round%len(admissionContenders):]), admissionContenders[:round%len(admissionContenders)]...)
+			for _, c := range order {
 				stopTrace := traceSlice(b, c, round)
 				d := time.Duration(slice) * time.Second
 				// busy.js's reconcile spins 2 s per key, but not past this slice's end: the
@@ -136,8 +192,13 @@ func BenchmarkAdmission(b *testing.B) {
 				stopTrace()
 				api[c] = append(api[c], lat...)
 				sent[c] += count
-				requests, scripts := times.take(c)
-				runnerTimes[c], scriptTimes[c] = append(runnerTimes[c], requests...), append(scriptTimes[c], scripts...)
+				t, all := handlers.take(c), times[c]
+				if all == nil {
+					all = &contenderTimes{}
+					times[c] = all
+				}
+				all.requests, all.afterBody = append(all.requests, t.requests...), append(all.afterBody, t.afterBody...)
+				all.scripts = append(all.scripts, t.scripts...)
 			}
 		}
 		heap1, goroutines1 := liveHeap(), runtime.NumGoroutine()
@@ -150,13 +211,14 @@ func BenchmarkAdmission(b *testing.B) {
 				continue
 			}
 			b.ReportMetric(percentile(api[c], 50)-base, c+"_added_p50_ms")
-			b.ReportMetric(percentile(runnerTimes[c], 50), c+"_runner_p50_us")
-			b.ReportMetric(percentile(runnerTimes[c], 99), c+"_runner_p99_us")
-			b.ReportMetric(percentile(scriptTimes[c], 50), c+"_script_p50_us")
-			b.ReportMetric(percentile(scriptTimes[c], 99), c+"_script_p99_us")
+			b.ReportMetric(percentile(times[c].requests, 50), c+"_runner_p50_us")
+			b.ReportMetric(percentile(times[c].requests, 99), c+"_runner_p99_us")
+			b.ReportMetric(percentile(times[c].afterBody, 99), c+"_after_body_p99_us")
+			b.ReportMetric(percentile(times[c].scripts, 50), c+"_script_p50_us")
+			b.ReportMetric(percentile(times[c].scripts, 99), c+"_script_p99_us")
 		}
 		b.ReportMetric((percentile(api["ten"], 50)-base)/(percentile(api["validate"], 50)-base), "ten_vs_one_added")
-		b.ReportMetric(float64(len(runnerTimes["ten"]))/float64(max(sent["ten"], 1)), "ten_requests_per_create")
+		b.ReportMetric(float64(len(times["ten"].requests))/float64(max(sent["ten"], 1)), "ten_requests_per_create")
 		b.ReportMetric(mb(heap1-heap0), "heap_growth_MB")
 		b.ReportMetric(float64(goroutines1-goroutines0), "goroutine_growth")
 	}

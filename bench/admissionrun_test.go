@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,23 +34,25 @@ func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client ku
 	for name, src := range admissionScripts() {
 		writeScript(b, dir, name, src)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
+	ln, lnH2 := listenLoopback(b), listenLoopback(b)
 	certs := &admission.SecretCerts{Client: client, Namespace: "default", Name: "jsinformer-bench-tls", Hosts: []string{"127.0.0.1"}}
 	if err := certs.Ensure(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	reg := &admission.Registrar{Client: client, Name: "jsinformer-bench", Target: admission.Target{URL: "https://" + ln.Addr().String()}, CABundle: certs.CABundle}
-	reg.Init()
+	// validateh2's entry is registered apart, with the URL of the HTTP/2 listener.
+	reg := benchRegistrar(client, "jsinformer-bench", ln, certs)
+	regH2 := benchRegistrar(client, "jsinformer-bench-h2", lnH2, certs)
 	ready := make(chan struct{})
 	e, err := engine.New(engine.Config{RESTConfig: cp.Config, ScriptsDir: dir, Logger: slog.New(slog.DiscardHandler), PaceGC: true,
-		HandlerTimeout: 5 * time.Second, OnAdmission: reg.Changed, OnReady: func() { close(ready) }})
+		HandlerTimeout: 5 * time.Second, OnAdmission: func() { reg.Changed(); regH2.Changed() }, OnReady: func() { close(ready) }})
 	if err != nil {
 		b.Fatal(err)
 	}
-	reg.Entries = func() []admission.Entry { return benchEntries(e.AdmissionEntries()) }
+	isH2 := func(en admission.Entry) bool { return contenderOf(en.Script) == "validateh2" }
+	reg.Entries = func() []admission.Entry { return slices.DeleteFunc(benchEntries(e.AdmissionEntries()), isH2) }
+	regH2.Entries = func() []admission.Entry {
+		return slices.DeleteFunc(benchEntries(e.AdmissionEntries()), func(en admission.Entry) bool { return !isH2(en) })
+	}
 	metrics := admission.NewMetrics(prometheus.NewRegistry())
 	times := newHandlerTimes()
 	times.srv = admission.NewServer(admission.Config{
@@ -60,25 +62,27 @@ func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client ku
 			e.RecordAdmission(o.TraceRecord())
 			times.observe(o)
 		}})
-	srv := &http.Server{Handler: times, TLSConfig: &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12},
-		ReadHeaderTimeout: admission.ReadHeaderTimeout}
+	tlsConfig := &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
+	srv := admission.HTTPServer(times, tlsConfig, false, slog.New(slog.DiscardHandler))
+	srvH2 := admission.HTTPServer(times, tlsConfig, true, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.ServeTLS(ln, "", "") })
+	wg.Go(func() { _ = srvH2.ServeTLS(lnH2, "", "") })
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- e.Run(ctx) }() // joined by stop
 	wg.Go(func() { _ = reg.Run(ctx) })
+	wg.Go(func() { _ = regH2.Run(ctx) })
 	stop := func() {
 		cancel()
 		if err := <-engineDone; err != nil {
 			b.Errorf("engine Run: %v", err)
 		}
-		_ = srv.Close()
+		_, _ = srv.Close(), srvH2.Close()
 		wg.Wait()
-		for _, del := range []func(context.Context, string, metav1.DeleteOptions) error{
-			client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete,
-			client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete} {
-			_ = del(context.Background(), reg.Name, metav1.DeleteOptions{})
+		for _, name := range []string{reg.Name, regH2.Name} {
+			_ = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
+			_ = client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
 	}
 	select {
@@ -104,6 +108,22 @@ func waitMutated(b *testing.B, cms typedcorev1.ConfigMapInterface) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func listenLoopback(b *testing.B) net.Listener {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ln
+}
+
+// benchRegistrar registers the configurations name, calling ln; its Entries are set by the caller.
+func benchRegistrar(client kubernetes.Interface, name string, ln net.Listener, certs *admission.SecretCerts) *admission.Registrar {
+	reg := &admission.Registrar{Client: client, Name: name, Target: admission.Target{URL: "https://" + ln.Addr().String()}, CABundle: certs.CABundle}
+	reg.Init()
+	return reg
 }
 
 // benchEntries are the registrar's entries for the engine's scripts, each watching one

@@ -26,6 +26,7 @@ import (
 
 type webhookFlags struct {
 	addr, url, service, name, certDir string
+	http2                             bool
 }
 
 func (w *webhookFlags) add(f *pflag.FlagSet) {
@@ -34,6 +35,7 @@ func (w *webhookFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.service, "webhook-service", "", "register the webhooks as calls to this Service, NAMESPACE/NAME (port 443 to --webhook-addr); exclusive with --webhook-url")
 	f.StringVar(&w.name, "webhook-name", "", "name of the Validating- and MutatingWebhookConfiguration the runner owns (default: jsinformer-<the pod's namespace>)")
 	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt and tls.key (and ca.crt, put in each entry's caBundle; default tls.crt), e.g. from cert-manager, reloaded when they change (default: a CA and serving certificate the runner makes and keeps in the Secret <webhook-name>-tls of its namespace, renewed before expiry)")
+	f.BoolVar(&w.http2, "webhook-http2", false, "serve the webhooks over HTTP/2 as well as HTTP/1.1 (off: each request is read on its own goroutine instead of being handed over by the connection's, which halves the runner's p99 per review, docs/benchmarks.md, and HTTP/2's rapid-reset attacks do not apply)")
 }
 
 func (w *webhookFlags) validate() error {
@@ -112,7 +114,7 @@ func (w *webhookFlags) newWebhooks(ctx context.Context, restConfig *rest.Config,
 			CABundle: h.certs.CABundle, Exclude: []string{podNamespace()}, Logger: logger}
 		h.registrar.Init()
 	}
-	return h, &serveParts{ln: ln, tls: &tls.Config{GetCertificate: h.certs.GetCertificate, MinVersion: tls.VersionTLS12}}, nil
+	return h, &serveParts{ln: ln, tls: &tls.Config{GetCertificate: h.certs.GetCertificate, MinVersion: tls.VersionTLS12}, http2: w.http2}, nil
 }
 
 // newCerts loads --webhook-cert-dir, or ensures the shared Secret.
@@ -144,10 +146,12 @@ func (w *webhookFlags) hosts() []string {
 	return []string{name + "." + ns + ".svc", name + "." + ns + ".svc.cluster.local", name + "." + ns}
 }
 
-// serveParts is what start needs to serve: the bound listener and the TLS config.
+// serveParts is what start needs to serve: the bound listener, the TLS config and whether
+// to speak HTTP/2 (--webhook-http2).
 type serveParts struct {
-	ln  net.Listener
-	tls *tls.Config
+	ln    net.Listener
+	tls   *tls.Config
+	http2 bool
 }
 
 func (w *webhookFlags) configName() string {
@@ -180,7 +184,7 @@ func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logge
 		}
 		e.RecordAdmission(o.TraceRecord())
 	}
-	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe,
+	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe, HTTP2: parts.http2,
 		Lookup: func(name string) (admission.Script, bool) {
 			a, ok := e.AdmissionScript(name)
 			return a, ok
