@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -152,6 +153,7 @@ func writeJSON(w http.ResponseWriter, v any) error {
 		return fmt.Errorf("encode the AdmissionReview response: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b))) // whole in one write, not chunked
 	if _, err := w.Write(b); err != nil && !errors.Is(err, http.ErrHandlerTimeout) {
 		return fmt.Errorf("write the AdmissionReview response: %w", err)
 	}

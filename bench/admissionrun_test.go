@@ -142,6 +142,23 @@ func benchEntries(in []engine.AdmissionEntry) []admission.Entry {
 	return out
 }
 
+// clearSlice deletes the ConfigMaps of a slice and waits until the API server lists none.
+func clearSlice(b *testing.B, cms typedcorev1.ConfigMapInterface) {
+	b.Helper()
+	if err := cms.DeleteCollection(b.Context(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		b.Fatalf("delete the slice's ConfigMaps: %v", err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		l, err := cms.List(b.Context(), metav1.ListOptions{Limit: 1})
+		if err == nil && len(l.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the slice's ConfigMaps were not gone within a minute (%v)", err)
+		}
+	}
+}
+
 // createAtRate creates ConfigMaps at admissionRate a second for d (open loop: a create is
 // started every tick whatever the others do, at most 256 in flight) and returns each
 // create's latency in milliseconds and how many were started. data is every ConfigMap's.

@@ -8,6 +8,12 @@
 //
 // Copies are written with server-side apply, without force: a same-named Secret that someone
 // else wrote is never overwritten; the apply fails with a Conflict, which is logged.
+//
+// One API call per namespace, one after the other on the script's one handler worker: with
+// thousands of namespaces, or many created at once, a change takes that many round trips to
+// reach every copy, and the events behind it wait. Where that matters, enqueue a key per
+// (source, namespace) with ctx.enqueue and copy in `reconcile`, which `concurrency` runs on
+// several workers (a reconcile script: 14).
 const SECRETS = "v1/secrets";
 const NAMESPACES = "v1/namespaces";
 const REPLICA_OF = "jsinformer.io/replica-of"; // annotation on copies: the source's namespace/name
