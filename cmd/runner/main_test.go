@@ -127,7 +127,7 @@ func TestHelpExplainsEveryFlag(t *testing.T) {
 		"--selector", "--field-selector", "--resync", "--handler-timeout", "--log-format", "--dry-run", "--qps", "--burst",
 		"--unhealthy-after", "--memory-limit", "--metric-series-limit", "--metric-collect-timeout", "--max-backlog", "--http2-read-idle-timeout", "--http2-ping-timeout", "--leader-elect", "--leader-elect-lease-duration", "--leader-elect-renew-deadline",
 		"--leader-elect-retry-period", "--leader-elect-resource-name", "--leader-elect-resource-namespace",
-		"--debug-addr", "--pprof", "--trace-records", "--permission-check-interval", "--webhook-addr", "--webhook-url", "--webhook-service", "--webhook-name", "--webhook-cert-dir",
+		"--debug-addr", "--pprof", "--trace-records", "--permission-check-interval", "--webhook-addr", "--webhook-url", "--webhook-service", "--webhook-name", "--webhook-cert-dir", "--webhook-http2",
 		"--allow-net", "--fetch-timeout", "--fetch-max-body", "--fetch-max-request-body", "--fetch-concurrency",
 		"Examples:", "runner --gvr apps/v1/deployments --scripts"} {
 		if !strings.Contains(out, want) {
