@@ -2,11 +2,8 @@ package admission
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"syscall"
@@ -22,19 +19,9 @@ import (
 // the drain, the server closes a connection the client is writing on.
 func TestServeStopsWithoutFailingAKeptAliveRequest(t *testing.T) {
 	t.Parallel()
-	script := &countingScript{realScript: newRealScript(t, serverPolicy)}
-	s := NewServer(Config{Lookup: func(string) (Script, bool) { return script, true }})
-	cert, pool := selfSigned(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- s.Serve(ctx, ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, 5*time.Second)
-	}()
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, MaxIdleConnsPerHost: 8}}
+	ts := serveTLS(t, Config{}, 5*time.Second)
+	ln, done, cancel := ts.ln, ts.done, ts.cancel
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ts.clientTLS, MaxIdleConnsPerHost: 8}}
 	defer client.CloseIdleConnections()
 	body := review(t, admissionv1.Create, "alice", configMap(nil))
 	post := func() error {

@@ -177,7 +177,10 @@ func TestServerRefusesBadRequestsBeforeAnyScript(t *testing.T) {
 
 func TestServerAnswersAStuckScriptByItsFailurePolicy(t *testing.T) {
 	t.Parallel()
-	srv, _ := newTestServer(t, `export default { validate() { for (;;) {} } }`, Config{})
+	// realScript's calls keep their own timeout (the engine's take the request's budget).
+	script := &countingScript{realScript: newRealScriptTimeout(t, `export default { validate() { for (;;) {} } }`, 200*time.Millisecond)}
+	srv := httptest.NewServer(NewServer(Config{Lookup: func(name string) (Script, bool) { return script, name == "team/policy.js" }}))
+	t.Cleanup(srv.Close)
 	start := time.Now()
 	_, _, body := post(t, srv.URL+"/validate/team/policy.js?timeout=1s", review(t, admissionv1.Create, "alice", configMap(nil)))
 	r := decodeResponse(t, body)
@@ -199,19 +202,9 @@ func TestServeOverTLSAndShutDown(t *testing.T) {
 	}{{false, "HTTP/1.1"}, {true, "HTTP/2.0"}} {
 		t.Run(tt.wantProto, func(t *testing.T) {
 			t.Parallel()
-			script := &countingScript{realScript: newRealScript(t, serverPolicy)}
-			s := NewServer(Config{Lookup: func(string) (Script, bool) { return script, true }, HTTP2: tt.http2})
-			cert, pool := selfSigned(t)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() {
-				done <- s.Serve(ctx, ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, time.Second)
-			}()
-			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}}
+			ts := serveTLS(t, Config{HTTP2: tt.http2}, time.Second)
+			ln, done, cancel := ts.ln, ts.done, ts.cancel
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: ts.clientTLS, ForceAttemptHTTP2: true}}
 			defer client.CloseIdleConnections()
 			resp, err := client.Post("https://"+ln.Addr().String()+"/validate/p.js", "application/json",
 				bytes.NewReader(review(t, admissionv1.Create, "alice", configMap(nil))))
@@ -237,6 +230,33 @@ func TestServeOverTLSAndShutDown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tlsServer is a Server of serverPolicy run by Serve on a loopback listener until cancel.
+type tlsServer struct {
+	ln        net.Listener
+	done      chan error // what Serve returned
+	cancel    context.CancelFunc
+	clientTLS *tls.Config // trusts the server's certificate
+}
+
+// serveTLS runs Serve for a Server of cfg (its Lookup answering serverPolicy) with grace.
+func serveTLS(t *testing.T, cfg Config, grace time.Duration) tlsServer {
+	t.Helper()
+	script := &countingScript{realScript: newRealScript(t, serverPolicy)}
+	cfg.Lookup = func(string) (Script, bool) { return script, true }
+	s := NewServer(cfg)
+	cert, pool := selfSigned(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { // joined by the test through done
+		done <- s.Serve(ctx, ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, grace)
+	}()
+	return tlsServer{ln: ln, done: done, cancel: cancel, clientTLS: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 }
 
 // selfSigned is a certificate for 127.0.0.1 and a pool trusting it.
