@@ -39,6 +39,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// Observe, when set, sees every decision made (metrics, the trace); on the request's goroutine.
 	Observe func(Observation)
+	// Answered, when set, is told each answered review's kind and the runner's own time for it
+	// (Answer); on the request's goroutine, after the answer is handed to the connection.
+	Answered func(Answer)
 	// HTTP2 lets Serve speak HTTP/2 as well as HTTP/1.1 (HTTPServer says why it does not by
 	// default).
 	HTTP2 bool
@@ -55,19 +58,28 @@ type Observation struct {
 	Object   string
 }
 
+// Answer is the runner's own time for one review: from its body read whole to its answer
+// handed to the connection. The time the body takes to arrive is the API server's (it is
+// still writing it when the handler starts on the headers) and is not in it.
+type Answer struct {
+	Kind string // "validate" or "mutate"
+	Took time.Duration
+}
+
 // Server answers admission requests. It is an http.Handler, safe for concurrent use; Serve
 // runs it over TLS.
 type Server struct {
-	lookup  Lookup
-	logger  *slog.Logger
-	limit   int64
-	observe func(Observation)
-	http2   bool
+	lookup   Lookup
+	logger   *slog.Logger
+	limit    int64
+	observe  func(Observation)
+	answered func(Answer)
+	http2    bool
 }
 
 // NewServer returns a Server over cfg.Lookup.
 func NewServer(cfg Config) *Server {
-	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limit: cfg.MaxBodyBytes, observe: cfg.Observe, http2: cfg.HTTP2}
+	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limit: cfg.MaxBodyBytes, observe: cfg.Observe, answered: cfg.Answered, http2: cfg.HTTP2}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -94,6 +106,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := readReview(r, s.limit)
+	read := time.Now()
 	var sreq scripting.AdmissionRequest
 	if err == nil {
 		sreq, err = scriptRequest(req)
@@ -117,6 +130,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := writeJSON(w, response(req, d)); err != nil {
 		s.logger.Warn("admission response not sent", "path", r.URL.Path, "error", err.Error())
+		return
+	}
+	// Handed to the connection now rather than when the handler returns: the time measured
+	// is the answer's, and the API server has it as soon.
+	_ = http.NewResponseController(w).Flush()
+	if s.answered != nil {
+		s.answered(Answer{Kind: kind, Took: time.Since(read)})
 	}
 }
 

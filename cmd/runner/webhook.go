@@ -184,11 +184,15 @@ func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logge
 		}
 		e.RecordAdmission(o.TraceRecord())
 	}
-	srv := admission.NewServer(admission.Config{Logger: logger.With("component", "admission"), Observe: observe, HTTP2: parts.http2,
+	cfg := admission.Config{Logger: logger.With("component", "admission"), Observe: observe, HTTP2: parts.http2,
 		Lookup: func(name string) (admission.Script, bool) {
 			a, ok := e.AdmissionScript(name)
 			return a, ok
-		}})
+		}}
+	if metrics != nil {
+		cfg.Answered = metrics.ObserveAnswer
+	}
+	srv := admission.NewServer(cfg)
 	h.wg.Go(func() {
 		if err := srv.Serve(ctx, parts.ln, parts.tls, 5*time.Second); err != nil {
 			logger.Error("admission webhook server failed", "error", err.Error())
