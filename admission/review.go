@@ -68,20 +68,17 @@ func readReview(r *http.Request, limit int64) (*admissionv1.AdmissionRequest, er
 	if int64(len(body)) > limit {
 		return nil, refuse(http.StatusRequestEntityTooLarge, "request body over %d bytes", limit)
 	}
-	var head struct{ APIVersion, Kind string }
-	if err := json.Unmarshal(body, &head); err != nil {
+	// One pass over the body: the review's kind and version are checked once it is decoded
+	// (v1beta1's shape decodes alike, and is then refused by its apiVersion).
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&review); err != nil {
 		return nil, refuse(http.StatusBadRequest, "not an AdmissionReview: %v", err)
 	}
-	if head.Kind != "AdmissionReview" {
-		return nil, refuse(http.StatusBadRequest, "not an AdmissionReview: kind %q", head.Kind)
+	if review.Kind != "AdmissionReview" {
+		return nil, refuse(http.StatusBadRequest, "not an AdmissionReview: kind %q", review.Kind)
 	}
-	if head.APIVersion != admissionv1.SchemeGroupVersion.String() {
-		return nil, refuse(http.StatusBadRequest, "AdmissionReview %s is not served; register the webhook with admissionReviewVersions [v1]", head.APIVersion)
-	}
-	var review admissionv1.AdmissionReview
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&review); err != nil {
-		return nil, refuse(http.StatusBadRequest, "decode the AdmissionReview: %v", err)
+	if review.APIVersion != admissionv1.SchemeGroupVersion.String() {
+		return nil, refuse(http.StatusBadRequest, "AdmissionReview %s is not served; register the webhook with admissionReviewVersions [v1]", review.APIVersion)
 	}
 	if review.Request == nil || review.Request.UID == "" {
 		return nil, refuse(http.StatusBadRequest, "the AdmissionReview has no request (or no request uid)")

@@ -54,3 +54,36 @@ func TestPercentile(t *testing.T) {
 		})
 	}
 }
+
+// TestBucketQuantile: quantiles of cumulative buckets interpolate within their bucket, as
+// PromQL's histogram_quantile does.
+func TestBucketQuantile(t *testing.T) {
+	t.Parallel()
+	h := bucketCounts{le: []float64{1, 2, 4, math.Inf(1)}, counts: []float64{10, 30, 40, 40}}
+	tests := []struct {
+		name string
+		h    bucketCounts
+		q    float64
+		want float64
+	}{
+		{"first bucket from zero", h, 0.1, 0.4},
+		{"middle of the second", h, 0.5, 1.5},
+		{"near the top of the third", h, 0.99, 3.92},
+		{"in +Inf: the largest finite bound", bucketCounts{le: h.le, counts: []float64{10, 30, 40, 50}}, 0.99, 4},
+		{"no observations", bucketCounts{le: h.le, counts: []float64{0, 0, 0, 0}}, 0.5, math.NaN()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := tt.h.quantile(tt.q)
+			if math.IsNaN(tt.want) != math.IsNaN(got) || (!math.IsNaN(got) && math.Abs(got-tt.want) > 1e-9) {
+				t.Errorf("quantile(%v) = %v, want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+	// Slices' deltas summed are the histogram of the whole.
+	sum := sumBuckets([]bucketCounts{h.minus(bucketCounts{}), {le: h.le, counts: []float64{0, 10, 10, 10}}})
+	if got := sum.counts; got[1] != 40 || got[3] != 50 {
+		t.Errorf("summed counts %v, want [10 40 50 50]", got)
+	}
+}

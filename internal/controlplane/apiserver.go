@@ -134,3 +134,6 @@ func (cp *ControlPlane) waitAPIServer(ctx context.Context, p *process, cfg *rest
 // APIServerPID is the process ID of the main kube-apiserver (a new one after each restart),
 // for benchmarks that read its memory and CPU from /proc.
 func (cp *ControlPlane) APIServerPID() int { return cp.apiserver.cmd.Process.Pid }
+
+// EtcdPID is the process ID of etcd, for benchmarks that place it on CPUs of their choosing.
+func (cp *ControlPlane) EtcdPID() int { return cp.etcd.cmd.Process.Pid }

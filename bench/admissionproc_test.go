@@ -1,0 +1,338 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+)
+
+// BenchmarkAdmissionProcess: the runner as it is deployed, a process of its own (the built
+// binary with --webhook-url), answering one trivial validate for the ConfigMaps this process
+// creates at admissionRate a second, as BenchmarkAdmission's writer does. The runner's own
+// time per review is read from its jsinformer_admission_request_duration_seconds (from the
+// body read whole to the answer handed to the connection), the deltas of each slice. Slices
+// alternate ($JSINFORMER_ADMISSION_SECONDS each, $JSINFORMER_ADMISSION_ROUNDS rounds, the
+// order rotated each round) between no webhook matching (none) and the validate, each with
+// the processes placed three ways:
+//
+//	none, validate                    every process on every CPU at the same weight (as in
+//	                                  BenchmarkAdmission): the runner waits for a CPU whenever
+//	                                  kube-apiserver and etcd hold both
+//	none-apart, validate-apart        the runner alone on the last CPU; kube-apiserver, etcd and
+//	                                  this process (the writer) on the others: a core of its
+//	                                  own, the control plane on other cores, as in a cluster
+//	none-weighted, validate-weighted  every process on every CPU, kube-apiserver, etcd and the
+//	                                  writer at nice 19: the runner first when it is runnable,
+//	                                  as a pod's CPU request weighs it against best-effort
+//	                                  neighbours (cpu.weight), the others using what it leaves
+//
+// Reported per contender: the client's create p50 and the p50 added over none of the same
+// placement; for the validates, the runner's p50 and p99 (interpolated within the histogram's
+// buckets, as histogram_quantile does) with a 95 % bootstrap interval over rounds, and the
+// runner's CPU and collections per second of the slice.
+func BenchmarkAdmissionProcess(b *testing.B) {
+	cp := controlplane.Require(b, env)
+	slice, rounds := envInt(b, "JSINFORMER_ADMISSION_SECONDS", 10), envInt(b, "JSINFORMER_ADMISSION_ROUNDS", 3)
+	if runtime.NumCPU() < 2 {
+		b.Fatal("BenchmarkAdmissionProcess places the runner on a CPU of its own: it needs two or more")
+	}
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 2000, 2000
+	client := kubernetes.NewForConfigOrDie(cfg)
+	for _, ns := range []string{"admp-none", "admp-validate"} {
+		if _, err := client.CoreV1().Namespaces().Create(b.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			b.Fatal(err)
+		}
+	}
+	bin := deployedCopy(b, buildRunner(b))
+	contenders := admissionPlacements
+	for b.Loop() {
+		r := startAdmissionProcess(b, cp, client, bin)
+		results := map[string]*procAdmission{}
+		var n atomic.Int64
+		for round := range rounds {
+			order := append(slices.Clone(contenders[round%len(contenders):]), contenders[:round%len(contenders)]...)
+			for _, c := range order {
+				if results[c] == nil {
+					results[c] = &procAdmission{}
+				}
+				results[c].add(runAdmissionSlice(b, cp, client, r, c, &n, time.Duration(slice)*time.Second))
+			}
+		}
+		r.stop(b)
+		reportAdmissionProcess(b, results, rounds*slice)
+	}
+}
+
+// admissionPlacements are BenchmarkAdmissionProcess's contenders: none and validate, placed
+// three ways (placement).
+var admissionPlacements = []string{"none", "validate", "none-apart", "validate-apart", "none-weighted", "validate-weighted"}
+
+// admissionProcess is the runner process BenchmarkAdmissionProcess measures.
+type admissionProcess struct {
+	cmd         *exec.Cmd
+	logs        *watchedLogs
+	metricsAddr string
+	debugAddr   string // with --pprof, when $JSINFORMER_BENCH_PROFILE is set; else empty
+	profiled    bool   // the first validate slice has been profiled
+	name        string // of its webhook configurations
+	client      kubernetes.Interface
+}
+
+// startAdmissionProcess starts the runner on validate.js and waits until the API server calls it.
+func startAdmissionProcess(b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, bin string) *admissionProcess {
+	b.Helper()
+	dir := b.TempDir()
+	writeScript(b, dir, "validate.js", `export default { watch: { resource: "v1/configmaps", namespace: "admp-validate" }, validate() {} };`)
+	hook := freeAddr(b)
+	r := &admissionProcess{metricsAddr: freeAddr(b), name: "jsinformer-bench-process", client: client}
+	args := []string{"--kubeconfig", cp.Kubeconfig, "--scripts", dir, "--log-format", "json",
+		"--metrics-addr", r.metricsAddr, "--debug-addr", "", "--webhook-addr", hook, "--webhook-url", "https://" + hook, "--webhook-name", r.name}
+	if os.Getenv(profileEnv) != "" {
+		r.debugAddr = freeAddr(b)
+		args = append(args, "--debug-addr", r.debugAddr, "--pprof")
+	}
+	r.cmd = exec.CommandContext(b.Context(), bin, args...)
+	r.logs = startWatched(b, r.cmd)
+	r.logs.waitReady(b)
+	cms := client.CoreV1().ConfigMaps("admp-validate")
+	for deadline := time.Now().Add(time.Minute); r.answers(b).count() == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.stop(b)
+			b.Fatalf("the API server did not call the runner within a minute:\n%s", r.logs.tail)
+		}
+		_, _ = cms.Create(b.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "warm-"}}, metav1.CreateOptions{})
+	}
+	clearSlice(b, cms)
+	return r
+}
+
+// stop stops the runner and removes its configurations.
+func (r *admissionProcess) stop(b *testing.B) {
+	b.Helper()
+	place(b, r.cmd.Process.Pid) // back on every CPU (a no-op when it is there)
+	r.logs.stop(b, r.cmd)
+	_ = r.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), r.name, metav1.DeleteOptions{})
+	_ = r.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), r.name, metav1.DeleteOptions{})
+}
+
+// profile CPU-profiles the runner during the first "validate" slice into
+// $JSINFORMER_BENCH_PROFILE/admission-cpu.pprof when that is set; the function returned waits
+// for the profile.
+func (r *admissionProcess) profile(b *testing.B, c string, d time.Duration) func() {
+	b.Helper()
+	if r.debugAddr == "" || r.profiled || c != "validate" {
+		return func() {}
+	}
+	r.profiled = true
+	done := make(chan []byte, 1)
+	go func() {
+		done <- httpGet(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.debugAddr, max(int(d.Seconds())-1, 1)))
+	}()
+	return func() {
+		if err := os.WriteFile(filepath.Join(os.Getenv(profileEnv), "admission-cpu.pprof"), <-done, 0o644); err != nil {
+			b.Fatalf("write the profile: %v", err)
+		}
+	}
+}
+
+// answers scrapes the runner's histogram of its own time per validate review.
+func (r *admissionProcess) answers(b *testing.B) bucketCounts {
+	b.Helper()
+	return parseBuckets(b, string(httpGet(b, "http://"+r.metricsAddr+"/metrics")),
+		`jsinformer_admission_request_duration_seconds_bucket{webhook="validate",le="`)
+}
+
+// admissionSlice is what one slice measured.
+type admissionSlice struct {
+	api     []float64    // the client's create latencies, ms
+	answers bucketCounts // the runner's reviews in the slice, by bucket
+	created int
+	cpuMS   float64 // the runner's CPU in the slice
+	gc      float64 // the runner's collections in the slice
+}
+
+// runAdmissionSlice places the processes as contender c says and creates ConfigMaps for d.
+func runAdmissionSlice(b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, r *admissionProcess, c string, n *atomic.Int64, d time.Duration) admissionSlice {
+	b.Helper()
+	kind, how, _ := strings.Cut(c, "-")
+	placement(b, cp, r.cmd.Process.Pid, how)
+	defer placement(b, cp, r.cmd.Process.Pid, "")
+	cms := client.CoreV1().ConfigMaps("admp-" + kind)
+	before, counters := r.answers(b), scrapeRunner(b, r.metricsAddr)
+	profiled := r.profile(b, c, d)
+	lat, created := createAtRate(b, cms, n, d, nil)
+	profiled()
+	after, counters1 := r.answers(b), scrapeRunner(b, r.metricsAddr)
+	clearSlice(b, cms)
+	return admissionSlice{api: lat, answers: after.minus(before), created: created,
+		cpuMS: (counters1.cpu - counters.cpu) * 1000, gc: counters1.gc - counters.gc}
+}
+
+// procAdmission gathers one contender's slices.
+type procAdmission struct{ slices []admissionSlice }
+
+func (p *procAdmission) add(s admissionSlice) { p.slices = append(p.slices, s) }
+
+func reportAdmissionProcess(b *testing.B, results map[string]*procAdmission, seconds int) {
+	for _, c := range admissionPlacements {
+		var api []float64
+		var created int
+		var cpu, gc float64
+		rounds := make([]bucketCounts, 0, len(results[c].slices))
+		for _, s := range results[c].slices {
+			api, created, cpu, gc = append(api, s.api...), created+s.created, cpu+s.cpuMS, gc+s.gc
+			rounds = append(rounds, s.answers)
+		}
+		b.ReportMetric(percentile(api, 50), c+"_api_p50_ms")
+		b.ReportMetric(float64(created)/float64(seconds), c+"_creates/s")
+		if !strings.HasPrefix(c, "validate") {
+			continue
+		}
+		base := strings.Replace(c, "validate", "none", 1)
+		var baseAPI []float64
+		for _, s := range results[base].slices {
+			baseAPI = append(baseAPI, s.api...)
+		}
+		b.ReportMetric(percentile(api, 50)-percentile(baseAPI, 50), c+"_added_p50_ms")
+		all := sumBuckets(rounds)
+		b.ReportMetric(all.quantile(0.5)*1e6, c+"_runner_p50_us")
+		p99 := bucketCI(rounds, 0.99)
+		b.ReportMetric(p99.est*1e6, c+"_runner_p99_us")
+		b.ReportMetric(p99.lo*1e6, c+"_runner_p99_lo_us")
+		b.ReportMetric(p99.hi*1e6, c+"_runner_p99_hi_us")
+		b.ReportMetric(all.count()/float64(max(created, 1)), c+"_reviews_per_create")
+		b.ReportMetric(cpu/float64(seconds), c+"_runner_cpu_ms/s")
+		b.ReportMetric(gc/float64(seconds), c+"_runner_gc/s")
+	}
+}
+
+// bucketCounts is a histogram's cumulative counts by upper bound, +Inf last.
+type bucketCounts struct {
+	le     []float64
+	counts []float64
+}
+
+// parseBuckets reads the buckets of the series whose lines start with prefix (up to the le
+// label's value) from a Prometheus text exposition.
+func parseBuckets(b *testing.B, text, prefix string) bucketCounts {
+	b.Helper()
+	var h bucketCounts
+	for line := range strings.Lines(text) {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		le, count, ok := strings.Cut(rest, `"} `)
+		upper, err1 := strconv.ParseFloat(le, 64)
+		n, err2 := strconv.ParseFloat(strings.TrimSpace(count), 64)
+		if !ok || err1 != nil || err2 != nil {
+			b.Fatalf("unreadable bucket %q", line)
+		}
+		h.le, h.counts = append(h.le, upper), append(h.counts, n)
+	}
+	return h
+}
+
+func (h bucketCounts) count() float64 {
+	if len(h.counts) == 0 {
+		return 0
+	}
+	return h.counts[len(h.counts)-1]
+}
+
+// minus is h's counts less earlier's (earlier may be empty: no series yet).
+func (h bucketCounts) minus(earlier bucketCounts) bucketCounts {
+	out := bucketCounts{le: h.le, counts: slices.Clone(h.counts)}
+	for i := range earlier.counts {
+		out.counts[i] -= earlier.counts[i]
+	}
+	return out
+}
+
+func sumBuckets(hs []bucketCounts) bucketCounts {
+	var out bucketCounts
+	for _, h := range hs {
+		if out.le == nil && h.le != nil {
+			out = bucketCounts{le: h.le, counts: make([]float64, len(h.counts))}
+		}
+		for i := range h.counts {
+			out.counts[i] += h.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile interpolates the q-quantile within its bucket, as PromQL's histogram_quantile
+// does; in the +Inf bucket it is the largest finite bound. NaN without observations.
+func (h bucketCounts) quantile(q float64) float64 {
+	total := h.count()
+	if total == 0 {
+		return math.NaN()
+	}
+	rank := q * total
+	i, _ := slices.BinarySearch(h.counts, rank)
+	if i >= len(h.le)-1 {
+		return h.le[len(h.le)-2]
+	}
+	lower, below := 0.0, 0.0
+	if i > 0 {
+		lower, below = h.le[i-1], h.counts[i-1]
+	}
+	return lower + (h.le[i]-lower)*(rank-below)/(h.counts[i]-below)
+}
+
+// bucketCI is the q-quantile of the rounds' histograms summed, with a 95 % bootstrap
+// interval over rounds drawn with replacement.
+func bucketCI(rounds []bucketCounts, q float64) interval {
+	rng := rand.New(rand.NewPCG(1, 2))
+	resamples := make([]float64, bootstrapResamples)
+	drawn := make([]bucketCounts, len(rounds))
+	for i := range resamples {
+		for j := range drawn {
+			drawn[j] = rounds[rng.IntN(len(rounds))]
+		}
+		resamples[i] = sumBuckets(drawn).quantile(q)
+	}
+	return withCI(sumBuckets(rounds).quantile(q), resamples)
+}
+
+// placement places the runner (pid), the control plane and this process as how says: "apart",
+// "weighted" or "" (every process on every CPU at nice 0).
+func placement(b *testing.B, cp *controlplane.ControlPlane, pid int, how string) {
+	b.Helper()
+	all := make([]int, runtime.NumCPU())
+	for i := range all {
+		all[i] = i
+	}
+	runner, others, nice := all, all, 0
+	switch how {
+	case "apart":
+		runner, others = all[len(all)-1:], all[:len(all)-1]
+	case "weighted":
+		nice = 19
+	}
+	place(b, pid, runner...)
+	for _, other := range []int{cp.APIServerPID(), cp.EtcdPID(), os.Getpid()} {
+		place(b, other, others...)
+		renice(b, other, nice)
+	}
+}
