@@ -30,19 +30,22 @@ import (
 // time per review is read from its jsinformer_admission_request_duration_seconds (from the
 // body read whole to the answer handed to the connection), the deltas of each slice. Slices
 // alternate ($JSINFORMER_ADMISSION_SECONDS each, $JSINFORMER_ADMISSION_ROUNDS rounds, the
-// order rotated each round) between no webhook matching (none) and the validate, each with
-// the processes placed three ways:
+// order rotated each round) between three kinds of create:
 //
-//	none, validate                    every process on every CPU at the same weight (as in
-//	                                  BenchmarkAdmission): the runner waits for a CPU whenever
-//	                                  kube-apiserver and etcd hold both
-//	none-apart, validate-apart        the runner alone on the last CPU; kube-apiserver, etcd and
-//	                                  this process (the writer) on the others: a core of its
-//	                                  own, the control plane on other cores, as in a cluster
-//	none-weighted, validate-weighted  every process on every CPU, kube-apiserver, etcd and the
-//	                                  writer at nice 19: the runner first when it is runnable,
-//	                                  as a pod's CPU request weighs it against best-effort
-//	                                  neighbours (cpu.weight), the others using what it leaves
+//	none      no webhook matches
+//	validate  a trivial validate (validate.js)
+//	busy      a trivial validate in a script whose reconcile spins 2 s per key, kept busy by
+//	          the creates themselves (busy.js, as in BenchmarkAdmission)
+//
+// each with the processes placed three ways (suffix):
+//
+//	(none)     every process on every CPU at the same weight (as in BenchmarkAdmission): the
+//	           runner waits for a CPU whenever kube-apiserver and etcd hold both
+//	-apart     the runner alone on the last CPU; kube-apiserver, etcd and this process (the
+//	           writer) on the others: a core of its own, the control plane on other cores
+//	-weighted  every process on every CPU, kube-apiserver, etcd and the writer at nice 19:
+//	           the runner first when it is runnable, as a pod's CPU request weighs it against
+//	           best-effort neighbours (cpu.weight), the others using what it leaves
 //
 // Reported per contender: the client's create p50 and the p50 added over none of the same
 // placement; for the validates, the runner's p50 and p99 (interpolated within the histogram's
@@ -57,7 +60,7 @@ func BenchmarkAdmissionProcess(b *testing.B) {
 	cfg := rest.CopyConfig(cp.Config)
 	cfg.QPS, cfg.Burst = 2000, 2000
 	client := kubernetes.NewForConfigOrDie(cfg)
-	for _, ns := range []string{"admp-none", "admp-validate"} {
+	for _, ns := range []string{"admp-none", "admp-validate", "admp-busy"} {
 		if _, err := client.CoreV1().Namespaces().Create(b.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
 			b.Fatal(err)
 		}
@@ -82,9 +85,17 @@ func BenchmarkAdmissionProcess(b *testing.B) {
 	}
 }
 
-// admissionPlacements are BenchmarkAdmissionProcess's contenders: none and validate, placed
-// three ways (placement).
-var admissionPlacements = []string{"none", "validate", "none-apart", "validate-apart", "none-weighted", "validate-weighted"}
+// admissionPlacements are BenchmarkAdmissionProcess's contenders: each kind of create placed
+// each way (placement).
+var admissionPlacements = func() []string {
+	var out []string
+	for _, how := range []string{"", "-apart", "-weighted"} {
+		for _, kind := range []string{"none", "validate", "busy"} {
+			out = append(out, kind+how)
+		}
+	}
+	return out
+}()
 
 // admissionProcess is the runner process BenchmarkAdmissionProcess measures.
 type admissionProcess struct {
@@ -101,7 +112,11 @@ type admissionProcess struct {
 func startAdmissionProcess(b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface, bin string) *admissionProcess {
 	b.Helper()
 	dir := b.TempDir()
-	writeScript(b, dir, "validate.js", `export default { watch: { resource: "v1/configmaps", namespace: "admp-validate" }, validate() {} };`)
+	for name, src := range admissionScripts() {
+		if name == "validate.js" || name == "busy.js" {
+			writeScript(b, dir, name, strings.ReplaceAll(src, `"adm-`, `"admp-`))
+		}
+	}
 	hook := freeAddr(b)
 	r := &admissionProcess{metricsAddr: freeAddr(b), name: "jsinformer-bench-process", client: client}
 	args := []string{"--kubeconfig", cp.Kubeconfig, "--scripts", dir, "--log-format", "json",
@@ -179,7 +194,9 @@ func runAdmissionSlice(b *testing.B, cp *controlplane.ControlPlane, client kuber
 	cms := client.CoreV1().ConfigMaps("admp-" + kind)
 	before, counters := r.answers(b), scrapeRunner(b, r.metricsAddr)
 	profiled := r.profile(b, c, d)
-	lat, created := createAtRate(b, cms, n, d, nil)
+	// busy.js's reconcile spins 2 s per key, but not past this slice's end.
+	data := map[string]string{"until": strconv.FormatInt(time.Now().Add(d).UnixMilli(), 10)}
+	lat, created := createAtRate(b, cms, n, d, data)
 	profiled()
 	after, counters1 := r.answers(b), scrapeRunner(b, r.metricsAddr)
 	clearSlice(b, cms)
@@ -204,10 +221,11 @@ func reportAdmissionProcess(b *testing.B, results map[string]*procAdmission, sec
 		}
 		b.ReportMetric(percentile(api, 50), c+"_api_p50_ms")
 		b.ReportMetric(float64(created)/float64(seconds), c+"_creates/s")
-		if !strings.HasPrefix(c, "validate") {
+		kind, how, _ := strings.Cut(c, "-")
+		if kind == "none" {
 			continue
 		}
-		base := strings.Replace(c, "validate", "none", 1)
+		base := strings.TrimSuffix("none-"+how, "-")
 		var baseAPI []float64
 		for _, s := range results[base].slices {
 			baseAPI = append(baseAPI, s.api...)
