@@ -58,9 +58,11 @@ type Observation struct {
 	Object   string
 }
 
-// Answer is the runner's own time for one review: from its body read whole to its answer
-// handed to the connection. The time the body takes to arrive is the API server's (it is
-// still writing it when the handler starts on the headers) and is not in it.
+// Answer is the runner's own time for one review: from its handler started on the request's
+// headers to its answer handed to the connection. Reading the body is in it (kube-apiserver
+// sends a small review's headers and body in one write over HTTP/1.1, but may be descheduled
+// between them); the wait for the connection's goroutine to be scheduled when the request
+// arrives is not, nor is the answer's way through the kernel.
 type Answer struct {
 	Kind string // "validate" or "mutate"
 	Took time.Duration
@@ -106,7 +108,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := readReview(r, s.limit)
-	read := time.Now()
 	var sreq scripting.AdmissionRequest
 	if err == nil {
 		sreq, err = scriptRequest(req)
@@ -136,7 +137,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is the answer's, and the API server has it as soon.
 	_ = http.NewResponseController(w).Flush()
 	if s.answered != nil {
-		s.answered(Answer{Kind: kind, Took: time.Since(read)})
+		s.answered(Answer{Kind: kind, Took: time.Since(received)})
 	}
 }
 

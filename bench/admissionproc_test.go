@@ -27,8 +27,9 @@ import (
 // BenchmarkAdmissionProcess: the runner as it is deployed, a process of its own (the built
 // binary with --webhook-url), answering one trivial validate for the ConfigMaps this process
 // creates at admissionRate a second, as BenchmarkAdmission's writer does. The runner's own
-// time per review is read from its jsinformer_admission_request_duration_seconds (from the
-// body read whole to the answer handed to the connection), the deltas of each slice. Slices
+// time per review is read from its jsinformer_admission_request_duration_seconds (from its
+// handler started on the headers to the answer handed to the connection), the deltas of each
+// slice. Slices
 // alternate ($JSINFORMER_ADMISSION_SECONDS each, $JSINFORMER_ADMISSION_ROUNDS rounds, the
 // order rotated each round) between three kinds of create:
 //
@@ -50,7 +51,8 @@ import (
 // Reported per contender: the client's create p50 and the p50 added over none of the same
 // placement; for the validates, the runner's p50 and p99 (interpolated within the histogram's
 // buckets, as histogram_quantile does) with a 95 % bootstrap interval over rounds, and the
-// runner's CPU and collections per second of the slice.
+// runner's CPU and collections per second of the slice. $JSINFORMER_ADMISSION_GOMAXPROCS, when
+// set, is the runner's GOMAXPROCS.
 func BenchmarkAdmissionProcess(b *testing.B) {
 	cp := controlplane.Require(b, env)
 	slice, rounds := envInt(b, "JSINFORMER_ADMISSION_SECONDS", 10), envInt(b, "JSINFORMER_ADMISSION_ROUNDS", 3)
@@ -126,6 +128,9 @@ func startAdmissionProcess(b *testing.B, cp *controlplane.ControlPlane, client k
 		args = append(args, "--debug-addr", r.debugAddr, "--pprof")
 	}
 	r.cmd = exec.CommandContext(b.Context(), bin, args...)
+	if procs := os.Getenv("JSINFORMER_ADMISSION_GOMAXPROCS"); procs != "" {
+		r.cmd.Env = append(os.Environ(), "GOMAXPROCS="+procs)
+	}
 	r.logs = startWatched(b, r.cmd)
 	r.logs.waitReady(b)
 	cms := client.CoreV1().ConfigMaps("admp-validate")
