@@ -32,7 +32,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"script", "webhook", "operation"}),
 		answers: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "jsinformer_admission_request_duration_seconds",
-			Help:    "The runner's own time per admission review, from its handler started on the request's headers to its answer handed to the connection (reading the body and all the scripts of a shared entry included), by webhook.",
+			Help:    "The runner's own time per admission review, from its body read whole to its answer handed to the connection (all the scripts of a shared entry included), by webhook.",
 			Buckets: answerBuckets,
 		}, []string{"webhook"}),
 	}

@@ -58,11 +58,12 @@ type Observation struct {
 	Object   string
 }
 
-// Answer is the runner's own time for one review: from its handler started on the request's
-// headers to its answer handed to the connection. Reading the body is in it (kube-apiserver
-// sends a small review's headers and body in one write over HTTP/1.1, but may be descheduled
-// between them); the wait for the connection's goroutine to be scheduled when the request
-// arrives is not, nor is the answer's way through the kernel.
+// Answer is the runner's own time for one review: from its body read whole to its answer
+// handed to the connection. The handler starts on the headers, and kube-apiserver writes the
+// body after them, in a write of its own: its webhook client's transport (otelhttp's) wraps
+// the body in a reader net/http does not know to be in memory, so net/http flushes the
+// headers first. The wait for the body is the API server's; it grows as the API server gets
+// less CPU, not as the runner does (docs/benchmarks.md, "The runner as a process of its own").
 type Answer struct {
 	Kind string // "validate" or "mutate"
 	Took time.Duration
@@ -108,6 +109,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := readReview(r, s.limit)
+	read := time.Now()
 	var sreq scripting.AdmissionRequest
 	if err == nil {
 		sreq, err = scriptRequest(req)
@@ -137,7 +139,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is the answer's, and the API server has it as soon.
 	_ = http.NewResponseController(w).Flush()
 	if s.answered != nil {
-		s.answered(Answer{Kind: kind, Took: time.Since(received)})
+		s.answered(Answer{Kind: kind, Took: time.Since(read)})
 	}
 }
 

@@ -27,9 +27,8 @@ import (
 // BenchmarkAdmissionProcess: the runner as it is deployed, a process of its own (the built
 // binary with --webhook-url), answering one trivial validate for the ConfigMaps this process
 // creates at admissionRate a second, as BenchmarkAdmission's writer does. The runner's own
-// time per review is read from its jsinformer_admission_request_duration_seconds (from its
-// handler started on the headers to the answer handed to the connection), the deltas of each
-// slice. Slices
+// time per review is read from its jsinformer_admission_request_duration_seconds (from the
+// body read whole to the answer handed to the connection), the deltas of each slice. Slices
 // alternate ($JSINFORMER_ADMISSION_SECONDS each, $JSINFORMER_ADMISSION_ROUNDS rounds, the
 // order rotated each round) between three kinds of create:
 //
