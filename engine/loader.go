@@ -146,12 +146,15 @@ func (e *Engine) onSynced(v *loaded) {
 	p.current, p.pending = v, nil
 	e.publishAdmission(v.ver.Script(), false)                    // before old retires: its calls move to v
 	e.scriptMetrics.Serve(v.ver.ScriptMetrics(), v.ver.Script()) // the switch, as scrapes see it
-	v.ver.SetState(version.StateCurrent)
-	v.ver.StartSchedules()
-	e.needs.synced(v)
 	result := "loaded"
 	if old != nil {
 		result = "reloaded"
+	}
+	took := time.Since(v.ver.Started())
+	v.ver.Serve(status.LoadStatus{Hash: v.ver.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.ver.Store().Size()})
+	v.ver.StartSchedules()
+	e.needs.synced(v)
+	if old != nil {
 		e.gc.Loaded(v.allocMark)
 		old.afterDrain = v.gcLift
 		e.retire(old, true)
@@ -166,9 +169,7 @@ func (e *Engine) onSynced(v *loaded) {
 		v.after = prev.finished
 	}
 	e.startReconciler(v, prev)
-	took := time.Since(v.ver.Started())
 	v.ver.Logger().Info("script "+result, "objects", v.ver.Store().Size(), "took", took.Round(time.Millisecond).String())
-	e.book.Loaded(v.ver.Script(), status.LoadStatus{Hash: v.ver.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.ver.Store().Size()})
 	e.stats.Loaded(v.ver.Script(), result, took)
 	e.initialDone(v.ver.Script())
 }

@@ -59,7 +59,7 @@ func TestStatusFollowsAScriptsLife(t *testing.T) {
 
 	v2 := watchScript(ns, `  onAdd(cm) {},`)
 	r.write(t, "s.js", v2)
-	// The load's entry is written after the hand-over (CI once read the status in between).
+	// v2 and its load's entry appear together (Book.Serving); v1 is done a moment later.
 	s = waitScript(t, r.engine, "s.js", "v2 serving, v1 done, the reload recorded", func(s status.ScriptStatus) bool {
 		cur, ok := s.Current()
 		old, found := s.Version(hashOf(v1))

@@ -109,6 +109,21 @@ func (b *Book) Done(name string, v Live) {
 func (b *Book) Loaded(name string, ls LoadStatus) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.loaded(name, ls)
+}
+
+// Serving runs serve, which makes a live version of script name current, and records its
+// load's outcome ls in one step: no snapshot shows the version current without its load's
+// entry, or the entry before the version serves. serve must not call back into the book.
+func (b *Book) Serving(name string, ls LoadStatus, serve func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	serve()
+	b.loaded(name, ls)
+}
+
+// loaded adds ls to name's loads; called with mu held.
+func (b *Book) loaded(name string, ls LoadStatus) {
 	r := b.record(name)
 	ls.At = time.Now()
 	r.loads = append(r.loads, ls)

@@ -1,7 +1,10 @@
 package status
 
 import (
+	"fmt"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -122,4 +125,81 @@ func TestCounts(t *testing.T) {
 	if got := c.Snapshot("a.js"); len(got) != 0 {
 		t.Fatalf("after Forget: %+v", got)
 	}
+}
+
+// atomicLive is a live version whose state another goroutine moves.
+type atomicLive struct {
+	hash  string
+	state atomic.Value // VersionState
+}
+
+func (a *atomicLive) Status() VersionStatus {
+	return VersionStatus{Hash: a.hash, State: a.state.Load().(VersionState)}
+}
+
+// TestServingShowsTheVersionAndItsLoadTogether: while versions become current one after
+// another through Serving, no snapshot shows the newest version current without its load's
+// entry, or the entry of a version not yet current (recording the load after the switch, as the
+// engine once did, failed here within a few hundred switches).
+func TestServingShowsTheVersionAndItsLoadTogether(t *testing.T) {
+	t.Parallel()
+	b := NewBook()
+	const switches = 2000
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var bad atomic.Value
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			s, ok := scriptOf(t, b, "a.js")
+			if !ok {
+				continue
+			}
+			cur, serving := newestCurrent(s)
+			last, loaded := lastLoadOf(s)
+			if serving != loaded || (serving && cur.Hash != last.Hash) {
+				bad.Store(fmt.Sprintf("current %+v (%v), last load %+v (%v)", cur, serving, last, loaded))
+			}
+		}
+	})
+	var prev *atomicLive
+	for i := range switches {
+		v := &atomicLive{hash: fmt.Sprint("h", i)}
+		v.state.Store(VersionSyncing)
+		b.Added("a.js", v.hash, v, nil)
+		b.Serving("a.js", LoadStatus{Hash: v.hash, Result: LoadReloaded}, func() { v.state.Store(VersionCurrent) })
+		if prev != nil {
+			prev.state.Store(VersionDone)
+			b.Done("a.js", prev)
+		}
+		prev = v
+	}
+	close(stop)
+	wg.Wait()
+	if msg := bad.Load(); msg != nil {
+		t.Fatalf("a snapshot showed a version and its load apart: %s", msg)
+	}
+}
+
+// newestCurrent is the newest of s's versions that are current (the one it replaces is
+// current too until it is retired).
+func newestCurrent(s ScriptStatus) (VersionStatus, bool) {
+	for i := len(s.Versions) - 1; i >= 0; i-- {
+		if s.Versions[i].State == VersionCurrent {
+			return s.Versions[i], true
+		}
+	}
+	return VersionStatus{}, false
+}
+
+// lastLoadOf is the newest load entry of s.
+func lastLoadOf(s ScriptStatus) (LoadStatus, bool) {
+	if len(s.Loads) == 0 {
+		return LoadStatus{}, false
+	}
+	return s.Loads[len(s.Loads)-1], true
 }

@@ -122,3 +122,14 @@ func (v *Version) runtimes() []*scripting.Script {
 	}
 	return out
 }
+
+// Serve makes v current, with its load's entry ls in the book in the same step (Book.Serving):
+// the state API never shows one without the other.
+func (v *Version) Serve(ls status.LoadStatus) {
+	set := func() { v.state.Store(int32(StateCurrent)) }
+	if v.book == nil {
+		set()
+		return
+	}
+	v.book.Serving(v.name, ls, set)
+}
