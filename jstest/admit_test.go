@@ -38,6 +38,18 @@ export default {
   admission: { mode: "audit" },
 };`
 
+// oldTeam labels a copy of every ConfigMap of prod with team "old", which the team policy
+// allows with a warning.
+const oldTeam = `
+export default {
+  watch: { resource: "v1/configmaps", namespace: "prod" },
+  async onAdd(cm) {
+    if (cm.metadata.name.endsWith("-old")) return;
+    await k8s.create("v1/configmaps", { apiVersion: "v1", kind: "ConfigMap",
+      metadata: { name: cm.metadata.name + "-old", namespace: "prod", labels: { team: "old" } } });
+  },
+};`
+
 // copier copies every ConfigMap of prod into a "<name>-copy" ConfigMap without labels, which
 // the team policy denies.
 const copier = `
@@ -130,7 +142,7 @@ test("bad requests throw", () => {
 
 func TestHarnessWritesAreAdmitted(t *testing.T) {
 	t.Parallel()
-	allPass(t, map[string]string{"team.js": teamPolicy, "copier.js": copier, "h.test.js": `
+	allPass(t, map[string]string{"team.js": teamPolicy, "copier.js": copier, "old-team.js": oldTeam, "h.test.js": `
 const cm = (name, labels, ns = "prod") => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns, labels }, data: { k: "v" } });
 
 test("the test's writes", () => {
@@ -175,6 +187,17 @@ test("updates, patches and deletes are admitted", () => {
   try { h.delete("v1/configmaps", "prod", "keep"); } catch (e) { caught = e; }
   expect(caught.message).toContain("denied the request: protected");
   expect(h.get("v1/configmaps", "prod", "keep")).not.toBeNull();
+});
+
+test("a write's warnings are in h.writes", () => {
+  const h = harness("./old-team.js");
+  h.add(cm("labelled", { team: "a" }));
+  expect(h.writes).toHaveLength(1);
+  expect(h.writes[0]).toMatchObject({ verb: "create", name: "labelled-old", warnings: ["team old is deprecated"] });
+  expect(h.writes[0].error).toBeUndefined();
+  const copies = harness("./copier.js");
+  copies.add(cm("labelled", { team: "a" }));
+  expect(copies.writes[0].warnings).toEqual([]);
 });
 
 test("admission: [] loads no other script", () => {

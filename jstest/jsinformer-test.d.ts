@@ -204,6 +204,8 @@ interface HarnessWrite {
   readonly propagationPolicy?: "Orphan" | "Background" | "Foreground";
   /** When the cluster refused the write. */
   readonly error?: { readonly message: string; readonly code?: number; readonly reason?: string };
+  /** The admission webhooks' warnings for it, in order, allowed or not (kubectl prints them); [] without any. */
+  readonly warnings: string[];
 }
 
 /** One metric sample, in h.metrics(). */

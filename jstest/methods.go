@@ -276,7 +276,7 @@ func (h *harness) writeList() []map[string]any {
 	out := make([]map[string]any, 0, len(h.writes))
 	for _, w := range h.writes {
 		m := map[string]any{"verb": w.Verb, "resource": dynamicinformer.FormatGVR(w.Resource),
-			"namespace": w.Namespace, "name": w.Name, "body": w.Body, "dryRun": w.DryRun}
+			"namespace": w.Namespace, "name": w.Name, "body": w.Body, "dryRun": w.DryRun, "warnings": orEmpty(w.Warnings)}
 		if w.PatchType != "" {
 			m["patchType"] = patchTypeName(w.PatchType)
 		}

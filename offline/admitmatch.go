@@ -93,7 +93,8 @@ func selectorMatches(selector string, obj map[string]any) bool {
 }
 
 // clusterHook is the in-memory cluster's admission: every write by the harness or the
-// plugin goes through the admission scripts the engine serves, as DefaultUser.
+// plugin goes through the admission scripts the engine serves, as DefaultUser, and their
+// warnings go back to the writer (memcluster.WriteOptions.Warn).
 type clusterHook struct{ a *admitter }
 
 var _ memcluster.Admission = clusterHook{}
@@ -114,6 +115,9 @@ func (c clusterHook) request(r memcluster.AdmissionRequest) AdmissionRequest {
 // deadlines are the webhook server's own (90% of each script's timeoutSeconds).
 func (c clusterHook) Mutate(r memcluster.AdmissionRequest) (*unstructured.Unstructured, error) {
 	res := c.a.mutate(context.Background(), c.request(r))
+	for _, w := range res.Warnings {
+		r.Warn(w)
+	}
 	if res.Err != nil || res.Patch == nil {
 		return nil, res.Err
 	}
@@ -124,5 +128,8 @@ func (c clusterHook) Mutate(r memcluster.AdmissionRequest) (*unstructured.Unstru
 func (c clusterHook) Validate(r memcluster.AdmissionRequest) error {
 	var res AdmissionResult
 	c.a.validate(context.Background(), c.request(r), &res)
+	for _, w := range res.Warnings {
+		r.Warn(w)
+	}
 	return res.Err
 }

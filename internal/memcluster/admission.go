@@ -38,6 +38,8 @@ type AdmissionRequest struct {
 	Object      *unstructured.Unstructured
 	OldObject   *unstructured.Unstructured
 	DryRun      bool
+	// Warn hands the writer a warning of the hook's (WriteOptions.Warn); never nil.
+	Warn func(string)
 }
 
 // SetAdmission installs the admission hook asked about every later write; nil removes it.
@@ -81,7 +83,10 @@ func (c *Cluster) admitValidation(res *resource, op string, obj, old *unstructur
 }
 
 func (c *Cluster) admissionRequest(res *resource, op string, obj, old *unstructured.Unstructured, opts WriteOptions) AdmissionRequest {
-	req := AdmissionRequest{Operation: op, Resource: res.gvr, Subresource: opts.Subresource, DryRun: opts.DryRun}
+	req := AdmissionRequest{Operation: op, Resource: res.gvr, Subresource: opts.Subresource, DryRun: opts.DryRun, Warn: opts.Warn}
+	if req.Warn == nil {
+		req.Warn = func(string) {}
+	}
 	for _, o := range []*unstructured.Unstructured{obj, old} {
 		if o != nil {
 			req.Namespace, req.Name = o.GetNamespace(), o.GetName()

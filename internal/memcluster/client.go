@@ -33,6 +33,9 @@ type Write struct {
 	PropagationPolicy string
 	// Err is the cluster's answer when the write failed.
 	Err error
+	// Warnings are the admission hook's warnings for the write, in order (kubectl prints
+	// them); whether it was admitted or not.
+	Warnings []string
 }
 
 // Client returns a dynamic client on the cluster. Each write it sends is passed to record
@@ -80,6 +83,13 @@ func (r *resourceClient) log(w Write, err error) {
 	r.cl.record(w)
 }
 
+// warnings collects the warnings of one write: opts.Warn appends to what it returns.
+func warnings(opts *WriteOptions) *[]string {
+	var out []string
+	opts.Warn = func(w string) { out = append(out, w) }
+	return &out
+}
+
 // encode is the dynamic client's encoding of a request body, and a copy.
 func encode(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	data, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
@@ -112,8 +122,10 @@ func (r *resourceClient) Create(_ context.Context, obj *unstructured.Unstructure
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.cl.c.Create(r.gvr, r.namespace, body, WriteOptions{DryRun: isDryRun(opts.DryRun), FieldManager: opts.FieldManager, Subresource: sub})
-	r.log(Write{Verb: "create", Name: nameOf(out, body), Body: body.Object, DryRun: isDryRun(opts.DryRun)}, err)
+	wo := WriteOptions{DryRun: isDryRun(opts.DryRun), FieldManager: opts.FieldManager, Subresource: sub}
+	warned := warnings(&wo)
+	out, err := r.cl.c.Create(r.gvr, r.namespace, body, wo)
+	r.log(Write{Verb: "create", Name: nameOf(out, body), Body: body.Object, DryRun: wo.DryRun, Warnings: *warned}, err)
 	return out, err
 }
 
@@ -129,12 +141,14 @@ func (r *resourceClient) Update(_ context.Context, obj *unstructured.Unstructure
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.cl.c.Update(r.gvr, r.namespace, body, WriteOptions{DryRun: isDryRun(opts.DryRun), FieldManager: opts.FieldManager, Subresource: sub})
+	wo := WriteOptions{DryRun: isDryRun(opts.DryRun), FieldManager: opts.FieldManager, Subresource: sub}
+	warned := warnings(&wo)
+	out, err := r.cl.c.Update(r.gvr, r.namespace, body, wo)
 	verb := "update"
 	if sub == "status" {
 		verb = "updateStatus"
 	}
-	r.log(Write{Verb: verb, Name: body.GetName(), Body: body.Object, DryRun: isDryRun(opts.DryRun)}, err)
+	r.log(Write{Verb: verb, Name: body.GetName(), Body: body.Object, DryRun: wo.DryRun, Warnings: *warned}, err)
 	return out, err
 }
 
@@ -149,9 +163,10 @@ func (r *resourceClient) Delete(_ context.Context, name string, opts metav1.Dele
 	if len(subresources) > 0 {
 		return fmt.Errorf("delete %v: subresources are not supported", subresources)
 	}
-	_, err := r.cl.c.Delete(r.gvr, r.namespace, name, WriteOptions{DryRun: isDryRun(opts.DryRun),
-		PropagationPolicy: opts.PropagationPolicy, Preconditions: opts.Preconditions})
-	w := Write{Verb: "delete", Name: name, DryRun: isDryRun(opts.DryRun)}
+	wo := WriteOptions{DryRun: isDryRun(opts.DryRun), PropagationPolicy: opts.PropagationPolicy, Preconditions: opts.Preconditions}
+	warned := warnings(&wo)
+	_, err := r.cl.c.Delete(r.gvr, r.namespace, name, wo)
+	w := Write{Verb: "delete", Name: name, DryRun: wo.DryRun, Warnings: *warned}
 	if opts.PropagationPolicy != nil {
 		w.PropagationPolicy = string(*opts.PropagationPolicy)
 	}
@@ -202,12 +217,13 @@ func (r *resourceClient) Patch(_ context.Context, name string, pt types.PatchTyp
 	if opts.Force != nil {
 		wo.Force = *opts.Force
 	}
+	warned := warnings(&wo)
 	out, err := r.cl.c.Patch(r.gvr, r.namespace, name, pt, data, wo)
 	verb := "patch"
 	if sub == "status" {
 		verb = "patchStatus"
 	}
-	r.log(Write{Verb: verb, Name: name, Body: patchBody(data), PatchType: pt, DryRun: wo.DryRun}, err)
+	r.log(Write{Verb: verb, Name: name, Body: patchBody(data), PatchType: pt, DryRun: wo.DryRun, Warnings: *warned}, err)
 	return out, err
 }
 

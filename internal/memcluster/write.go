@@ -24,6 +24,10 @@ type WriteOptions struct {
 	PropagationPolicy *metav1.DeletionPropagation
 	// Preconditions of a delete.
 	Preconditions *metav1.Preconditions
+	// Warn, when set, is told each warning the admission hook answers the write with, as
+	// kube-apiserver hands a client its webhooks' warnings (Warning headers); on the writer's
+	// goroutine, before the write returns.
+	Warn func(string)
 }
 
 // defaultManager is the field manager of requests that name none; the server derives it

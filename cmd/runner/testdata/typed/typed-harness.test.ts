@@ -30,6 +30,8 @@ describe("the harness", () => {
     const sent: HarnessWrite = h.writes[0];
     expect(sent).toMatchObject({ verb: "patch", resource: "v1/configmaps", namespace: "typed", name: "one", patchType: "merge", dryRun: false });
     expect(sent.error).toBeUndefined();
+    const warned: string[] = sent.warnings;
+    expect(warned).toEqual([]);
 
     const one = h.get("v1/configmaps", "typed", "one");
     if (one === null) {
