@@ -169,15 +169,7 @@ func (h *handlerTimes) take(contender string) contenderTimes {
 func BenchmarkAdmission(b *testing.B) {
 	cp := controlplane.Require(b, env)
 	slice, rounds := envInt(b, "JSINFORMER_ADMISSION_SECONDS", 10), envInt(b, "JSINFORMER_ADMISSION_ROUNDS", 3)
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS, cfg.Burst = 2000, 2000
-	client := kubernetes.NewForConfigOrDie(cfg)
-	for _, c := range admissionContenders {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + c}}
-		if _, err := client.CoreV1().Namespaces().Create(b.Context(), ns, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-			b.Fatal(err)
-		}
-	}
+	client := writerClient(b, cp, "adm-", admissionContenders)
 	for range b.N {
 		handlers, stop := startAdmissionRunner(b, cp, client)
 		heap0, goroutines0 := liveHeap(), runtime.NumGoroutine()
@@ -188,8 +180,7 @@ func BenchmarkAdmission(b *testing.B) {
 		var n atomic.Int64
 		for round := range rounds {
 			// The order rotates by one each round: no contender always follows busy's slice.
-			order := append(slices.Clone(admissionContenders[round%len(admissionContenders):]), admissionContenders[:round%len(admissionContenders)]...)
-			for _, c := range order {
+			for _, c := range rotated(admissionContenders, round) {
 				stopTrace := traceSlice(b, c, round)
 				d := time.Duration(slice) * time.Second
 				// busy.js's reconcile spins 2 s per key, but not past this slice's end: the
@@ -234,6 +225,28 @@ func BenchmarkAdmission(b *testing.B) {
 		b.ReportMetric(mb(heap1-heap0), "heap_growth_MB")
 		b.ReportMetric(float64(goroutines1-goroutines0), "goroutine_growth")
 	}
+}
+
+// writerClient is a client for the writer, its rate limit out of the way of admissionRate,
+// with a namespace prefix+c for each of contenders.
+func writerClient(b *testing.B, cp *controlplane.ControlPlane, prefix string, contenders []string) kubernetes.Interface {
+	b.Helper()
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 2000, 2000
+	client := kubernetes.NewForConfigOrDie(cfg)
+	for _, c := range contenders {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: prefix + c}}
+		if _, err := client.CoreV1().Namespaces().Create(b.Context(), ns, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			b.Fatal(err)
+		}
+	}
+	return client
+}
+
+// rotated is contenders rotated left by round: no contender always follows the same one.
+func rotated(contenders []string, round int) []string {
+	k := round % len(contenders)
+	return append(slices.Clone(contenders[k:]), contenders[:k]...)
 }
 
 // p99CI is the p99 of every round's times pooled, with a 95 % bootstrap interval over rounds

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
@@ -56,23 +54,14 @@ func BenchmarkAdmissionProcess(b *testing.B) {
 	if runtime.NumCPU() < 2 {
 		b.Fatal("BenchmarkAdmissionProcess places the runner on a CPU of its own: it needs two or more")
 	}
-	cfg := rest.CopyConfig(cp.Config)
-	cfg.QPS, cfg.Burst = 2000, 2000
-	client := kubernetes.NewForConfigOrDie(cfg)
-	for _, ns := range []string{"admp-none", "admp-validate", "admp-busy"} {
-		if _, err := client.CoreV1().Namespaces().Create(b.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-			b.Fatal(err)
-		}
-	}
+	client := writerClient(b, cp, "admp-", []string{"none", "validate", "busy"})
 	bin := deployedCopy(b, buildRunner(b))
-	contenders := admissionPlacements
 	for b.Loop() {
 		r := startAdmissionProcess(b, cp, client, bin)
 		results := map[string]*procAdmission{}
 		var n atomic.Int64
 		for round := range rounds {
-			order := append(slices.Clone(contenders[round%len(contenders):]), contenders[:round%len(contenders)]...)
-			for _, c := range order {
+			for _, c := range rotated(admissionPlacements, round) {
 				if results[c] == nil {
 					results[c] = &procAdmission{}
 				}
