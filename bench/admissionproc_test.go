@@ -68,7 +68,7 @@ func BenchmarkAdmissionProcess(b *testing.B) {
 				results[c].add(runAdmissionSlice(b, cp, client, r, c, &n, time.Duration(slice)*time.Second))
 			}
 		}
-		r.stop(b)
+		r.stop()
 		reportAdmissionProcess(b, results, rounds*slice)
 	}
 }
@@ -94,6 +94,8 @@ type admissionProcess struct {
 	profiled    bool   // the first validate slice has been profiled
 	name        string // of its webhook configurations
 	client      kubernetes.Interface
+	b           *testing.B
+	stopped     bool
 }
 
 // startAdmissionProcess starts the runner on validate.js and waits until the API server calls it.
@@ -106,7 +108,7 @@ func startAdmissionProcess(b *testing.B, cp *controlplane.ControlPlane, client k
 		}
 	}
 	hook := freeAddr(b)
-	r := &admissionProcess{metricsAddr: freeAddr(b), name: "jsinformer-bench-process", client: client}
+	r := &admissionProcess{metricsAddr: freeAddr(b), name: "jsinformer-bench-process", client: client, b: b}
 	args := []string{"--kubeconfig", cp.Kubeconfig, "--scripts", dir, "--log-format", "json",
 		"--metrics-addr", r.metricsAddr, "--debug-addr", "", "--webhook-addr", hook, "--webhook-url", "https://" + hook, "--webhook-name", r.name}
 	if os.Getenv(profileEnv) != "" {
@@ -118,11 +120,11 @@ func startAdmissionProcess(b *testing.B, cp *controlplane.ControlPlane, client k
 		r.cmd.Env = append(os.Environ(), "GOMAXPROCS="+procs)
 	}
 	r.logs = startWatched(b, r.cmd)
+	b.Cleanup(r.stop) // on a failure too: the configurations would outlive the runner
 	r.logs.waitReady(b)
 	cms := client.CoreV1().ConfigMaps("admp-validate")
 	for deadline := time.Now().Add(time.Minute); r.answers(b).count() == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			r.stop(b)
 			b.Fatalf("the API server did not call the runner within a minute:\n%s", r.logs.tail)
 		}
 		_, _ = cms.Create(b.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "warm-"}}, metav1.CreateOptions{})
@@ -131,11 +133,13 @@ func startAdmissionProcess(b *testing.B, cp *controlplane.ControlPlane, client k
 	return r
 }
 
-// stop stops the runner and removes its configurations.
-func (r *admissionProcess) stop(b *testing.B) {
-	b.Helper()
-	place(b, r.cmd.Process.Pid) // back on every CPU (a no-op when it is there)
-	r.logs.stop(b, r.cmd)
+// stop stops the runner and removes its configurations, once.
+func (r *admissionProcess) stop() {
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	r.logs.stop(r.b, r.cmd)
 	_ = r.client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), r.name, metav1.DeleteOptions{})
 	_ = r.client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), r.name, metav1.DeleteOptions{})
 }
@@ -149,12 +153,9 @@ func (r *admissionProcess) profile(b *testing.B, c string, d time.Duration) func
 		return func() {}
 	}
 	r.profiled = true
-	done := make(chan []byte, 1)
-	go func() {
-		done <- httpGet(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.debugAddr, max(int(d.Seconds())-1, 1)))
-	}()
+	profile := getLater(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", r.debugAddr, max(int(d.Seconds())-1, 1)))
 	return func() {
-		if err := os.WriteFile(filepath.Join(os.Getenv(profileEnv), "admission-cpu.pprof"), <-done, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(os.Getenv(profileEnv), "admission-cpu.pprof"), profile(), 0o644); err != nil {
 			b.Fatalf("write the profile: %v", err)
 		}
 	}

@@ -27,7 +27,7 @@ import (
 // startAdmissionRunner runs an engine on admissionScripts with its admission server and
 // registrar, as cmd/runner wires them (the server's handler wrapped to time each request),
 // until the API server calls it. The returned func stops everything and removes the
-// configurations.
+// configurations (at the benchmark's end if not before).
 func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client kubernetes.Interface) (*handlerTimes, func()) {
 	b.Helper()
 	dir := b.TempDir()
@@ -73,7 +73,7 @@ func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client ku
 	go func() { engineDone <- e.Run(ctx) }() // joined by stop
 	wg.Go(func() { _ = reg.Run(ctx) })
 	wg.Go(func() { _ = regH2.Run(ctx) })
-	stop := func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		if err := <-engineDone; err != nil {
 			b.Errorf("engine Run: %v", err)
@@ -84,11 +84,11 @@ func startAdmissionRunner(b *testing.B, cp *controlplane.ControlPlane, client ku
 			_ = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
 			_ = client.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
-	}
+	})
+	b.Cleanup(stop) // on a failure too: the configurations would outlive the runner
 	select {
 	case <-ready:
 	case <-time.After(readyTimeout):
-		stop()
 		b.Fatal("the engine was not ready in time")
 	}
 	waitMutated(b, client.CoreV1().ConfigMaps("adm-mutate"))

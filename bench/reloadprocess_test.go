@@ -237,16 +237,47 @@ func scrapeRunner(b *testing.B, addr string) runnerCounters {
 
 func httpGet(b *testing.B, url string) []byte {
 	b.Helper()
+	body, err := fetchURL(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// fetchURL is httpGet's request, its failure returned: for a goroutine other than the benchmark's,
+// which may not call b.Fatal.
+func fetchURL(url string) ([]byte, error) {
 	resp, err := http.Get(url) //nolint:noctx // a loopback scrape, bounded by the benchmark's timeout
 	if err != nil {
-		b.Fatalf("get %s: %v", url, err)
+		return nil, fmt.Errorf("get %s: %w", url, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		b.Fatalf("get %s: %s %v", url, resp.Status, err)
+		return nil, fmt.Errorf("get %s: %s %v", url, resp.Status, err)
 	}
-	return body
+	return body, nil
+}
+
+// getLater starts a get of url on a goroutine of its own; the function returned waits for it
+// (its caller owns the goroutine and must call it) and fails b on the benchmark's goroutine.
+func getLater(b *testing.B, url string) func() []byte {
+	type result struct {
+		body []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		body, err := fetchURL(url)
+		done <- result{body, err}
+	}()
+	return func() []byte {
+		r := <-done
+		if r.err != nil {
+			b.Fatal(r.err)
+		}
+		return r.body
+	}
 }
 
 // profileRound starts a CPU profile of the runner at debugAddr and takes an allocation
@@ -262,10 +293,9 @@ func profileRound(b *testing.B, debugAddr string, round int) func() {
 	}
 	write(fmt.Sprintf("allocs-%d-before.pprof", round+1), httpGet(b, "http://"+debugAddr+"/debug/pprof/allocs"))
 	seconds := int((processReloadPause + 300*time.Millisecond).Seconds() * reloadsPerRound)
-	cpu := make(chan []byte, 1)
-	go func() { cpu <- httpGet(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", debugAddr, seconds)) }()
+	cpu := getLater(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", debugAddr, seconds))
 	return func() {
-		write(fmt.Sprintf("cpu-%d.pprof", round+1), <-cpu)
+		write(fmt.Sprintf("cpu-%d.pprof", round+1), cpu())
 		write(fmt.Sprintf("allocs-%d-after.pprof", round+1), httpGet(b, "http://"+debugAddr+"/debug/pprof/allocs"))
 	}
 }
