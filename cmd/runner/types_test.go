@@ -155,6 +155,8 @@ var mistakes = map[string]struct{ code, error string }{
 		`Type 'string \| 0' is not assignable to type 'number'`},
 	"wrong-k8s-call.ts": {`export default defineScript({ onAdd(o) { k8s.patch("apps/v1/deployments", "ns"); } });`,
 		`Expected 4-5 arguments, but got 2`},
+	"delete-reads-obj.ts": {`export default defineScript({ admission: { operations: ["DELETE"] }, validate(obj) { if (!obj.metadata.labels) return; } });`,
+		`'obj' is possibly 'null'`},
 	"bad-watch.ts": {`export default defineScript({ watch: { resource: "deploy", namespaces: "x" }, onAdd() {} });`,
 		`Object literal may only specify known properties, .*'namespaces'`},
 
@@ -175,6 +177,8 @@ var mistakes = map[string]struct{ code, error string }{
 		`Argument of type '.*' is not assignable to parameter of type 'HarnessObject'`},
 	"misspelt-flag.test.ts": {`test("t", () => { harness("./p.ts", { flags: { namespaces: "x" } }); });`,
 		`Object literal may only specify known properties, but 'namespaces' does not exist in type 'HarnessFlags'`},
+	"allow-net-type.test.ts": {`test("t", () => { harness("./p.ts", { flags: { allowNet: 443 } }); });`,
+		`Type 'number' is not assignable to type 'string \| string\[\]'`},
 	"writes-the-writes.test.ts": {`test("t", () => { const h = harness("./p.ts"); h.writes = []; });`,
 		`Cannot assign to 'writes' because it is a read-only property`},
 	"no-such-verb.test.ts": {`test("t", () => { expect(harness("./p.ts").writes.filter((w) => w.verb === "apply")).toHaveLength(0); });`,

@@ -94,6 +94,13 @@ interface HarnessFlags {
   dryRun?: boolean;
   /** --handler-timeout, a Go duration ("2s"); default "5s". Real time. */
   handlerTimeout?: string;
+  /**
+   * --allow-net: entries comma-separated, or a list ([] allows nothing, the runner's default).
+   * Given, fetch is checked against it as the runner checks it (by name; an IP literal
+   * against IP and CIDR entries) before any route answers. Absent, routes stand in for the
+   * network and only the script's net declaration is checked.
+   */
+  allowNet?: string | string[];
 }
 
 /** harness()'s options; any other property is an error. */

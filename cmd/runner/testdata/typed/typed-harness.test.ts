@@ -10,7 +10,7 @@ const configMap = (name: string, labels?: { [key: string]: string }): HarnessObj
   data: { a: "1" },
 });
 
-const flags: HarnessFlags = { gvr: ["cm"], namespace: "typed", selector: "", fieldSelector: "", dryRun: false, handlerTimeout: "2s" };
+const flags: HarnessFlags = { gvr: ["cm"], namespace: "typed", selector: "", fieldSelector: "", dryRun: false, handlerTimeout: "2s", allowNet: ["hooks.example.invalid"] };
 const options: HarnessOptions = { objects: [configMap("seed"), "typed-fixtures.yaml"], flags, now: "2030-01-01T00:00:00Z" };
 
 describe("the harness", () => {
