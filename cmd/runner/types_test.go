@@ -178,7 +178,7 @@ var mistakes = map[string]struct{ code, error string }{
 	"misspelt-flag.test.ts": {`test("t", () => { harness("./p.ts", { flags: { namespaces: "x" } }); });`,
 		`Object literal may only specify known properties, but 'namespaces' does not exist in type 'HarnessFlags'`},
 	"allow-net-type.test.ts": {`test("t", () => { harness("./p.ts", { flags: { allowNet: 443 } }); });`,
-		`Type 'number' is not assignable to type 'string \| string\[\]'`},
+		`Type 'number' is not assignable to type 'string \| string\[\] \| undefined'`},
 	"writes-the-writes.test.ts": {`test("t", () => { const h = harness("./p.ts"); h.writes = []; });`,
 		`Cannot assign to 'writes' because it is a read-only property`},
 	"no-such-verb.test.ts": {`test("t", () => { expect(harness("./p.ts").writes.filter((w) => w.verb === "apply")).toHaveLength(0); });`,
