@@ -286,6 +286,12 @@ interface Harness {
   /** Creates obj (a missing namespace is created first) and returns the stored object. */
   add<T = KubeObject>(obj: HarnessObject): T;
   /**
+   * Creates the objects of a file, as objects does (a YAML or JSON file of one or more
+   * documents, List kinds expanded, or a recording's initial list; relative to the test file),
+   * one after the other as successive h.add calls would, and returns the stored objects.
+   */
+  add<T = KubeObject>(path: string): T[];
+  /**
    * Replaces the object: a metadata.resourceVersion must be current (409 Conflict otherwise),
    * without one the update is unconditional; status is then set through the status subresource.
    */

@@ -173,7 +173,7 @@ var mistakes = map[string]struct{ code, error string }{
 		`Argument of type 'boolean' is not assignable to parameter of type 'HarnessDuration'`},
 	"missing-argument.test.ts": {`test("t", () => { harness("./p.ts").get("v1/configmaps", "x"); });`,
 		`Expected 3 arguments, but got 2`},
-	"object-without-kind.test.ts": {`test("t", () => { harness("./p.ts").add({ apiVersion: "v1", metadata: { name: "x" } }); });`,
+	"object-without-kind.test.ts": {`test("t", () => { harness("./p.ts").update({ apiVersion: "v1", metadata: { name: "x" } }); });`,
 		`Argument of type '.*' is not assignable to parameter of type 'HarnessObject'`},
 	"misspelt-flag.test.ts": {`test("t", () => { harness("./p.ts", { flags: { namespaces: "x" } }); });`,
 		`Object literal may only specify known properties, but 'namespaces' does not exist in type 'HarnessFlags'`},

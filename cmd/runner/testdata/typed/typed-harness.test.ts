@@ -67,6 +67,8 @@ describe("the harness", () => {
     h.replay("typed-events.jsonl");
     expect(h.get("v1/configmaps", "typed", "recorded")?.data.a).toBe("2");
     expect(h.logs.filter((l) => l.message === "seen").map((l) => l.name)).toEqual(["recorded"]);
+    const fromFile = h.add("typed-fixtures.yaml");
+    expect(fromFile.map((o) => o.metadata.name)).toEqual(["from-file"]);
   });
 
   test("the matchers", () => {
