@@ -115,26 +115,9 @@ func scanPlugins(ctx context.Context, dir string) ([]plugins.Source, error) {
 	return out, nil
 }
 
-// admitsCache remembers, by folder, name and content, whether a plugin defines validate or
-// mutate: finding out compiles and evaluates it, which every test file of a folder would
-// otherwise repeat.
-var admitsCache sync.Map // [sha256.Size]byte -> bool
-
 // admits reports whether src defines validate or mutate; a plugin that does not load is not
-// an admission script (its own tests report why).
+// an admission script (CheckPlugins reports it).
 func admits(dir string, src plugins.Source) bool {
-	key := sha256.Sum256([]byte(dir + "\x00" + src.Name + "\x00" + string(src.Content)))
-	if v, ok := admitsCache.Load(key); ok {
-		return v.(bool)
-	}
-	ok := false
-	if prg, err := scripting.CompileIn(dir, src.Name, src.Content); err == nil {
-		if s, err := prg.Instantiate(scripting.Options{}); err == nil {
-			def := s.Definition()
-			ok = def.Validate || def.Mutate
-			s.Close()
-		}
-	}
-	admitsCache.Store(key, ok)
-	return ok
+	ok, err := loadPlugin(dir, src)
+	return err == nil && ok
 }

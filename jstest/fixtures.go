@@ -18,32 +18,33 @@ import (
 func objectsOf(dir string, items []any) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for i, item := range items {
-		switch v := item.(type) {
-		case map[string]any:
-			objs, err := expand(&unstructured.Unstructured{Object: v})
-			if err != nil {
-				return nil, fmt.Errorf("objects[%d]: %w", i, err)
-			}
-			out = append(out, objs...)
-		case string:
-			read := readFixture
-			if strings.HasSuffix(v, ".jsonl") {
-				read = recordedObjects
-			}
-			path, err := locate(dir, v)
-			if err != nil {
-				return nil, fmt.Errorf("objects[%d]: %w", i, err)
-			}
-			objs, err := read(path)
-			if err != nil {
-				return nil, fmt.Errorf("objects[%d]: %w", i, err)
-			}
-			out = append(out, objs...)
-		default:
-			return nil, fmt.Errorf("objects[%d]: want an object or a file name, got %T", i, item)
+		objs, err := itemObjects(dir, item)
+		if err != nil {
+			return nil, fmt.Errorf("objects[%d]: %w", i, err)
 		}
+		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// itemObjects reads one item of objects (or h.add's argument): an object, or a file's.
+func itemObjects(dir string, item any) ([]*unstructured.Unstructured, error) {
+	switch v := item.(type) {
+	case map[string]any:
+		return expand(&unstructured.Unstructured{Object: v})
+	case string:
+		read := readFixture
+		if strings.HasSuffix(v, ".jsonl") {
+			read = recordedObjects
+		}
+		path, err := locate(dir, v)
+		if err != nil {
+			return nil, err
+		}
+		return read(path)
+	default:
+		return nil, fmt.Errorf("want an object or a file name, got %T", item)
+	}
 }
 
 // readFixture decodes every document of a YAML or JSON file.

@@ -55,7 +55,7 @@ type harnessOptions struct {
 // them; anything else is an error. jsinformer-test.d.ts declares the same (a test checks).
 var (
 	harnessOptionKeys = []string{"objects", "flags", "now", "http", "admission"}
-	harnessFlagKeys   = []string{"gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout"}
+	harnessFlagKeys   = []string{"gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout", "allowNet"}
 )
 
 // harnessFlags are the runner's flags that matter to a plugin.
@@ -66,6 +66,10 @@ type harnessFlags struct {
 	FieldSelector  string `json:"fieldSelector"`
 	DryRun         bool   `json:"dryRun"`
 	HandlerTimeout string `json:"handlerTimeout"`
+	// AllowNet is the runner's --allow-net (a string of comma-separated entries, or a list):
+	// given, the plugin's requests are checked against it as the runner checks them; absent,
+	// routes stand in for the network and only the script's net declaration is checked.
+	AllowNet any `json:"allowNet"`
 }
 
 func (f *fileRun) newHarness(call goja.FunctionCall) goja.Value {
@@ -154,6 +158,9 @@ func (h *harness) start(plugin string, opts harnessOptions) error {
 	cfg, err := h.offlineConfig(opts.Flags)
 	if err != nil {
 		return err
+	}
+	if h.http.allow, err = allowList(opts.Flags.AllowNet); err != nil {
+		return fmt.Errorf("harness: flags.allowNet: %w", err)
 	}
 	name := filepath.ToSlash(filepath.Clean(plugin))
 	admitting, err := h.f.admissionScripts(name, opts.Admission)

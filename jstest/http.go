@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type httpRoutes struct {
 	// loading is set while harness() loads the plugin, on the test goroutine: a delayed
 	// answer then is refused, as no h.advance can come before harness() returns.
 	loading bool
+	// allow is flags.allowNet, the runner's --allow-net; nil when not given. Set before the
+	// plugin loads, read by request goroutines.
+	allow *netguard.List
 
 	mu       sync.Mutex
 	seen     []recordedRequest // h.http.requests, in arrival order
@@ -70,6 +74,34 @@ type routedReply struct {
 	never bool
 }
 
+// allowList parses flags.allowNet as the runner parses --allow-net: comma-separated entries
+// in a string, or a list of them (an empty list allows nothing, the runner's default). nil
+// when not given.
+func allowList(v any) (*netguard.List, error) {
+	var entries []string
+	switch a := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		entries = []string{a}
+	case []any:
+		for _, e := range a {
+			s, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("entries must be strings, got %v", e)
+			}
+			entries = append(entries, s)
+		}
+	default:
+		return nil, errors.New("want the --allow-net entries: a string (comma-separated) or a list")
+	}
+	l, err := netguard.ParseList(entries)
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
 func newHTTPRoutes() *httpRoutes { return &httpRoutes{reqs: make(chan *routedRequest)} }
 
 // client is the fetch client the engine gives every version of a plugin.
@@ -79,10 +111,14 @@ func (r *httpRoutes) client(string) scripting.HTTPClient { return r }
 func (r *httpRoutes) Limits() netguard.Limits { return netguard.Limits{}.WithDefaults() }
 
 // Do is called on the plugin's request goroutines. A host outside the script's `net`
-// declaration is refused as the runner refuses it, before any route is consulted or the
-// request recorded.
+// declaration, or outside flags.allowNet when the test gives it, is refused as the runner
+// refuses it, before any route is consulted or the request recorded.
 func (r *httpRoutes) Do(req *http.Request) (*http.Response, error) {
-	if err := netguard.CheckDeclared(req.Context(), req.URL); err != nil {
+	check := netguard.CheckDeclared
+	if r.allow != nil {
+		check = func(ctx context.Context, u *url.URL) error { return netguard.CheckAllowed(ctx, r.allow, u) }
+	}
+	if err := check(req.Context(), req.URL); err != nil {
 		return nil, err
 	}
 	rec := recordedRequest{Method: req.Method, URL: req.URL.String(), Headers: map[string]string{}}

@@ -13,6 +13,58 @@ export default {
   },
 };`
 
+// flags.allowNet applies the runner's --allow-net: a request it refuses in production fails
+// in the test, with the runner's error naming the fix, before any route answers; without it,
+// routes stand in for the network.
+func TestHTTPAllowNetFlag(t *testing.T) {
+	t.Parallel()
+	allPass(t, map[string]string{"p.js": `
+export default {
+  watch: "v1/configmaps",
+  async onAdd(cm) { await fetch(cm.data.url); },
+};`, "h.test.js": `
+const cm = (name, url) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data: { url } });
+
+test("refused as in production", () => {
+  const h = harness("./p.js", { flags: { allowNet: "hooks.example.invalid,10.0.0.0/8" } });
+  h.http.route("*", "*", () => "answered");
+  h.add(cm("out", "https://other.invalid/x"));
+  h.add(cm("ip", "http://127.0.0.2/x"));
+  expect(h.http.requests).toEqual([]);
+  expect(h.errors).toHaveLength(2);
+  expect(h.errors[0].error).toContain("fetch GET other.invalid: connection to host other.invalid:443 refused: not in --allow-net (allow it with the runner's --allow-net)");
+  expect(h.errors[0].error).toContain("p.js:4:27: Error: fetch GET");
+  expect(h.errors[1].error).toContain("connection to host 127.0.0.2:80 refused: not in --allow-net");
+});
+
+test("allowed, answered by the routes", () => {
+  const h = harness("./p.js", { flags: { allowNet: ["hooks.example.invalid", "10.0.0.0/8"] } });
+  h.http.route("*", "*", () => "answered");
+  h.add(cm("in", "https://hooks.example.invalid/x"));
+  h.add(cm("cidr", "http://10.1.2.3/x"));
+  expect(h.errors).toEqual([]);
+  expect(h.http.requests).toHaveLength(2);
+});
+
+test("nothing allowed by default, as the runner", () => {
+  const h = harness("./p.js", { flags: { allowNet: [] } });
+  h.add(cm("out", "https://hooks.example.invalid/x"));
+  expect(h.errors).toHaveLength(1);
+});
+
+test("without the flag, routes stand in for the network", () => {
+  const h = harness("./p.js");
+  h.http.route("*", "*", () => "answered");
+  h.add(cm("out", "https://other.invalid/x"));
+  expect(h.errors).toEqual([]);
+});
+
+test("an invalid entry fails harness()", () => {
+  expect(() => harness("./p.js", { flags: { allowNet: "a b" } })).toThrow("flags.allowNet");
+});
+`})
+}
+
 // A host outside the script's net declaration is refused offline with the runner's error,
 // before any route is consulted: the route below would answer it, and records nothing.
 func TestHTTPEnforcesNetDeclaration(t *testing.T) {
@@ -26,7 +78,7 @@ test("outside the declaration", () => {
   h.add(cm("out", "https://other.invalid/x?token=secret"));
   expect(h.http.requests).toEqual([]);
   expect(h.errors).toHaveLength(1);
-  expect(h.errors[0].error).toContain("fetch GET other.invalid: connection to host other.invalid:443 refused: not in the script's net declaration (allow it with --allow-net)");
+  expect(h.errors[0].error).toContain("fetch GET other.invalid: connection to host other.invalid:443 refused: not in the script's net declaration (add it to the script's net: [...]; the runner's --allow-net must allow it too)");
   expect(h.errors[0].error).not.toContain("secret");
 });
 

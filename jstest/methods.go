@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -62,11 +63,30 @@ func (h *harness) objectArg(v goja.Value, call string) *unstructured.Unstructure
 	return u
 }
 
+// add is h.add(obj) and h.add(path): an object, or what harness({objects}) accepts of a
+// file (a YAML or JSON file of one or more documents, List kinds expanded, or a recording's
+// initial list), created one after the other, each followed by a quiet engine, as successive
+// h.add calls would. A path returns the stored objects, in order.
 func (h *harness) add(v goja.Value) goja.Value {
-	created, err := h.put(h.objectArg(v, "add"))
+	if v == nil || v.ExportType() != reflect.TypeFor[string]() {
+		return h.f.toJS(h.addOne(h.objectArg(v, "add")).Object)
+	}
+	objs, err := itemObjects(h.f.dir, v.String())
+	if err != nil {
+		h.f.throw(fmt.Errorf("h.add: %w", err))
+	}
+	out := make([]any, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, h.addOne(obj).Object)
+	}
+	return h.f.toJS(out)
+}
+
+func (h *harness) addOne(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	created, err := h.put(obj)
 	h.check(err)
 	h.quiesce()
-	return h.f.toJS(created.Object)
+	return created
 }
 
 // put creates obj as kubectl create would, then sets its status through the status

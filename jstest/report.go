@@ -12,15 +12,20 @@ type Summary struct {
 	Passed  int `json:"passed"`
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
-	// Errors counts the files that could not be run.
+	// Errors counts the test files that could not be run.
 	Errors int `json:"errors"`
+	// NotLoaded counts the plugins of the test files' folders that do not load.
+	NotLoaded int `json:"notLoaded"`
 }
 
 // Summarize counts results.
 func Summarize(results []FileResult) Summary {
 	var s Summary
 	for _, f := range results {
-		if f.Error != "" {
+		switch {
+		case f.Plugin:
+			s.NotLoaded++
+		case f.Error != "":
 			s.Errors++
 		}
 		for _, t := range f.Tests {
@@ -37,8 +42,8 @@ func Summarize(results []FileResult) Summary {
 	return s
 }
 
-// String is the summary line: "3 passed, 1 failed", with skipped tests and broken files
-// when there are any.
+// String is the summary line: "3 passed, 1 failed", with skipped tests, broken test files
+// and plugins that do not load when there are any.
 func (s Summary) String() string {
 	line := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
 	if s.Skipped > 0 {
@@ -46,6 +51,9 @@ func (s Summary) String() string {
 	}
 	if s.Errors > 0 {
 		line += fmt.Sprintf(", %d file(s) not run", s.Errors)
+	}
+	if s.NotLoaded > 0 {
+		line += fmt.Sprintf(", %d plugin(s) not loaded", s.NotLoaded)
 	}
 	return line
 }

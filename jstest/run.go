@@ -36,6 +36,9 @@ type FileResult struct {
 	// not run.
 	Error string       `json:"error,omitempty"`
 	Tests []TestResult `json:"tests"`
+	// Plugin: File is not a test file but a plugin of a test file's folder, and Error says
+	// why it does not load (CheckPlugins).
+	Plugin bool `json:"plugin,omitempty"`
 }
 
 // TestResult is the outcome of one test.

@@ -101,7 +101,7 @@ func (s *instance) admit(name string, fn goja.Callable, req AdmissionRequest, re
 	}
 	v, err := s.call(s.defObj, fn, obj, ctx.obj)
 	if err != nil {
-		return err
+		return withDeleteHint(req, err)
 	}
 	return read(v)
 }

@@ -145,3 +145,26 @@ func TestScriptBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestDocsExamplesTableListsEveryExample: the examples table of docs/scripts.md has a row for
+// every plugin of examples/scripts (modules, tests, declarations and settings are not plugins).
+func TestDocsExamplesTableListsEveryExample(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(docsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join("..", "examples", "scripts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.Contains(name, ".test.") || strings.HasSuffix(name, ".d.ts") || strings.HasSuffix(name, ".json") {
+			continue
+		}
+		if !strings.Contains(string(doc), "\n| `"+name+"` | ") {
+			t.Errorf("docs/scripts.md's examples table has no row for examples/scripts/%s", name)
+		}
+	}
+}

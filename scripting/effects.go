@@ -22,6 +22,11 @@ func (e *callEnv) sideEffect(fn string) {
 	if e.pure == "" {
 		return
 	}
+	if fn == "fetch" {
+		e.throwf("fetch in %s: %w: admission allows no network calls (the API server waits on the webhook "+
+			"and may call it again for dry runs and retries); fetch in a handler or reconcile and keep what %s needs "+
+			"in the cache (a ConfigMap or custom resource the script watches)", e.pure, ErrSideEffect, e.pure)
+	}
 	e.throwf("%s in %s: %w: admission calls must not change anything "+
 		"(their webhooks are registered with sideEffects: None); do it in a handler or reconcile instead", fn, e.pure, ErrSideEffect)
 }

@@ -90,6 +90,10 @@ type fetchReq struct {
 	body            []byte
 	tooLarge        bool
 	err             error
+	// errObj is the Error the promise rejects with, made when fetch was called so that its
+	// stack is the caller's: a rejection settles outside any script frame, and without it the
+	// error would have no file:line (rejection sets its message).
+	errObj *goja.Object
 	// Guarded by the module's mu: the hold state (fetchclock.go) and whether the request
 	// goroutine has put it on done.
 	hold     int

@@ -210,6 +210,36 @@ func TestFetchRefusedNamesHostAndFlag(t *testing.T) {
 	}
 }
 
+// TestFetchRefusalHasPositionAndFix: a refused request's error, uncaught after an await,
+// carries the script's file:line and stack as any other error does, and names the list that
+// refused: the script's net declaration or the runner's --allow-net.
+func TestFetchRefusalHasPositionAndFix(t *testing.T) {
+	t.Parallel()
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }
+	srv := newFetchServer(t, "127.0.0.1", ok)
+	other := newFetchServer(t, "127.0.0.2", ok)
+	for _, tc := range []struct{ net, url, fix string }{
+		{`["hooks.invalid"]`, srv.URL, "add it to the script's net: [...]"},
+		{`["127.0.0.0/8"]`, other.URL, "allow it with the runner's --allow-net"},
+	} {
+		src := fmt.Sprintf("export default { net: %s, async onAdd() {\n  await null;\n  const r = await fetch(%q);\n} }", tc.net, tc.url+"/x")
+		s := newTestScript(t, "p.js", src, fetchOptions(t, netguard.Limits{}, nil))
+		err := s.OnAdd(sample(), Event{})
+		s.Close()
+		var se *ScriptError
+		if !errors.As(err, &se) || se.File != "p.js" || se.Line != 3 || !strings.HasPrefix(se.Stack, "at onAdd (p.js:3:") {
+			t.Errorf("%s: error %v (%+v), want it at p.js:3 with a stack", tc.url, err, se)
+			continue
+		}
+		if !strings.Contains(se.Message, "refused") || !strings.Contains(se.Message, tc.fix) {
+			t.Errorf("%s: message %q, want the fix %q", tc.url, se.Message, tc.fix)
+		}
+	}
+	if n := srv.hits.Load() + other.hits.Load(); n != 0 {
+		t.Errorf("the refused servers got %d requests", n)
+	}
+}
+
 func TestFetchBodyLimits(t *testing.T) {
 	t.Parallel()
 	srv := newFetchServer(t, "127.0.0.1", func(w http.ResponseWriter, _ *http.Request) {
@@ -267,7 +297,7 @@ func TestFetchRefusedInAdmission(t *testing.T) {
 	s := newTestScript(t, "adm.js", src, fetchOptions(t, netguard.Limits{}, nil))
 	t.Cleanup(s.Close)
 	if _, err := s.Validate(AdmissionRequest{Operation: "CREATE", Object: sample()}); !errors.Is(err, ErrSideEffect) ||
-		!strings.Contains(err.Error(), "fetch in validate") {
+		!strings.Contains(err.Error(), "fetch in validate") || !strings.Contains(err.Error(), "admission allows no network calls") {
 		t.Errorf("Validate err = %v, want ErrSideEffect naming fetch", err)
 	}
 	if _, err := s.Mutate(AdmissionRequest{Operation: "CREATE", Object: sample()}); !errors.Is(err, ErrSideEffect) {

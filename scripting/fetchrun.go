@@ -28,6 +28,7 @@ func (f *fetchModule) startJS(call goja.FunctionCall) goja.Value {
 		f.throwf("fetch is not available in this runner")
 	}
 	req, r := f.newRequest(call)
+	r.errObj = f.newCallerError()
 	p, resolve, reject := f.rt.NewPromise()
 	f.nextID++
 	r.id, r.resolve, r.reject = f.nextID, resolve, reject

@@ -83,7 +83,9 @@ func (f *fetchModule) response(r *fetchReq) *goja.Object {
 // rejection is the Error a failed request rejects with, named AbortError or TimeoutError
 // for an abort or a signal's timeout, as in browsers.
 func (f *fetchModule) rejection(r *fetchReq) *goja.Object {
-	e := f.newError(r.err)
+	e := r.errObj
+	_ = e.Set("message", r.err.Error())
+	f.remember(e, r.err)
 	switch {
 	case errors.Is(r.err, errAborted):
 		_ = e.Set("name", "AbortError")
@@ -91,6 +93,16 @@ func (f *fetchModule) rejection(r *fetchReq) *goja.Object {
 		_ = e.Set("name", "TimeoutError")
 	}
 	return e
+}
+
+// newCallerError is an Error whose stack is the current one: fetch's caller's (its message
+// is set when the request fails).
+func (f *fetchModule) newCallerError() *goja.Object {
+	obj, err := f.rt.New(f.internals.errorCtor, f.rt.ToValue(""))
+	if err != nil {
+		panic(err)
+	}
+	return obj
 }
 
 // reset ends the call's requests: those in flight are cancelled (the call's context is

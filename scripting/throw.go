@@ -17,11 +17,16 @@ func (e *callEnv) newError(err error) *goja.Object {
 	if cerr != nil {
 		obj = e.rt.NewGoError(err)
 	}
+	e.remember(obj, err)
+	return obj
+}
+
+// remember makes err the Go error behind obj, for goErrorOf.
+func (e *callEnv) remember(obj *goja.Object, err error) {
 	if e.goErrs == nil {
 		e.goErrs = make(map[*goja.Object]error)
 	}
 	e.goErrs[obj] = err
-	return obj
 }
 
 // goErrorOf returns the Go error behind an exception thrown by a binding, if any.

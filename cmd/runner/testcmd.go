@@ -46,8 +46,12 @@ against an in-memory API server on a virtual clock: no cluster, no network. The 
 server behaves as kube-apiserver ` + memcluster.KubernetesVersion + ` (its built-in resources, write and watch
 semantics). See docs/testing.md.
 
+Every plugin of the test files' folders is loaded as the runner would load it: one that does
+not (a syntax error, an invalid definition) is printed with its file and line and fails the
+run, whether or not a test uses it.
+
 Prints one line per test and a summary; exits 1 when a test fails, 2 when a file cannot be
-run or the command line is wrong.`,
+run, a plugin of the folders does not load, or the command line is wrong.`,
 		Example:       testExample,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -82,7 +86,7 @@ func (o *testOptions) run(cmd *cobra.Command, paths []string) error {
 	if o.permissions {
 		opts.OnCall = used.add
 	}
-	results := make([]jstest.FileResult, 0, len(files))
+	results := jstest.CheckPlugins(cmd.Context(), files)
 	for _, f := range files {
 		results = append(results, jstest.RunFile(cmd.Context(), f, opts))
 	}
@@ -101,6 +105,8 @@ func (o *testOptions) run(cmd *cobra.Command, paths []string) error {
 	switch s := jstest.Summarize(results); {
 	case s.Errors > 0:
 		return &exitError{code: 2, err: fmt.Errorf("%d test file(s) could not be run", s.Errors)}
+	case s.NotLoaded > 0:
+		return &exitError{code: 2, err: fmt.Errorf("%d plugin(s) of the test files' folders do not load", s.NotLoaded)}
 	case s.Failed > 0:
 		return &exitError{code: 1, err: fmt.Errorf("%d test(s) failed", s.Failed)}
 	}

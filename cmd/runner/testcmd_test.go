@@ -84,6 +84,14 @@ func TestRunnerTestExitCodes(t *testing.T) {
 			nil, 1, "p.test.js:3:"},
 		{"a file that cannot load", map[string]string{"p.test.js": `test("a", () => {`}, nil, 2, "ERROR"},
 		{"no test files", map[string]string{"p.js": plugin}, nil, 2, "no *.test.js"},
+		// A policy of the folder with a syntax error fails the run, with its file and line,
+		// though no test uses it (issue 44: "6 passed", exit 0).
+		{"a plugin with a syntax error", map[string]string{"p.js": plugin, "p.test.js": `test("ok", () => { harness("./p.js"); });`,
+			"policy.js": "export default {\n  watch: \"v1/configmaps\",\n  validate(obj) { return obj.metadata. }\n};"},
+			nil, 2, "does not load: policy.js:3:40: "},
+		{"a plugin with an invalid definition", map[string]string{"p.js": plugin, "p.test.js": `test("ok", () => { harness("./p.js"); });`,
+			"bad.js": "export default {\n  watch: \"v1/configmaps\",\n  onAdd: 5,\n};"},
+			nil, 2, "does not load: bad.js:3: 'onAdd' must be a function"},
 		{"unknown flag", map[string]string{"p.test.js": `test("a", () => {});`}, []string{"--nope"}, 2, "unknown flag"},
 	}
 	for _, tt := range tests {

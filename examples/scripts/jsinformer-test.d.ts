@@ -94,6 +94,13 @@ interface HarnessFlags {
   dryRun?: boolean;
   /** --handler-timeout, a Go duration ("2s"); default "5s". Real time. */
   handlerTimeout?: string;
+  /**
+   * --allow-net: entries comma-separated, or a list ([] allows nothing, the runner's default).
+   * Given, fetch is checked against it as the runner checks it (by name; an IP literal
+   * against IP and CIDR entries) before any route answers. Absent, routes stand in for the
+   * network and only the script's net declaration is checked.
+   */
+  allowNet?: string | string[];
 }
 
 /** harness()'s options; any other property is an error. */
@@ -278,6 +285,12 @@ interface HarnessExplanation {
 interface Harness {
   /** Creates obj (a missing namespace is created first) and returns the stored object. */
   add<T = KubeObject>(obj: HarnessObject): T;
+  /**
+   * Creates the objects of a file, as objects does (a YAML or JSON file of one or more
+   * documents, List kinds expanded, or a recording's initial list; relative to the test file),
+   * one after the other as successive h.add calls would, and returns the stored objects.
+   */
+  add<T = KubeObject>(path: string): T[];
   /**
    * Replaces the object: a metadata.resourceVersion must be current (409 Conflict otherwise),
    * without one the update is unconditional; status is then set through the status subresource.

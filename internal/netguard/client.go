@@ -133,23 +133,38 @@ func (c *Client) checkURL(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("fetch %s: unsupported scheme %q (http and https only)", u.Hostname(), u.Scheme)
 	}
-	host, port := u.Hostname(), portOf(u)
-	if !c.allow.AllowsHost(host, port) {
-		return &RefusedError{Host: host, Port: port, Reason: "not in " + FlagName}
-	}
-	return checkDeclared(ctx, host, port)
+	return checkName(ctx, &c.allow, u.Hostname(), portOf(u))
 }
 
 // CheckDeclared is the check of u's host against the script's declared `net` list that
 // Restrict put in ctx, with the error Do returns: the offline harness, which has no allow
 // list of its own, refuses the same requests the runner would for the declaration.
 func CheckDeclared(ctx context.Context, u *url.URL) error {
-	return checkDeclared(ctx, u.Hostname(), portOf(u))
+	return checkName(ctx, nil, u.Hostname(), portOf(u))
 }
 
-func checkDeclared(ctx context.Context, host string, port int) error {
-	if l, _ := ctx.Value(restrictKey{}).(*List); l != nil && !l.AllowsHost(host, port) {
-		return &RefusedError{Host: host, Port: port, Reason: "not in the script's net declaration"}
+// CheckAllowed is the name checks Do makes before a connection, with its errors: u's host
+// against allow (the runner's --allow-net) and against the declaration Restrict put in ctx.
+// An IP literal is checked against allow's IP and CIDR entries; a name's resolved address is
+// not (there is no lookup). The offline harness applies the runner's list with it.
+func CheckAllowed(ctx context.Context, allow *List, u *url.URL) error {
+	return checkName(ctx, allow, u.Hostname(), portOf(u))
+}
+
+// checkName refuses host:port when allow (nil: not checked) or the script's declaration in
+// ctx does not list it. The error's fix names every list that must change.
+func checkName(ctx context.Context, allow *List, host string, port int) error {
+	declared, _ := ctx.Value(restrictKey{}).(*List)
+	inDeclared := declared == nil || declared.AllowsHost(host, port)
+	switch {
+	case allow != nil && !allow.AllowsHost(host, port) && !inDeclared:
+		return &RefusedError{Host: host, Port: port, Reason: "not in " + FlagName + " nor in the script's net declaration",
+			Fix: "add it to both: the runner's " + FlagName + " and the script's net declaration"}
+	case allow != nil && !allow.AllowsHost(host, port):
+		return &RefusedError{Host: host, Port: port, Reason: "not in " + FlagName, Fix: "allow it with the runner's " + FlagName}
+	case !inDeclared:
+		return &RefusedError{Host: host, Port: port, Reason: "not in the script's net declaration",
+			Fix: "add it to the script's net: [...]; the runner's " + FlagName + " must allow it too"}
 	}
 	return nil
 }
@@ -222,7 +237,8 @@ func (c *Client) control(_ context.Context, _, address string, _ syscall.RawConn
 	}
 	if !c.allow.AllowsDial(ap.Addr(), int(ap.Port())) {
 		return &RefusedError{Host: ap.Addr().Unmap().String(), Port: int(ap.Port()), Resolved: true,
-			Reason: "a loopback, private, link-local or metadata address not covered by an IP or CIDR in " + FlagName}
+			Reason: "a loopback, private, link-local or metadata address not covered by an IP or CIDR in " + FlagName,
+			Fix:    "allow that address with an IP or CIDR entry in the runner's " + FlagName}
 	}
 	return nil
 }
@@ -233,6 +249,8 @@ type RefusedError struct {
 	Port     int
 	Resolved bool // the address a name resolved to (or a redirect led to) was refused
 	Reason   string
+	// Fix says what allows the request: the runner's flag, the script's declaration, or both.
+	Fix string
 }
 
 func (e *RefusedError) Error() string {
@@ -240,8 +258,8 @@ func (e *RefusedError) Error() string {
 	if e.Resolved {
 		what = "address"
 	}
-	return fmt.Sprintf("connection to %s %s refused: %s (allow it with %s)",
-		what, net.JoinHostPort(e.Host, strconv.Itoa(e.Port)), e.Reason, FlagName)
+	return fmt.Sprintf("connection to %s %s refused: %s (%s)",
+		what, net.JoinHostPort(e.Host, strconv.Itoa(e.Port)), e.Reason, e.Fix)
 }
 
 // ErrBodyTooLarge is a body over its limit.

@@ -10,7 +10,7 @@ const configMap = (name: string, labels?: { [key: string]: string }): HarnessObj
   data: { a: "1" },
 });
 
-const flags: HarnessFlags = { gvr: ["cm"], namespace: "typed", selector: "", fieldSelector: "", dryRun: false, handlerTimeout: "2s" };
+const flags: HarnessFlags = { gvr: ["cm"], namespace: "typed", selector: "", fieldSelector: "", dryRun: false, handlerTimeout: "2s", allowNet: ["hooks.example.invalid"] };
 const options: HarnessOptions = { objects: [configMap("seed"), "typed-fixtures.yaml"], flags, now: "2030-01-01T00:00:00Z" };
 
 describe("the harness", () => {
@@ -67,6 +67,8 @@ describe("the harness", () => {
     h.replay("typed-events.jsonl");
     expect(h.get("v1/configmaps", "typed", "recorded")?.data.a).toBe("2");
     expect(h.logs.filter((l) => l.message === "seen").map((l) => l.name)).toEqual(["recorded"]);
+    const fromFile = h.add("typed-fixtures.yaml");
+    expect(fromFile.map((o) => o.metadata.name)).toEqual(["from-file"]);
   });
 
   test("the matchers", () => {
