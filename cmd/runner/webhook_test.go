@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -28,6 +29,8 @@ func TestWebhookFlagsValidate(t *testing.T) {
 		{"http", webhookFlags{url: "http://127.0.0.1:9443", certDir: "/c"}, "over HTTPS only"},
 		{"bad service", webhookFlags{service: "runner", certDir: "/c"}, "want NAMESPACE/NAME"},
 		{"certificate made", webhookFlags{url: "https://127.0.0.1:9443"}, ""},
+		{"negative connections", webhookFlags{certDir: "/c", maxConns: -1}, "--webhook-max-connections -1"},
+		{"negative delay", webhookFlags{certDir: "/c", shutdownDelay: -time.Second}, "--webhook-shutdown-delay -1s"},
 	} {
 		err := tc.w.validate()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
