@@ -279,13 +279,15 @@ func TestServerSharesABudgetForLargeBodies(t *testing.T) {
 	}
 }
 
-func postTLS(t *testing.T, client *http.Client, url string, body []byte) (int, http.Header, []byte) {
+// postTLS posts body with client: the status, whether the answer closes its connection
+// ("Connection: close", which the client takes out of the header) and the body.
+func postTLS(t *testing.T, client *http.Client, url string, body []byte) (status int, closes bool, b []byte) {
 	t.Helper()
 	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, b
+	b, _ = io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Close, b
 }
