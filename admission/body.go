@@ -39,36 +39,55 @@ func (b *bodyBudget) put(n int64) { b.used.Add(-n) }
 // gives back what the body took of budget; call it once the body is no longer used (also
 // after an error).
 func readBody(r *http.Request, limit int64, budget *bodyBudget) (body []byte, release func(), err error) {
-	var held int64
-	release = func() { budget.put(held) }
+	b := &bodyBuffer{limit: limit, budget: budget}
 	if r.ContentLength > limit {
-		return nil, release, refuse(http.StatusRequestEntityTooLarge, "request body over %d bytes (Content-Length %d)", limit, r.ContentLength)
+		return nil, b.release, refuse(http.StatusRequestEntityTooLarge, "request body over %d bytes (Content-Length %d)", limit, r.ContentLength)
 	}
-	buf := make([]byte, 0, min(initialBodyBytes, limit+1))
+	b.buf = make([]byte, 0, min(initialBodyBytes, limit+1))
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return nil, release, refuse(http.StatusRequestEntityTooLarge, "request body over %d bytes", limit)
+		if len(b.buf) == cap(b.buf) {
+			if err := b.grow(); err != nil {
+				return nil, b.release, err
 			}
-			next := min(2*int64(cap(buf)), limit+1) // one byte over the limit tells a larger body
-			if need := max(next-SmallBodyBytes, 0) - held; need > 0 {
-				if !budget.take(need) {
-					return nil, release, refuse(http.StatusServiceUnavailable,
-						"request bodies in memory over %d bytes: the admission server is busy", budget.max)
-				}
-				held += need
-			}
-			grown := make([]byte, len(buf), next)
-			copy(grown, buf)
-			buf = grown
 		}
-		n, err := r.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
+		n, err := r.Body.Read(b.buf[len(b.buf):cap(b.buf)])
+		b.buf = b.buf[:len(b.buf)+n]
 		if err == io.EOF {
-			return buf, release, nil
+			return b.buf, b.release, nil
 		}
 		if err != nil {
-			return nil, release, refuse(http.StatusBadRequest, "read the request body: %v", err)
+			return nil, b.release, refuse(http.StatusBadRequest, "read the request body: %v", err)
 		}
 	}
 }
+
+// bodyBuffer is a body being read and what it holds of its budget.
+type bodyBuffer struct {
+	buf    []byte
+	limit  int64
+	budget *bodyBudget
+	held   int64
+}
+
+// grow doubles the full buffer, up to one byte over the limit (which tells a larger body):
+// 413 when it is already past the limit, 503 when its growth beyond SmallBodyBytes does not
+// fit in the budget.
+func (b *bodyBuffer) grow() error {
+	if int64(len(b.buf)) > b.limit {
+		return refuse(http.StatusRequestEntityTooLarge, "request body over %d bytes", b.limit)
+	}
+	next := min(2*int64(cap(b.buf)), b.limit+1)
+	if need := max(next-SmallBodyBytes, 0) - b.held; need > 0 {
+		if !b.budget.take(need) {
+			return refuse(http.StatusServiceUnavailable, "request bodies in memory over %d bytes: the admission server is busy", b.budget.max)
+		}
+		b.held += need
+	}
+	grown := make([]byte, len(b.buf), next)
+	copy(grown, b.buf)
+	b.buf = grown
+	return nil
+}
+
+// release gives back what the body holds of its budget.
+func (b *bodyBuffer) release() { b.budget.put(b.held) }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,5 +101,27 @@ func TestWebhookStatusNamesTheSharedEntry(t *testing.T) {
 	}
 	if got[0].Name != got[3].Name || got[0].Name == got[2].Name || got[3].Configuration != "ValidatingWebhookConfiguration/jsinformer-x" {
 		t.Errorf("entries %+v: want a.js and c.js under one name, b.js under its own", got)
+	}
+}
+
+// --webhook-client-ca makes the TLS config require and verify client certificates against
+// the file's CAs; a file without a certificate, or none, fails the start.
+func TestWebhookClientCAConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	certs := &admission.FileCerts{}
+	if cfg, err := (&webhookFlags{}).tlsConfig(certs); err != nil || cfg.ClientAuth != tls.NoClientCert {
+		t.Errorf("without the flag: %v, client auth %v", err, cfg.ClientAuth)
+	}
+	ca := writeBytes(t, filepath.Join(dir, "ca.crt"), newClientPKI(t).caPEM)
+	cfg, err := (&webhookFlags{clientCA: ca}).tlsConfig(certs)
+	if err != nil || cfg.ClientAuth != tls.RequireAndVerifyClientCert || cfg.ClientCAs == nil {
+		t.Errorf("with the flag: %v, %+v", err, cfg)
+	}
+	notPEM := writeBytes(t, filepath.Join(dir, "not.pem"), []byte("hello"))
+	for file, want := range map[string]string{notPEM: "no PEM certificate", filepath.Join(dir, "absent"): "read --webhook-client-ca"} {
+		if _, err := (&webhookFlags{clientCA: file}).tlsConfig(certs); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--webhook-client-ca %s: %v, want %q", file, err, want)
+		}
 	}
 }
