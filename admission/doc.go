@@ -40,7 +40,11 @@
 // plain-text reason and never reaches a script (review.go): unknown path or script, or a kind
 // the script does not define (404), not POST (405), not application/json (415), not an
 // AdmissionReview, another version than admission.k8s.io/v1, no request, an undecodable
-// object (400), a body over MaxBodyBytes, DefaultMaxBodyBytes (7 MiB) by default (413). The
+// object, values outside the AdmissionReview schema or a resource no script of the path is
+// registered for (400, reviewcheck.go: no metric series, no decision record), a path over
+// MaxPathBytes (414), a body over MaxBodyBytes, DefaultMaxBodyBytes (7 MiB) by default (413).
+// Limits (limits.go) bound the connections, their timeouts and the bodies held in memory,
+// read as they arrive (body.go). The
 // scripts' time is their webhook's: the API server's ?timeout= when sent, else their
 // timeoutSeconds, of which 90% is given to the whole fan-out (the runtimes' own deadline is
 // shorter).
@@ -70,8 +74,9 @@
 // answers by the script's failure policy); the scripts see the request's object read-only. A
 // Decision is a value the caller owns; Config.Observe is called on the request's goroutine. Serve runs net/http's server over TLS on the caller's listener: it
 // starts one goroutine (http.Server.ServeTLS, with net/http's per-connection ones) and joins
-// it before returning, once its context has ended and the requests in flight have finished
-// within the grace given; over HTTP/1.1 it first drains the API server's kept-alive
+// it before returning, once its context has ended, Config.ShutdownDelay has passed with the
+// listener still open, and the requests in flight have finished within the grace given; over
+// HTTP/1.1 it first drains the API server's kept-alive
 // connections (drain.go), so that a stopping replica fails no request. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop
 // on the caller's goroutine until its context ends; their other methods are safe from any
 // goroutine (Registrar's Changed, the certificates' GetCertificate and CABundle).

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -23,25 +24,41 @@ import (
 // first) are closed then.
 const MaxDrain = time.Second
 
-// drain counts a server's connections and marks its answers while it stops. Its methods
-// are safe from any goroutine: connState runs on net/http's, wrap's handler on the requests'.
+// drain counts a server's connections, closes those beyond its maximum and marks its
+// answers while it stops. Its methods are safe from any goroutine: connState runs on
+// net/http's, wrap's handler on the requests'.
 type drain struct {
-	draining atomic.Bool
-	mu       sync.Mutex
-	open     int
-	gone     chan struct{} // closed once draining with no connection open
-	goneOnce sync.Once
+	max    int
+	logger *slog.Logger
+	// closeAnswers is set from the shutdown delay on: every answer says "Connection: close".
+	closeAnswers atomic.Bool
+	draining     atomic.Bool
+	refused      atomic.Int64
+	mu           sync.Mutex
+	open         int           // every connection accepted and not closed yet, refused ones included
+	gone         chan struct{} // closed once draining with no connection open
+	goneOnce     sync.Once
 }
 
-func newDrain() *drain { return &drain{gone: make(chan struct{})} }
+func newDrain(max int, logger *slog.Logger) *drain {
+	return &drain{max: max, logger: logger, gone: make(chan struct{})}
+}
 
-// connState is the server's http.Server.ConnState.
-func (d *drain) connState(_ net.Conn, state http.ConnState) {
+// connState is the server's http.Server.ConnState. A connection beyond max is closed as it
+// is accepted (on the Serve goroutine, before its TLS handshake); it counts until net/http
+// reports it closed.
+func (d *drain) connState(conn net.Conn, state http.ConnState) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch state {
 	case http.StateNew:
-		d.open++
+		if d.open++; d.open > d.max {
+			_ = conn.Close()
+			if d.refused.Add(1)%1000 == 1 { // the first, and then one in a thousand
+				d.logger.Warn("admission server: too many connections; closing new ones until some end",
+					"max", d.max, "refused", d.refused.Load(), "remote", conn.RemoteAddr().String())
+			}
+		}
 	case http.StateClosed, http.StateHijacked:
 		d.open--
 		d.closeIfGone()
@@ -55,10 +72,10 @@ func (d *drain) closeIfGone() {
 	}
 }
 
-// wrap is h, answering with "Connection: close" once draining.
+// wrap is h, answering with "Connection: close" once draining or in the shutdown delay.
 func (d *drain) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if d.draining.Load() {
+		if d.draining.Load() || d.closeAnswers.Load() {
 			w.Header().Set("Connection", "close")
 		}
 		h.ServeHTTP(w, r)

@@ -129,23 +129,52 @@ func GroupPath(kind string, scripts []string) string {
 	return b.String()
 }
 
-// parseGroup reads the scripts of a GroupPath after its prefix; false when rest is not one.
-// A script named twice is called once.
+// MaxGroupScripts bounds the scripts a shared path names; a longer path is refused.
+const MaxGroupScripts = 256
+
+// parseGroup reads the scripts of a GroupPath after its prefix; false when rest is not one or
+// names more than MaxGroupScripts. A script named twice is called once. Linear in rest: the
+// names seen are a set, and the parts are walked once.
 func parseGroup(rest string) ([]string, bool) {
-	parts := strings.Split(rest, "/")
 	var names []string
-	for i := 0; i < len(parts); {
-		n, err := strconv.Atoi(parts[i])
-		if err != nil || n < 1 || n > len(parts)-i-1 {
+	seen := map[string]bool{}
+	for rest != "" {
+		count, after, found := strings.Cut(rest, "/")
+		n, err := strconv.Atoi(count)
+		if !found || err != nil || n < 1 || len(names) == MaxGroupScripts {
 			return nil, false
 		}
-		name := strings.Join(parts[i+1:i+1+n], "/")
-		if !slices.Contains(names, name) {
+		name, next, ok := cutParts(after, n)
+		if !ok {
+			return nil, false
+		}
+		if !seen[name] {
+			seen[name] = true
 			names = append(names, name)
 		}
-		i += 1 + n
+		rest = next
 	}
 	return names, len(names) > 0
+}
+
+// cutParts cuts the first n slash-separated parts off s: them joined, and what follows the
+// slash after them; false when s has fewer than n parts.
+func cutParts(s string, n int) (parts, rest string, ok bool) {
+	end := 0
+	for i := range n {
+		j := strings.IndexByte(s[end:], '/')
+		if j < 0 {
+			if i < n-1 {
+				return "", "", false
+			}
+			return s, "", true
+		}
+		end += j + 1
+	}
+	if end == len(s) { // a trailing slash: no group follows it
+		return "", "", false
+	}
+	return s[:end-1], s[end:], true
 }
 
 // Name is g's entry name: WebhookName of its script when it is alone; else the first

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -21,10 +20,6 @@ import (
 
 // Reading an AdmissionReview v1 request and writing its response.
 
-// DefaultMaxBodyBytes bounds an AdmissionReview request body: the API server's own request
-// limit is 3 MiB, and a review carries an UPDATE's object twice, with some JSON around it.
-const DefaultMaxBodyBytes = 7 << 20
-
 // badRequest is a request refused before any script sees it, with its HTTP status.
 type badRequest struct {
 	code int
@@ -38,36 +33,26 @@ func refuse(code int, format string, args ...any) *badRequest {
 }
 
 // readReview reads and checks r's body: a JSON AdmissionReview admission.k8s.io/v1 with a
-// request, within limit bytes.
-// readBody reads r's body whole, at most limit+1 bytes, in one read where its Content-Length
-// allows: over HTTP/2 every read that returns data hands a flow-control update to the
-// connection's goroutine, which the handler waits for, and io.ReadAll's growing buffer made
-// several reads of one review (a runtime/trace put most of the handlers' scheduling delay
-// there).
-func readBody(r *http.Request, limit int64) ([]byte, error) {
-	size := int64(4096)
-	if r.ContentLength > 0 && r.ContentLength <= limit {
-		size = r.ContentLength
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead)) // MinRead: room to read EOF without growing
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
-	return buf.Bytes(), err
-}
-
-func readReview(r *http.Request, limit int64) (*admissionv1.AdmissionRequest, error) {
+// request, within limit bytes and what budget allows (readBody). release gives back what the
+// body took of budget: call it once the request is answered (its decoded copies live as long).
+func readReview(r *http.Request, limit int64, budget *bodyBudget) (_ *admissionv1.AdmissionRequest, release func(), _ error) {
+	release = func() {}
 	if r.Method != http.MethodPost {
-		return nil, refuse(http.StatusMethodNotAllowed, "admission reviews are POSTed, not sent with %s", r.Method)
+		return nil, release, refuse(http.StatusMethodNotAllowed, "admission reviews are POSTed, not sent with %s", r.Method)
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-		return nil, refuse(http.StatusUnsupportedMediaType, "content type %q is not application/json", ct)
+		return nil, release, refuse(http.StatusUnsupportedMediaType, "content type %q is not application/json", ct)
 	}
-	body, err := readBody(r, limit)
+	body, release, err := readBody(r, limit, budget)
 	if err != nil {
-		return nil, refuse(http.StatusBadRequest, "read the request body: %v", err)
+		return nil, release, err
 	}
-	if int64(len(body)) > limit {
-		return nil, refuse(http.StatusRequestEntityTooLarge, "request body over %d bytes", limit)
-	}
+	req, err := decodeReview(body)
+	return req, release, err
+}
+
+// decodeReview decodes and checks a request body.
+func decodeReview(body []byte) (*admissionv1.AdmissionRequest, error) {
 	// One pass over the body: the review's kind and version are checked once it is decoded
 	// (v1beta1's shape decodes alike, and is then refused by its apiVersion).
 	var review admissionv1.AdmissionReview

@@ -35,8 +35,16 @@ type Lookup func(name string) (Script, bool)
 type Config struct {
 	Lookup Lookup
 	Logger *slog.Logger // nil discards
-	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
+	// MaxBodyBytes bounds a request body; zero means Limits.MaxBodyBytes.
 	MaxBodyBytes int64
+	// Limits bound the connections, their timeouts and the request bodies held (limits.go);
+	// zero fields take the defaults.
+	Limits Limits
+	// ShutdownDelay is how long Serve keeps accepting and answering once its context has
+	// ended, before it drains and shuts down: the time a Service takes to stop routing new
+	// connections to a terminating pod. Over HTTP/1.1 every answer in it says
+	// "Connection: close", so the API server's kept-alive connections move to other replicas.
+	ShutdownDelay time.Duration
 	// Observe, when set, sees every decision made (metrics, the trace); on the request's goroutine.
 	Observe func(Observation)
 	// Answered, when set, is told each answered review's kind and the runner's own time for it
@@ -74,7 +82,9 @@ type Answer struct {
 type Server struct {
 	lookup   Lookup
 	logger   *slog.Logger
-	limit    int64
+	limits   Limits
+	budget   *bodyBudget
+	delay    time.Duration
 	observe  func(Observation)
 	answered func(Answer)
 	http2    bool
@@ -82,49 +92,47 @@ type Server struct {
 
 // NewServer returns a Server over cfg.Lookup.
 func NewServer(cfg Config) *Server {
-	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limit: cfg.MaxBodyBytes, observe: cfg.Observe, answered: cfg.Answered, http2: cfg.HTTP2}
+	s := &Server{lookup: cfg.Lookup, logger: cfg.Logger, limits: cfg.Limits, delay: cfg.ShutdownDelay,
+		observe: cfg.Observe, answered: cfg.Answered, http2: cfg.HTTP2}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
-	if s.limit <= 0 {
-		s.limit = DefaultMaxBodyBytes
+	if cfg.MaxBodyBytes > 0 {
+		s.limits.MaxBodyBytes = cfg.MaxBodyBytes
 	}
+	s.limits = s.limits.WithDefaults()
+	s.budget = &bodyBudget{max: s.limits.BodyBytesInFlight}
 	return s
 }
 
-// ServeHTTP answers one AdmissionReview. A bad request (unknown path, not an AdmissionReview,
-// wrong version, body over the limit) gets a 4xx with a plain-text reason and reaches no script.
-// A path naming several scripts is answered by those of them loaded now (fanout.go).
+// MaxPathBytes bounds a request's path: a longer one is refused (414) before it is parsed.
+const MaxPathBytes = 16 << 10
+
+// ServeHTTP answers one AdmissionReview. A bad request (unknown or overlong path, not an
+// AdmissionReview, wrong version, body over the limit, values outside the AdmissionReview
+// schema or a resource no script of the path is registered for: reviewcheck.go) gets a 4xx
+// with a plain-text reason, reaches no script and is neither observed nor recorded. A path
+// naming several scripts is answered by those of them loaded now (fanout.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
-	kind, names, ok := route(r.URL.Path)
-	if !ok {
-		http.Error(w, fmt.Sprintf("unknown path %q: admission paths are %s<script>, %s<script>, %s… and %s…",
-			r.URL.Path, ValidatePrefix, MutatePrefix, ValidateGroupPrefix, MutateGroupPrefix), http.StatusNotFound)
+	kind, named, scripts, err := s.scriptsFor(r.URL.Path)
+	if err != nil {
+		refused(w, err)
 		return
 	}
-	scripts := s.loaded(kind, names)
-	if len(scripts) == 0 {
-		http.Error(w, fmt.Sprintf("no loaded script %q serves %s here", strings.Join(names, `", "`), kind), http.StatusNotFound)
-		return
-	}
-	req, err := readReview(r, s.limit)
+	req, release, err := readReview(r, s.limits.MaxBodyBytes, s.budget)
+	defer release()
 	read := time.Now()
 	var sreq scripting.AdmissionRequest
 	if err == nil {
-		sreq, err = scriptRequest(req)
+		scripts, sreq, err = accept(req, scripts)
 	}
 	if err != nil {
-		var bad *badRequest
-		if errors.As(err, &bad) {
-			http.Error(w, bad.msg, bad.code)
-			return
-		}
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		refused(w, err)
 		return
 	}
 	d, each := s.decide(r, kind, scripts, sreq)
-	if len(names) > 1 && len(scripts) == 1 && !d.Allowed {
+	if named > 1 && len(scripts) == 1 && !d.Allowed {
 		// A shared entry's denial names its script, however many of the path are loaded now.
 		d.Message = namedMessage(scripts[0].Name(), d.Message)
 	}
@@ -141,6 +149,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.answered != nil {
 		s.answered(Answer{Kind: kind, Took: time.Since(read)})
 	}
+}
+
+// scriptsFor are the kind, the number of scripts named and the loaded scripts of path: 414
+// when it is longer than MaxPathBytes, 404 when it is no admission path or none of its
+// scripts is loaded.
+func (s *Server) scriptsFor(path string) (kind string, named int, scripts []Script, err error) {
+	if len(path) > MaxPathBytes {
+		return "", 0, nil, refuse(http.StatusRequestURITooLong, "path of %d bytes: admission paths are at most %d", len(path), MaxPathBytes)
+	}
+	kind, names, ok := route(path)
+	if !ok {
+		return "", 0, nil, refuse(http.StatusNotFound, "unknown path %.256q: admission paths are %s<script>, %s<script>, %s… and %s… (at most %d scripts)",
+			path, ValidatePrefix, MutatePrefix, ValidateGroupPrefix, MutateGroupPrefix, MaxGroupScripts)
+	}
+	if scripts = s.loaded(kind, names); len(scripts) == 0 {
+		return "", 0, nil, refuse(http.StatusNotFound, "no loaded script %.256q serves %s here", strings.Join(names, `", "`), kind)
+	}
+	return kind, len(names), scripts, nil
+}
+
+// accept checks req's values (reviewcheck.go) and decodes what the scripts covering it see.
+func accept(req *admissionv1.AdmissionRequest, scripts []Script) ([]Script, scripting.AdmissionRequest, error) {
+	if err := checkReview(req); err != nil {
+		return nil, scripting.AdmissionRequest{}, err
+	}
+	scripts, err := covering(scripts, req)
+	if err != nil {
+		return nil, scripting.AdmissionRequest{}, err
+	}
+	sreq, err := scriptRequest(req)
+	return scripts, sreq, err
+}
+
+// refused answers a request refused before any script: its code and reason, 400 by default.
+func refused(w http.ResponseWriter, err error) {
+	var bad *badRequest
+	if errors.As(err, &bad) {
+		http.Error(w, bad.msg, bad.code)
+		return
+	}
+	http.Error(w, err.Error(), http.StatusBadRequest)
 }
 
 // route splits a path into the kind and the names of the scripts it calls.
@@ -208,33 +257,16 @@ func (s *Server) record(o Observation) {
 	}
 }
 
-// ReadHeaderTimeout bounds how long a client may take to send its headers.
-const ReadHeaderTimeout = 10 * time.Second
-
-// HTTPServer is the http.Server Serve runs h on (a Server, or a handler around one): over
-// TLS, HTTP/1.1 only unless http2. Over HTTP/1.1 a handler reads its review from the
-// connection on its own goroutine; over HTTP/2 the connection's one goroutine reads every
-// stream's frames and hands each body over, and a handler that starts on the headers waits for
-// that goroutine to be scheduled (kube-apiserver sends all its reviews on one connection):
-// 60-90 µs of the runner's p50 per review (docs/benchmarks.md). HTTP/1.1 only is also what
-// controller-runtime's webhook servers default to since HTTP/2's rapid-reset attacks
-// (CVE-2023-44487). A stop over HTTP/1.1 needs a drain (drain.go); Serve does it.
-func HTTPServer(h http.Handler, tlsConfig *tls.Config, http2 bool, logger *slog.Logger) *http.Server {
-	srv := &http.Server{Handler: h, TLSConfig: tlsConfig, ReadHeaderTimeout: ReadHeaderTimeout,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug), Protocols: new(http.Protocols)}
-	srv.Protocols.SetHTTP1(true)
-	srv.Protocols.SetHTTP2(http2)
-	return srv
-}
-
-// Serve serves s over TLS on ln until ctx ends, then stops: over HTTP/1.1 only it drains
-// first (drain.go, at most MaxDrain or grace), then shuts down, letting the requests in flight
-// finish within grace. The TLS config must give a certificate (Certificates or
+// Serve serves s over TLS on ln until ctx ends, then stops: it keeps accepting and answering
+// for Config.ShutdownDelay (over HTTP/1.1 with "Connection: close" on every answer), then over
+// HTTP/1.1 only it drains (drain.go, at most MaxDrain or grace), then shuts down, letting the
+// requests in flight finish within grace. Connections beyond Limits.MaxConnections are closed
+// as soon as they are accepted. The TLS config must give a certificate (Certificates or
 // GetCertificate). It returns nil after a stop caused by ctx. The caller owns ln until Serve
 // is called; Serve closes it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config, grace time.Duration) error {
-	d := newDrain()
-	srv := HTTPServer(d.wrap(s), tlsConfig, s.http2, s.logger)
+	d := newDrain(s.limits.MaxConnections, s.logger)
+	srv := newHTTPServer(d.wrap(s), tlsConfig, s.http2, s.logger, s.limits)
 	srv.ConnState = d.connState
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeTLS(ln, "", "") }() // owned here: joined below
@@ -243,6 +275,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		return fmt.Errorf("serve admission: %w", err)
 	case <-ctx.Done():
 	}
+	s.keepServing(d)
 	var serveErr error
 	if !s.http2 {
 		d.run(ln, min(grace, MaxDrain))
@@ -255,6 +288,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		return fmt.Errorf("shut down admission server: %w", err)
 	}
 	return nil
+}
+
+// keepServing waits the shutdown delay, the listener open: a Service routes new connections
+// to a terminating pod until its endpoints have dropped it, and a connection refused there
+// fails the API server's review. Over HTTP/1.1 each answer meanwhile closes its connection,
+// so the API server's next review dials again, through the Service, to another replica.
+func (s *Server) keepServing(d *drain) {
+	if s.delay <= 0 {
+		return
+	}
+	if !s.http2 {
+		d.closeAnswers.Store(true)
+	}
+	s.logger.Info("admission server stopping: still serving for the shutdown delay", "delay", s.delay.String())
+	t := time.NewTimer(s.delay)
+	defer t.Stop()
+	<-t.C
 }
 
 // shutdown closes srv's listener and idle connections and waits for the requests in flight

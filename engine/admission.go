@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
 	"github.com/jsinformer/jsinformer/inspection"
@@ -188,6 +190,26 @@ func (a AdmissionScript) Mutate(ctx context.Context, req scripting.AdmissionRequ
 		return err
 	})
 	return out, err
+}
+
+// Covers reports whether the script's webhook entry is registered for resource and
+// subResource: one of the resources its serving version watches (AdmissionEntries' rules),
+// without a subresource. A script no longer serving covers all: its call then fails as
+// Validate and Mutate say, and its failure policy answers.
+func (a AdmissionScript) Covers(resource schema.GroupVersionResource, subResource string) bool {
+	slot, ok := a.e.admissionTable()[a.name]
+	if !ok {
+		return true
+	}
+	if subResource != "" {
+		return false
+	}
+	for _, t := range slot.ver.Targets() {
+		if t.Resource.GVR == resource {
+			return true
+		}
+	}
+	return false
 }
 
 // retiredRetries bounds how often a call follows a reload: a version retired between the

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -25,8 +27,10 @@ import (
 // mutate, and the registration of their webhook configurations.
 
 type webhookFlags struct {
-	addr, url, service, name, certDir string
-	http2                             bool
+	addr, url, service, name, certDir, clientCA string
+	http2                                       bool
+	maxConns                                    int
+	shutdownDelay                               time.Duration
 }
 
 func (w *webhookFlags) add(f *pflag.FlagSet) {
@@ -35,6 +39,9 @@ func (w *webhookFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.service, "webhook-service", "", "register the webhooks as calls to this Service, NAMESPACE/NAME (port 443 to --webhook-addr); exclusive with --webhook-url")
 	f.StringVar(&w.name, "webhook-name", "", "name of the Validating- and MutatingWebhookConfiguration the runner owns (default: jsinformer-<the pod's namespace>)")
 	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt and tls.key (and ca.crt, put in each entry's caBundle; default tls.crt), e.g. from cert-manager, reloaded when they change (default: a CA and serving certificate the runner makes and keeps in the Secret <webhook-name>-tls of its namespace, renewed before expiry)")
+	f.StringVar(&w.clientCA, "webhook-client-ca", "", "require every caller of the webhooks to present a client certificate signed by a CA of this PEM file (the API server's, configured in its AdmissionConfiguration); read at start")
+	f.IntVar(&w.maxConns, "webhook-max-connections", admission.DefaultMaxConnections, "open connections the webhook server keeps at most; one more is closed as soon as it is accepted (0: the default)")
+	f.DurationVar(&w.shutdownDelay, "webhook-shutdown-delay", 5*time.Second, "on SIGTERM, keep accepting and answering webhook requests this long (each answer closing its connection) before draining, so that requests a Service still routes to the terminating pod are answered")
 	f.BoolVar(&w.http2, "webhook-http2", false, "serve the webhooks over HTTP/2 as well as HTTP/1.1 (off: each review is read on its handler's goroutine instead of being handed over by the connection's, 60-90 µs less at p50, docs/benchmarks.md, and HTTP/2's rapid-reset attacks do not apply)")
 }
 
@@ -44,6 +51,12 @@ func (w *webhookFlags) validate() error {
 	}
 	if w.url != "" && !strings.HasPrefix(w.url, "https://") {
 		return fmt.Errorf("--webhook-url %q: the API server calls webhooks over HTTPS only", w.url)
+	}
+	if w.maxConns < 0 {
+		return fmt.Errorf("--webhook-max-connections %d: want 1 or more (0: the default)", w.maxConns)
+	}
+	if w.shutdownDelay < 0 {
+		return fmt.Errorf("--webhook-shutdown-delay %s: want 0 or more", w.shutdownDelay)
 	}
 	if w.service != "" {
 		if ns, name, ok := strings.Cut(w.service, "/"); !ok || ns == "" || name == "" || strings.Contains(name, "/") {
@@ -114,7 +127,31 @@ func (w *webhookFlags) newWebhooks(ctx context.Context, restConfig *rest.Config,
 			CABundle: h.certs.CABundle, Exclude: []string{podNamespace()}, Logger: logger}
 		h.registrar.Init()
 	}
-	return h, &serveParts{ln: ln, tls: &tls.Config{GetCertificate: h.certs.GetCertificate, MinVersion: tls.VersionTLS12}, http2: w.http2}, nil
+	tlsConfig, err := w.tlsConfig(h.certs)
+	if err != nil {
+		_ = ln.Close()
+		return nil, nil, err
+	}
+	return h, &serveParts{ln: ln, tls: tlsConfig, http2: w.http2, maxConns: w.maxConns, shutdownDelay: w.shutdownDelay}, nil
+}
+
+// tlsConfig serves certs' certificate and, with --webhook-client-ca, requires a client
+// certificate that CA signed.
+func (w *webhookFlags) tlsConfig(certs certSource) (*tls.Config, error) {
+	cfg := &tls.Config{GetCertificate: certs.GetCertificate, MinVersion: tls.VersionTLS12}
+	if w.clientCA == "" {
+		return cfg, nil
+	}
+	pem, err := os.ReadFile(w.clientCA)
+	if err != nil {
+		return nil, fmt.Errorf("read --webhook-client-ca: %w", err)
+	}
+	cfg.ClientCAs = x509.NewCertPool()
+	if !cfg.ClientCAs.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("read --webhook-client-ca %s: no PEM certificate in it", w.clientCA)
+	}
+	cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	return cfg, nil
 }
 
 // newCerts loads --webhook-cert-dir, or ensures the shared Secret.
@@ -146,12 +183,14 @@ func (w *webhookFlags) hosts() []string {
 	return []string{name + "." + ns + ".svc", name + "." + ns + ".svc.cluster.local", name + "." + ns}
 }
 
-// serveParts is what start needs to serve: the bound listener, the TLS config and whether
-// to speak HTTP/2 (--webhook-http2).
+// serveParts is what start needs to serve: the bound listener, the TLS config, whether to
+// speak HTTP/2 (--webhook-http2), the connection cap and the shutdown delay.
 type serveParts struct {
-	ln    net.Listener
-	tls   *tls.Config
-	http2 bool
+	ln            net.Listener
+	tls           *tls.Config
+	http2         bool
+	maxConns      int
+	shutdownDelay time.Duration
 }
 
 func (w *webhookFlags) configName() string {
@@ -185,6 +224,7 @@ func (h *webhooks) start(e *engine.Engine, parts *serveParts, logger *slog.Logge
 		e.RecordAdmission(o.TraceRecord())
 	}
 	cfg := admission.Config{Logger: logger.With("component", "admission"), Observe: observe, HTTP2: parts.http2,
+		Limits: admission.Limits{MaxConnections: parts.maxConns}, ShutdownDelay: parts.shutdownDelay,
 		Lookup: func(name string) (admission.Script, bool) {
 			a, ok := e.AdmissionScript(name)
 			return a, ok

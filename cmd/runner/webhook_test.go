@@ -1,9 +1,12 @@
 package main
 
 import (
+	"crypto/tls"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -28,6 +31,8 @@ func TestWebhookFlagsValidate(t *testing.T) {
 		{"http", webhookFlags{url: "http://127.0.0.1:9443", certDir: "/c"}, "over HTTPS only"},
 		{"bad service", webhookFlags{service: "runner", certDir: "/c"}, "want NAMESPACE/NAME"},
 		{"certificate made", webhookFlags{url: "https://127.0.0.1:9443"}, ""},
+		{"negative connections", webhookFlags{certDir: "/c", maxConns: -1}, "--webhook-max-connections -1"},
+		{"negative delay", webhookFlags{certDir: "/c", shutdownDelay: -time.Second}, "--webhook-shutdown-delay -1s"},
 	} {
 		err := tc.w.validate()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -96,5 +101,27 @@ func TestWebhookStatusNamesTheSharedEntry(t *testing.T) {
 	}
 	if got[0].Name != got[3].Name || got[0].Name == got[2].Name || got[3].Configuration != "ValidatingWebhookConfiguration/jsinformer-x" {
 		t.Errorf("entries %+v: want a.js and c.js under one name, b.js under its own", got)
+	}
+}
+
+// --webhook-client-ca makes the TLS config require and verify client certificates against
+// the file's CAs; a file without a certificate, or none, fails the start.
+func TestWebhookClientCAConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	certs := &admission.FileCerts{}
+	if cfg, err := (&webhookFlags{}).tlsConfig(certs); err != nil || cfg.ClientAuth != tls.NoClientCert {
+		t.Errorf("without the flag: %v, client auth %v", err, cfg.ClientAuth)
+	}
+	ca := writeBytes(t, filepath.Join(dir, "ca.crt"), newClientPKI(t).caPEM)
+	cfg, err := (&webhookFlags{clientCA: ca}).tlsConfig(certs)
+	if err != nil || cfg.ClientAuth != tls.RequireAndVerifyClientCert || cfg.ClientCAs == nil {
+		t.Errorf("with the flag: %v, %+v", err, cfg)
+	}
+	notPEM := writeBytes(t, filepath.Join(dir, "not.pem"), []byte("hello"))
+	for file, want := range map[string]string{notPEM: "no PEM certificate", filepath.Join(dir, "absent"): "read --webhook-client-ca"} {
+		if _, err := (&webhookFlags{clientCA: file}).tlsConfig(certs); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--webhook-client-ca %s: %v, want %q", file, err, want)
+		}
 	}
 }
