@@ -1,0 +1,72 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText prints the report for people: a line per problem, then a line per result
+// worth reading (denials, warnings, patches, audits, errors; every result in mode audit), and
+// a summary.
+func WriteText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "ERROR   %s: %s\n", p.Where(), oneLine(p.Message))
+	}
+	for _, o := range r.Objects {
+		writeObject(&b, r.Mode, o)
+	}
+	b.WriteString(summaryLine(r))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeObject(b *strings.Builder, mode Mode, o Object) {
+	line := func(label, script, msg string) {
+		fmt.Fprintf(b, "%-7s %s: %s: %s\n", label, o.Where(), script, oneLine(msg))
+	}
+	if len(o.Results) == 0 && mode == ModeAudit {
+		fmt.Fprintf(b, "%-7s %s: no script's webhook matches it\n", "SKIP", o.Where())
+	}
+	for _, res := range o.Results {
+		switch res.Result {
+		case Deny:
+			if mode == ModeWarn {
+				line("WARN", res.Script, "would be denied: "+res.Message)
+			} else {
+				line("DENY", res.Script, res.Message)
+			}
+		case Error:
+			line("ERROR", res.Script, res.Message)
+		case Audit:
+			line("AUDIT", res.Script, res.Message)
+		case Mutate:
+			line("MUTATE", res.Script, string(res.Patch))
+		case Pass:
+			if mode == ModeAudit {
+				line("PASS", res.Script, res.Webhook)
+			}
+		}
+		if res.Result != Error {
+			for _, warning := range res.Warnings {
+				line("WARN", res.Script, warning)
+			}
+		}
+	}
+}
+
+func summaryLine(r *Report) string {
+	s := r.Summary()
+	line := fmt.Sprintf("checked %d objects from %d files with %d admission scripts (mode %s): %d denied, %d warned, %d mutated, %d audited, %d errors",
+		s.Objects, r.Files, len(r.Scripts), r.Mode, s.Denied, s.Warned, s.Mutated, s.Audited, s.Errors)
+	if s.Problems > 0 {
+		line += fmt.Sprintf(", %d problems", s.Problems)
+	}
+	return line + "\n"
+}
+
+// oneLine keeps a message on its line: a script's multi-line message is indented under it.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n        ")
+}
