@@ -58,12 +58,20 @@ func writeObject(b *strings.Builder, mode Mode, o Object) {
 
 func summaryLine(r *Report) string {
 	s := r.Summary()
-	line := fmt.Sprintf("checked %d objects from %d files with %d admission scripts (mode %s): %d denied, %d warned, %d mutated, %d audited, %d errors",
-		s.Objects, r.Files, len(r.Scripts), r.Mode, s.Denied, s.Warned, s.Mutated, s.Audited, s.Errors)
+	line := fmt.Sprintf("checked %s from %s with %s (mode %s): %d denied, %d warned, %d mutated, %d audited, %s",
+		plural(s.Objects, "object"), plural(r.Files, "file"), plural(len(r.Scripts), "admission script"), r.Mode,
+		s.Denied, s.Warned, s.Mutated, s.Audited, plural(s.Errors, "error"))
 	if s.Problems > 0 {
-		line += fmt.Sprintf(", %d problems", s.Problems)
+		line += ", " + plural(s.Problems, "problem")
 	}
 	return line + "\n"
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // oneLine keeps a message on its line: a script's multi-line message is indented under it.
