@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -68,18 +69,14 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			doc.Errors++
 		}
 	}
-	for _, p := range r.Problems {
-		suite := p.File
-		if suite == "" {
-			suite = "scripts"
-		}
-		add(suite, junitCase{Name: p.Where(), ClassName: suite, Error: &junitProblem{Message: p.Message, Type: "problem", Text: p.Message}})
-	}
-	for _, o := range r.Objects {
+	r.inOrder(func(o Object) {
 		for _, c := range objectCases(r.Mode, o) {
 			add(o.File, c)
 		}
-	}
+	}, func(p Problem) {
+		suite := cmp.Or(p.File, "scripts")
+		add(suite, junitCase{Name: p.Where(), ClassName: suite, Error: &junitProblem{Message: p.Message, Type: "problem", Text: p.Message}})
+	})
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

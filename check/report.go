@@ -53,6 +53,7 @@ type Object struct {
 	Name       string   `json:"name"`
 	Admitted   bool     `json:"admitted"`
 	Results    []Result `json:"results"`
+	seq        int      // the order of objects and problems as the input had them
 }
 
 // Result is one script's decision about an object, in the order the API server would call
@@ -75,6 +76,7 @@ type Problem struct {
 	Item     int    `json:"item,omitempty"`
 	Script   string `json:"script,omitempty"`
 	Message  string `json:"message"`
+	seq      int    // see Object.seq; 0 for the scripts' problems, which come first
 }
 
 // Where names what the problem is about.
@@ -132,4 +134,20 @@ func (r *Report) ExitCode() int {
 		return 1
 	}
 	return 0
+}
+
+// inOrder calls object and problem for the report's objects and problems in the input's
+// order, the scripts' problems first.
+func (r *Report) inOrder(object func(Object), problem func(Problem)) {
+	problems := r.Problems
+	for _, o := range r.Objects {
+		for len(problems) > 0 && problems[0].seq < o.seq {
+			problem(problems[0])
+			problems = problems[1:]
+		}
+		object(o)
+	}
+	for _, p := range problems {
+		problem(p)
+	}
 }

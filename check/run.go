@@ -48,6 +48,7 @@ type run struct {
 	present  map[objectKey]bool     // created before the scripts loaded, or by a fresh cluster
 	created  map[objectKey]Document // created by a document
 	declared map[string]Document    // the input's Namespace documents, by name
+	seq      int                    // the last Object.seq or Problem.seq given
 }
 
 // objectKey names an object in the cluster.
@@ -186,7 +187,7 @@ func (r *run) create(ctx context.Context, d Document, key objectKey, obj *unstru
 			return fmt.Errorf("check %s: %w", d.Where(), err)
 		}
 	}
-	r.report.Objects = append(r.report.Objects, o)
+	r.addObject(o)
 	return nil
 }
 
@@ -201,7 +202,7 @@ func (r *run) admitOnly(ctx context.Context, d Document, key objectKey, obj *uns
 	o := r.object(d, obj, res.Calls)
 	o.Admitted = res.Err == nil
 	r.created[key] = d
-	r.report.Objects = append(r.report.Objects, o)
+	r.addObject(o)
 	return nil
 }
 
@@ -229,6 +230,13 @@ func (r *run) object(d Document, obj *unstructured.Unstructured, calls []offline
 	return o
 }
 
+func (r *run) addObject(o Object) {
+	r.seq++
+	o.seq = r.seq
+	r.report.Objects = append(r.report.Objects, o)
+}
+
 func (r *run) problem(d Document, msg string) {
-	r.report.Problems = append(r.report.Problems, Problem{File: d.File, Document: d.Index, Item: d.Item, Message: msg})
+	r.seq++
+	r.report.Problems = append(r.report.Problems, Problem{File: d.File, Document: d.Index, Item: d.Item, Message: msg, seq: r.seq})
 }

@@ -6,20 +6,19 @@ import (
 	"strings"
 )
 
-// WriteText prints the report for people: a line per problem, then a line per result
-// worth reading (denials, warnings, patches, audits, errors; every result in mode audit), and
-// a summary.
+// WriteText prints the report for people: a line per problem and per result worth reading
+// (denials, warnings, patches, audits, errors; every result in mode audit), in the input's
+// order, the scripts' problems first, and a summary.
 func WriteText(w io.Writer, r *Report) error {
 	var b strings.Builder
-	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "ERROR   %s: %s\n", p.Where(), oneLine(p.Message))
-	}
-	for _, o := range r.Objects {
-		writeObject(&b, r.Mode, o)
-	}
+	r.inOrder(func(o Object) { writeObject(&b, r.Mode, o) }, func(p Problem) { writeProblem(&b, p) })
 	b.WriteString(summaryLine(r))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func writeProblem(b *strings.Builder, p Problem) {
+	fmt.Fprintf(b, "ERROR   %s: %s\n", p.Where(), oneLine(p.Message))
 }
 
 func writeObject(b *strings.Builder, mode Mode, o Object) {

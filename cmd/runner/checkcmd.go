@@ -103,7 +103,7 @@ func checkExit(r *check.Report) error {
 	s := r.Summary()
 	switch code := r.ExitCode(); code {
 	case 2:
-		return &exitError{code: 2, err: fmt.Errorf("%d problem(s) and %d script error(s): not every manifest was checked", s.Problems, s.Errors)}
+		return &exitError{code: 2, err: fmt.Errorf("check failed: %d problem(s), %d script error(s) (listed above)", s.Problems, s.Errors)}
 	case 1:
 		return &exitError{code: 1, err: fmt.Errorf("%d denied", s.Denied)}
 	}
