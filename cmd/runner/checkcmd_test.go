@@ -58,6 +58,40 @@ func TestCheckExampleManifests(t *testing.T) {
 	if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("output:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
 	}
+	checkDocShowsOutput(t, out, manifests)
+}
+
+// checkDocShowsOutput fails unless every line docs/check.md shows of this run (the first
+// text block, "[...]" abbreviating a patch) is a line of out, its paths written from the
+// repository's root.
+func checkDocShowsOutput(t *testing.T, out, manifests string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "check.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "```text\n")
+	block, _, _ = strings.Cut(block, "```")
+	out = strings.ReplaceAll(out, manifests+string(filepath.Separator), "examples/manifests/")
+	out = strings.ReplaceAll(out, string(filepath.Separator), "/")
+	shown := 0
+	for _, line := range strings.Split(block, "\n") {
+		if line == "" || strings.HasPrefix(line, "$") || strings.HasPrefix(line, " ") || line == "1" {
+			continue
+		}
+		shown++
+		if prefix, abbreviated := strings.CutSuffix(line, "[...]"); abbreviated {
+			line = prefix
+		} else {
+			line += "\n"
+		}
+		if !strings.Contains(out, line) {
+			t.Errorf("docs/check.md shows %q, not in the output:\n%s", line, out)
+		}
+	}
+	if shown != 7 {
+		t.Errorf("docs/check.md shows %d lines of the example's output, want 7", shown)
+	}
 }
 
 // TestCheckStdinJSON: `kustomize build | runner check --scripts policies - -o json`: the
