@@ -8,7 +8,8 @@
 //     given, each folder's files in name order. Documents are numbered from 1 per file,
 //     empty ones (nothing or comments only) not counted; a List's items are its document's,
 //     numbered from 1 as items. A document that is not valid YAML or JSON, is not an object, or
-//     lacks apiVersion or kind is an input error naming the file and the document.
+//     lacks apiVersion or kind is an input error naming the file and the document; so is an
+//     input without any document (an empty pipe must not pass).
 //   - Cluster (run.go): the in-memory cluster and engine of `runner test` (internal/memcluster,
 //     offline.Harness), with the folder's admission scripts loaded (plugins defining validate
 //     or mutate, in name order). Before they load, the cluster gets the CRDs of the input (a

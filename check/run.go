@@ -75,6 +75,11 @@ func Run(ctx context.Context, docs []Document, opts Options) (*Report, error) {
 	}
 	r := &run{opts: opts, cluster: cluster, report: &Report{Mode: opts.Mode, Files: countFiles(docs)},
 		present: map[objectKey]bool{}, created: map[objectKey]Document{}, declared: map[string]Document{}}
+	if len(docs) == 0 {
+		// An empty pipe (kustomize failed, and the shell does not say) must not pass.
+		r.report.Problems = append(r.report.Problems, Problem{Message: "no manifests in the input: the files and stdin hold no document"})
+		return r.report, nil
+	}
 	r.prepare(docs)
 	loaded, err := r.start(ctx, clock)
 	if err != nil || !loaded {
@@ -122,6 +127,12 @@ func (r *run) start(ctx context.Context, clock *clocktesting.FakeClock) (loaded 
 	if len(r.report.Problems) > 0 {
 		r.h.Close()
 		return false, nil
+	}
+	// The handlers' initial adds (the CRDs and namespaces created beforehand) end before the
+	// first document: none of their writes can be taken for the document's (recorder).
+	if _, err := r.h.Settle(ctx, 0); err != nil {
+		r.h.Close()
+		return false, fmt.Errorf("check manifests: %w", err)
 	}
 	return true, nil
 }

@@ -158,6 +158,11 @@ spec:
 		{"--only naming no plugin, or no admission script", policies, configMap("b", "", ""), Options{Only: []string{"nope.js", "handler.js"}}, 2, []string{
 			"problem script nope.js: no such plugin in DIR", "problem script handler.js: defines neither validate nor mutate",
 		}},
+		{"--gvr for a script without a watch", map[string]string{"nowatch.js": "export default { validate(o) { return { allowed: false, message: \"no \" + o.kind }; } };\n"},
+			configMap("a", "", ""), Options{Resources: []string{"configmaps"}}, 1, []string{"a #1 refused", "  nowatch.js validate deny: no ConfigMap"}},
+		{"no document at all", only("team.js"), "# nothing\n", Options{}, 2, []string{
+			"problem check: no manifests in the input: the files and stdin hold no document",
+		}},
 		{"a script that throws is an error", only("team.js"), configMap("a", "boom", ""), Options{}, 2, []string{
 			"a #1 refused", "  team.js validate error: team.js validate failed: team.js:7:",
 		}},
