@@ -83,6 +83,11 @@ func Run(ctx context.Context, docs []Document, opts Options) (*Report, error) {
 	r.prepare(docs)
 	loaded, err := r.start(ctx, clock)
 	if err != nil || !loaded {
+		for _, d := range docs {
+			if d.Err != nil { // what can be told without the scripts
+				r.problem(d, d.Err.Error())
+			}
+		}
 		return r.report, err
 	}
 	defer r.h.Close()

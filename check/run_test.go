@@ -167,7 +167,8 @@ spec:
 			"a #1 refused", "  team.js validate error: team.js validate failed: team.js:7:",
 		}},
 		{"a script that does not load: nothing is checked", map[string]string{"team.js": policies["team.js"], "bad.js": "export default {\n  watch: \"v1/configmaps\",\n  validate(cm) { return ; }}\n}\n"},
-			configMap("a", "", ""), Options{}, 2, []string{"problem script bad.js: not loaded: bad.js:4:"}},
+			docs(configMap("a", "", ""), "kind: X\n"), Options{}, 2, []string{"problem script bad.js: not loaded: bad.js:4:",
+				"problem manifests.yaml, document 2: not a manifest: no apiVersion"}},
 		{"a script whose watch is unknown", map[string]string{"w.js": `export default { watch: "example.com/v1/gadgets", validate() {} };`},
 			configMap("a", "", ""), Options{}, 2, []string{"problem script w.js: not loaded: "}},
 		{"no admission script", map[string]string{"handler.js": policies["handler.js"]}, configMap("a", "", ""), Options{}, 2, []string{
