@@ -59,8 +59,9 @@ type Config struct {
 	QuietTimeout time.Duration
 	// OnAdmission, when set, is told what the admission scripts answered for each write to the
 	// cluster: once the mutating webhooks have answered (kind "mutate": their calls, their patch
-	// and the object they left) and once the validating ones have (kind "validate"; not called
-	// when a mutating webhook denied), on the writer's goroutine, before the write goes on.
+	// and the object they left) and once the validating ones have (kind "validate"; only for a
+	// write that gets that far: not after a mutating webhook's denial or the server's own
+	// refusal), on the writer's goroutine, before the write goes on.
 	// `runner check` reads each manifest's decisions so (package check).
 	OnAdmission func(kind string, req AdmissionRequest, res AdmissionResult)
 }
