@@ -81,10 +81,12 @@ type admitter struct {
 	// observed are the decisions of each request in flight, by uid, handed over from the
 	// server's Observe (one per script the webhook called, in the order of its path).
 	observed map[types.UID][]AdmissionCall
+	// onWrite is Config.OnAdmission, nil when unset.
+	onWrite func(kind string, req AdmissionRequest, res AdmissionResult)
 }
 
 func newAdmitter(e *engine.Engine, cfg Config) *admitter {
-	a := &admitter{e: e, observed: map[types.UID][]AdmissionCall{}}
+	a := &admitter{e: e, observed: map[types.UID][]AdmissionCall{}, onWrite: cfg.OnAdmission}
 	logger := cfg.Logger
 	if logger != nil {
 		logger = logger.With("component", "admission")

@@ -114,7 +114,9 @@ func (c clusterHook) request(r memcluster.AdmissionRequest) AdmissionRequest {
 // Mutate returns the object as the mutating webhooks left it, or their denial. The calls'
 // deadlines are the webhook server's own (90% of each script's timeoutSeconds).
 func (c clusterHook) Mutate(r memcluster.AdmissionRequest) (*unstructured.Unstructured, error) {
-	res := c.a.mutate(context.Background(), c.request(r))
+	req := c.request(r)
+	res := c.a.mutate(context.Background(), req)
+	c.observe("mutate", req, res)
 	for _, w := range res.Warnings {
 		r.Warn(w)
 	}
@@ -127,9 +129,18 @@ func (c clusterHook) Mutate(r memcluster.AdmissionRequest) (*unstructured.Unstru
 // Validate returns the first denial of the validating webhooks.
 func (c clusterHook) Validate(r memcluster.AdmissionRequest) error {
 	var res AdmissionResult
-	c.a.validate(context.Background(), c.request(r), &res)
+	req := c.request(r)
+	c.a.validate(context.Background(), req, &res)
+	c.observe("validate", req, res)
 	for _, w := range res.Warnings {
 		r.Warn(w)
 	}
 	return res.Err
+}
+
+// observe hands a write's answers to Config.OnAdmission, when set.
+func (c clusterHook) observe(kind string, req AdmissionRequest, res AdmissionResult) {
+	if c.a.onWrite != nil {
+		c.a.onWrite(kind, req, res)
+	}
 }

@@ -30,5 +30,6 @@
 // (mutations chained in order, validations merged), so the answers are the real path's. Admit does the same for one request without writing.
 // Each call is an AdmissionReview handed in process to admission.Server, the runner's own
 // handler, so a decision is the webhook's. The hook runs on the writer's goroutine; it is
-// removed by Close before the engine stops.
+// removed by Close before the engine stops. Config.OnAdmission is told each write's answers
+// there (the calls, the patch, the denial): `runner check` (package check) reads them.
 package offline

@@ -57,6 +57,13 @@ type Config struct {
 	// QuietTimeout bounds, on the real clock, each wait for the engine to become quiet; a
 	// script that keeps the engine busy longer fails Settle; default 30s.
 	QuietTimeout time.Duration
+	// OnAdmission, when set, is told what the admission scripts answered for each write to the
+	// cluster: once the mutating webhooks have answered (kind "mutate": their calls, their patch
+	// and the object they left) and once the validating ones have (kind "validate"; only for a
+	// write that gets that far: not after a mutating webhook's denial or the server's own
+	// refusal), on the writer's goroutine, before the write goes on.
+	// `runner check` reads each manifest's decisions so (package check).
+	OnAdmission func(kind string, req AdmissionRequest, res AdmissionResult)
 }
 
 // Harness runs plugins on the runner's engine — compile, validation, informers, store,

@@ -25,6 +25,10 @@
 // resolved by dynamicinformer's resolver as --gvr is for the runner. It runs on the command's
 // goroutine and starts none.
 //
+// `runner check` (checkcmd.go) reads manifests and runs them through a folder's admission
+// scripts with package check, on the command's goroutine; check.Run closes the offline
+// engine it starts before it returns.
+//
 // `runner rbac` (rbaccmd.go) prints the RBAC a scripts folder needs, or checks a file against
 // it, with package permissions; `runner test --permissions` (testperms.go) adds what the
 // tests' calls used. Both run on the command's goroutine (permissions.Compute joins the
