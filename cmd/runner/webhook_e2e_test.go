@@ -50,15 +50,23 @@ func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string
 // registrar reconciling every resync (0: the default).
 func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, resync time.Duration) *admissionRunner {
 	t.Helper()
+	return startTunedReplica(t, cfg, dir, name, addr, url, func(h *webhooks) {
+		if resync > 0 && h.registrar != nil {
+			h.registrar.Resync = resync
+		}
+	})
+}
+
+// startTunedReplica is startAdmissionReplica with tune called on its webhooks before they start.
+func startTunedReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, tune func(*webhooks)) *admissionRunner {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	flags := webhookFlags{addr: addr, url: url, name: name}
 	hooks, parts, err := flags.newWebhooks(t.Context(), cfg, false, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resync > 0 && hooks.registrar != nil {
-		hooks.registrar.Resync = resync
-	}
+	tune(hooks)
 	e, err := engine.New(engine.Config{RESTConfig: cfg, ScriptsDir: dir, Logger: logger, HandlerTimeout: 2 * time.Second,
 		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed, OnReady: hooks.ready})
 	if err != nil {
