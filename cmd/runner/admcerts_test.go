@@ -64,6 +64,12 @@ func (b *bundleLog) add(bundle []byte) {
 	}
 }
 
+func (b *bundleLog) latest() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.got[len(b.got)-1]
+}
+
 func (b *bundleLog) names(names map[string][]byte) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -153,6 +159,7 @@ func TestReplicasMoveToANewCAWithoutAFailedReview(t *testing.T) {
 	defer stopWatch()
 
 	writes := startWriter(t, create)
+	untrusted := probeTrust(t, addrs, bundles)
 	deleted := time.Now()
 	if err := secrets.Delete(t.Context(), name+"-tls", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -190,6 +197,9 @@ func TestReplicasMoveToANewCAWithoutAFailedReview(t *testing.T) {
 		}
 	}
 	n, failed := writes()
+	for _, msg := range untrusted() {
+		t.Error(msg)
+	}
 	if got := bundles.names(names); strings.Join(got, " ") != "old old+new new" {
 		t.Errorf("caBundles in order: %v, want old, old+new, new (each written once)", got)
 	}
@@ -221,6 +231,41 @@ func startWriter(t *testing.T, create func(context.Context, bool) error) func() 
 		cancel()
 		<-done
 		return n.Load(), failed
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// probeTrust checks, until the returned function is called, that each replica presents a
+// certificate the caBundle registered last trusts (a replica may serve a new CA only after
+// the bundle carrying it is registered); that function returns the failures.
+func probeTrust(t *testing.T, addrs []string, bundles *bundleLog) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var failed []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond) // a handshake per replica every 10 ms
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			bundle := bundles.latest()
+			for i, addr := range addrs {
+				if !servesCA(addr, bundle) && len(failed) < 10 {
+					failed = append(failed, fmt.Sprintf("replica %d presents a certificate the registered caBundle does not trust", i))
+				}
+			}
+		}
+	}()
+	stop := func() []string {
+		cancel()
+		<-done
+		return failed
 	}
 	t.Cleanup(func() { stop() })
 	return stop
