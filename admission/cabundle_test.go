@@ -53,7 +53,7 @@ func same(a []string, b ...string) bool {
 // same inputs write the same bytes, so a configuration is written once per change).
 func TestCABundleMergeKeepsTheOldCAForTheGrace(t *testing.T) {
 	t.Parallel()
-	oldCA, newCA := testCA(t, "old", time.Hour), testCA(t, "new", time.Hour)
+	oldCA, newCA := testCA(t, "old", 24*time.Hour), testCA(t, "new", 24*time.Hour)
 	names := map[string][]byte{"old": oldCA, "new": newCA}
 	t0 := time.Now().Truncate(time.Second)
 	grace := 2 * time.Minute
