@@ -136,12 +136,13 @@ func (m caMerge) storedCAs() map[string]*bundleCA {
 	return all
 }
 
-// dropAt is when ca leaves the bundle, unless wanted: its end, or CAGrace after the newest
-// wanted CA added after it; zero for never.
+// dropAt is when ca leaves the bundle, unless wanted: its end, or CAGrace after a wanted CA
+// added after it or at the same time (both added by one merge: the replica held a new CA
+// when the configuration was created); zero for never.
 func (m caMerge) dropAt(ca *bundleCA, want map[string]*bundleCA) time.Time {
 	at := ca.notAfter
 	for _, w := range want {
-		if w.added.After(ca.added) && w.added.Add(m.grace).Before(at) {
+		if !w.added.Before(ca.added) && w.added.Add(m.grace).Before(at) {
 			at = w.added.Add(m.grace)
 		}
 	}

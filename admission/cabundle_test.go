@@ -94,6 +94,12 @@ func TestCABundleMergeKeepsTheOldCAForTheGrace(t *testing.T) {
 	if b, a, _ := merge(bAfter, aAfter, newCA, t0.Add(time.Hour)); !bytes.Equal(b, bAfter) || a != aAfter {
 		t.Error("the merge is not a fixed point")
 	}
+	// Both added by one merge (a configuration created while the new CA was held): the old
+	// one still goes after the grace.
+	both, bothAdded, _ := merge(nil, "", append(bytes.Clone(oldCA), newCA...), t0)
+	if got, _, _ := merge(both, bothAdded, newCA, t0.Add(grace)); !same(cas(t, got, names), "new") {
+		t.Errorf("CAs added together: after the grace the bundle is %v, want new alone", cas(t, got, names))
+	}
 }
 
 // TestCABundleMergeIsOrderIndependentAndDropsWhatIsNotACA: replicas merging the same CAs in

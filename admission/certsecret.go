@@ -149,8 +149,11 @@ func (c *SecretCerts) create(ctx context.Context) (*corev1.Secret, error) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace,
 		Labels: map[string]string{"app.kubernetes.io/managed-by": managedBy}}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: serving.cert, corev1.TLSPrivateKeyKey: serving.key, "ca.crt": ca.cert, "ca.key": ca.key}}
-	c.logger().Info("webhook certificate Secret created", "secret", c.Namespace+"/"+c.Name)
-	return c.Client.CoreV1().Secrets(c.Namespace).Create(ctx, sec, metav1.CreateOptions{})
+	sec, err = c.Client.CoreV1().Secrets(c.Namespace).Create(ctx, sec, metav1.CreateOptions{})
+	if err == nil {
+		c.logger().Info("webhook certificate Secret created", "secret", c.Namespace+"/"+c.Name)
+	}
+	return sec, err
 }
 
 func (c *SecretCerts) renew(ctx context.Context, sec *corev1.Secret) (*corev1.Secret, error) {
