@@ -27,13 +27,15 @@ import (
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
-// certTimings shortens what the test waits for: the Secret read every 200 ms, a new CA
-// served 300 ms after its registration, the old CA kept 3 s after the new one came.
-func certTimings(h *webhooks) {
-	h.registrar.Resync = 200 * time.Millisecond
-	h.registrar.CAGrace = 3 * time.Second
-	s := h.certs.(*admission.SecretCerts)
-	s.Check, s.Settle = 200*time.Millisecond, 300*time.Millisecond
+// certTimings shortens what the test waits for: the Secret read every check, a new CA
+// served 300 ms after its registration, the old CA kept 5 s after the new one came.
+func certTimings(check time.Duration) func(*webhooks) {
+	return func(h *webhooks) {
+		h.registrar.Resync = 200 * time.Millisecond
+		h.registrar.CAGrace = 5 * time.Second
+		s := h.certs.(*admission.SecretCerts)
+		s.Check, s.Settle = check, 300*time.Millisecond
+	}
 }
 
 // servesCA reports whether the server at addr presents a certificate that ca verifies.
@@ -54,14 +56,22 @@ func servesCA(addr string, ca []byte) bool {
 type bundleLog struct {
 	mu  sync.Mutex
 	got [][]byte
+	at  []time.Time // when each was seen
 }
 
 func (b *bundleLog) add(bundle []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if n := len(b.got); n == 0 || !bytes.Equal(b.got[n-1], bundle) {
-		b.got = append(b.got, bytes.Clone(bundle))
+		b.got, b.at = append(b.got, bytes.Clone(bundle)), append(b.at, time.Now())
 	}
+}
+
+// lasted is how long the i-th bundle was registered, until the next one.
+func (b *bundleLog) lasted(i int) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.at[i+1].Sub(b.at[i])
 }
 
 func (b *bundleLog) latest() []byte {
@@ -111,7 +121,8 @@ func watchBundles(ctx context.Context, t *testing.T, client kubernetes.Interface
 // address while a writer creates objects through kube-apiserver. The shared Secret is
 // deleted: a replica makes a new CA, the entries' caBundle carries the old and the new CA
 // (written once), both replicas serve the new CA within the bound, the old CA leaves after
-// the grace, and no review fails meanwhile.
+// the grace, no review fails meanwhile, and at every moment each replica presents a
+// certificate the registered caBundle trusts.
 func TestReplicasMoveToANewCAWithoutAFailedReview(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.Require(t, env)
@@ -125,9 +136,10 @@ func TestReplicasMoveToANewCAWithoutAFailedReview(t *testing.T) {
 	}
 	addrs := []string{freePort(t), freePort(t)}
 	front := startFailover(t, addrs...)
-	for _, addr := range addrs {
-		startTunedReplica(t, cp.Config, dir, name, addr, "https://"+front.addr(), certTimings)
-	}
+	// The second replica reads the Secret less often: it still serves the old CA for up to
+	// 2 s after the first one has moved.
+	startTunedReplica(t, cp.Config, dir, name, addrs[0], "https://"+front.addr(), certTimings(200*time.Millisecond))
+	startTunedReplica(t, cp.Config, dir, name, addrs[1], "https://"+front.addr(), certTimings(2*time.Second))
 	cms := client.CoreV1().ConfigMaps(ns)
 	create := func(ctx context.Context, bad bool) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "cm-"}}
@@ -206,6 +218,8 @@ func TestReplicasMoveToANewCAWithoutAFailedReview(t *testing.T) {
 	}
 	if got := bundles.names(names); strings.Join(got, " ") != "old both new" {
 		t.Errorf("caBundles in order: %v, want old, both, new (each written once)", got)
+	} else if both := bundles.lasted(1); both < 4*time.Second { // the grace, less the second its times are rounded to
+		t.Errorf("the old CA stayed %v beside the new one, want the grace of 5 s", both)
 	}
 	for _, err := range failed {
 		t.Errorf("a review failed during the CA change: %v", err)
