@@ -60,7 +60,7 @@ func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url 
 // startTunedReplica is startAdmissionReplica with tune called on its webhooks before they start.
 func startTunedReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, tune func(*webhooks)) *admissionRunner {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("replica", addr) // DEBUG
+	logger := slog.New(slog.DiscardHandler)
 	flags := webhookFlags{addr: addr, url: url, name: name}
 	hooks, parts, err := flags.newWebhooks(t.Context(), cfg, false, logger)
 	if err != nil {
