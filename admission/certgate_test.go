@@ -137,3 +137,44 @@ func TestFileCertsWithoutCARefuseWhenRegistering(t *testing.T) {
 		t.Errorf("Load without ca.crt, registering nothing: %v", err)
 	}
 }
+
+// TestFileCertsHoldANewCAUntilRegistered: files whose ca.crt changes (a new CA, as
+// cert-manager writes on a CA rotation) keep the previous pair serving until the bundle with
+// both CAs is registered; OnCAChange asks for that bundle.
+func TestFileCertsHoldANewCAUntilRegistered(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	oldCA, newCA := newTestCA(t, "old"), newTestCA(t, "new")
+	first := writePair(t, dir, oldCA)
+	changed := make(chan struct{}, 1)
+	f := &FileCerts{Dir: dir, RequireCA: true, HoldNewCA: true, Settle: 50 * time.Millisecond,
+		OnCAChange: func() { changed <- struct{}{} }}
+	if err := f.Load(); err != nil {
+		t.Fatal(err)
+	}
+	second := writePair(t, dir, newCA)
+	if err := f.Load(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("a new CA in the files did not call OnCAChange")
+	}
+	if presented(t, &f.servingGate) != first.SerialNumber.String() || !bundleHas(f.CABundle(), oldCA.cert) || !bundleHas(f.CABundle(), newCA.cert) {
+		t.Fatal("the new CA's pair serves before its registration, or the bundle lacks a CA")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = f.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	f.Registered(f.CABundle())
+	for deadline := time.Now().Add(5 * time.Second); presented(t, &f.servingGate) != second.SerialNumber.String(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the new CA's pair does not serve 5 s after its registration")
+		}
+	}
+}
