@@ -109,11 +109,15 @@ func (m caMerge) merge() (bundle []byte, annotation string, nextDrop time.Time) 
 	}
 	kept := make([]*bundleCA, 0, len(all))
 	for fp, ca := range all {
-		drop := m.dropAt(ca, want)
-		if want[fp] == nil && !drop.IsZero() && !now.Before(drop) {
+		if want[fp] != nil {
+			kept = append(kept, ca)
 			continue
 		}
-		if want[fp] == nil && !drop.IsZero() && (nextDrop.IsZero() || drop.Before(nextDrop)) {
+		drop := m.dropAt(ca, want)
+		if !now.Before(drop) {
+			continue
+		}
+		if nextDrop.IsZero() || drop.Before(nextDrop) {
 			nextDrop = drop
 		}
 		kept = append(kept, ca)
@@ -136,9 +140,9 @@ func (m caMerge) storedCAs() map[string]*bundleCA {
 	return all
 }
 
-// dropAt is when ca leaves the bundle, unless wanted: its end, or CAGrace after a wanted CA
+// dropAt is when ca, not wanted, leaves the bundle: its end, or CAGrace after a wanted CA
 // added after it or at the same time (both added by one merge: the replica held a new CA
-// when the configuration was created); zero for never.
+// when the configuration was created), whichever comes first.
 func (m caMerge) dropAt(ca *bundleCA, want map[string]*bundleCA) time.Time {
 	at := ca.notAfter
 	for _, w := range want {
