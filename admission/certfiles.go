@@ -9,46 +9,48 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"time"
 )
 
 // FileCerts serves the certificate of a folder (tls.crt, tls.key, and ca.crt for the
-// caBundle, else tls.crt), as cert-manager or a mounted Secret provides it, and reloads it
-// when the files change, as controller-runtime's certwatcher does: by content, checked every
-// Interval, so the atomic symlink swap of a Secret volume is seen like an in-place write. A
-// half-written pair that does not load keeps the previous certificate serving.
+// caBundle), as cert-manager or a mounted Secret provides it, and reloads it when the files
+// change, as controller-runtime's certwatcher does: by content, checked every Interval, so
+// the atomic symlink swap of a Secret volume is seen like an in-place write. A half-written
+// pair that does not load keeps the previous certificate serving. Without ca.crt Load fails
+// when RequireCA is set (the runner registers the entries): the caBundle would otherwise pin
+// tls.crt itself, which every renewal replaces, refusing the renewed certificate.
 //
-// Goroutines: Run is the one loop (the caller's goroutine); GetCertificate and CABundle are
-// safe from any goroutine.
+// When ca.crt changes, the new pair is held exactly as SecretCerts holds a new CA
+// (HoldNewCA, Settle, Registered): the previous pair serves until the bundle carrying both
+// CAs is registered.
+//
+// Goroutines: Run is the one loop (the caller's goroutine); GetCertificate, CABundle and
+// Registered are safe from any goroutine.
 type FileCerts struct {
-	Dir      string
-	Interval time.Duration // zero means DefaultFileCheckInterval
-	Logger   *slog.Logger
+	Dir       string
+	Interval  time.Duration // zero means DefaultFileCheckInterval
+	RequireCA bool
+	Logger    *slog.Logger
 	// OnCAChange is called when the CA bundle changes (the registrar updates the entries).
 	OnCAChange func()
+	// HoldNewCA and Settle: as SecretCerts'.
+	HoldNewCA bool
+	Settle    time.Duration
 
-	cur  atomic.Pointer[servedCert]
+	servingGate
 	seen []byte // the contents last loaded, to notice a change; Run's
 }
 
 // DefaultFileCheckInterval is how often FileCerts looks at its files.
 const DefaultFileCheckInterval = 10 * time.Second
 
-// GetCertificate is tls.Config.GetCertificate: the certificate loaded last.
+// GetCertificate is tls.Config.GetCertificate: the certificate loaded last (or the one
+// before, while a new CA waits for its registration).
 func (f *FileCerts) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if cur := f.cur.Load(); cur != nil {
 		return cur.cert, nil
 	}
 	return nil, fmt.Errorf("serve webhook: no certificate loaded from %s", f.Dir)
-}
-
-// CABundle is the PEM CA the entries carry.
-func (f *FileCerts) CABundle() []byte {
-	if cur := f.cur.Load(); cur != nil {
-		return cur.ca
-	}
-	return nil
 }
 
 // Load reads the files and serves them if they changed since the last Load.
@@ -61,12 +63,9 @@ func (f *FileCerts) Load() error {
 	if err != nil {
 		return fmt.Errorf("load webhook certificate: %w", err)
 	}
-	ca, err := os.ReadFile(filepath.Join(f.Dir, "ca.crt"))
-	if errors.Is(err, os.ErrNotExist) {
-		ca, err = certPEM, nil
-	}
+	ca, err := f.readCA(certPEM)
 	if err != nil {
-		return fmt.Errorf("load webhook CA: %w", err)
+		return err
 	}
 	all := bytes.Join([][]byte{certPEM, keyPEM, ca}, []byte{0})
 	if bytes.Equal(all, f.seen) {
@@ -77,35 +76,47 @@ func (f *FileCerts) Load() error {
 		return fmt.Errorf("load webhook certificate from %s: %w", f.Dir, err)
 	}
 	f.seen = all
-	prev := f.cur.Swap(&servedCert{cert: &cert, ca: ca})
-	if prev != nil {
-		f.logger().Info("webhook certificate reloaded", "dir", f.Dir)
-		if !bytes.Equal(prev.ca, ca) && f.OnCAChange != nil {
+	first := f.cur.Load() == nil
+	if f.offer(&servedCert{cert: &cert, ca: ca}, holdNewCA{f.HoldNewCA, f.Settle}) && !first {
+		f.logger().Info("webhook CA changed in the files", "dir", f.Dir, "held", f.HoldNewCA)
+		if f.OnCAChange != nil {
 			f.OnCAChange()
 		}
+	} else if !first {
+		f.logger().Info("webhook certificate reloaded", "dir", f.Dir)
 	}
 	return nil
 }
 
-// Run reloads the files every Interval until ctx ends; a failure is logged and the previous
-// certificate kept.
+// readCA is ca.crt, or without it tls.crt when RequireCA is not set.
+func (f *FileCerts) readCA(certPEM []byte) ([]byte, error) {
+	ca, err := os.ReadFile(filepath.Join(f.Dir, "ca.crt"))
+	switch {
+	case errors.Is(err, os.ErrNotExist) && f.RequireCA:
+		return nil, fmt.Errorf("load webhook CA: %s has no ca.crt: the entries' caBundle must be the CA that signs tls.crt "+
+			"(cert-manager writes it as ca.crt), not tls.crt itself, which each renewal replaces", f.Dir)
+	case errors.Is(err, os.ErrNotExist):
+		return certPEM, nil
+	case err != nil:
+		return nil, fmt.Errorf("load webhook CA: %w", err)
+	}
+	return ca, nil
+}
+
+// Run reloads the files every Interval, and serves a held certificate when its time comes,
+// until ctx ends; a failure to load is logged and the previous certificate kept.
 func (f *FileCerts) Run(ctx context.Context) error {
 	interval := f.Interval
 	if interval <= 0 {
 		interval = DefaultFileCheckInterval
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
+	f.loop(ctx, func() time.Duration {
 		if err := f.Load(); err != nil {
 			f.logger().Warn("webhook certificate files not reloaded; the previous certificate serves", "error", err.Error())
 		}
-	}
+		return interval
+	}, func() { f.logger().Info("webhook certificate of the new CA serving", "dir", f.Dir) })
+	return nil
 }
 
 func (f *FileCerts) logger() *slog.Logger {

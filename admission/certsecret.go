@@ -1,13 +1,11 @@
 package admission
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +22,16 @@ import (
 // stays the same, the old and the new serving certificates are both trusted while replicas
 // move from one to the other: no request fails during a renewal.
 //
-// Goroutines: Run is the one loop (the caller's goroutine); GetCertificate and CABundle are
-// safe from any goroutine.
+// Every replica reads the Secret every Check. When it was deleted, a replica makes a new one
+// with a new CA; when it holds another CA (recreated by a replica or by hand), each replica
+// keeps serving its certificate, puts the new CA beside the old one in CABundle (OnCAChange),
+// and serves the new certificate only once the registrar reports that bundle registered
+// (Registered) and Settle has passed, when HoldNewCA is set (servingGate). The registrar
+// keeps the old CA in the entries for a grace period (cabundle.go), so neither CA is refused
+// while replicas move over.
+//
+// Goroutines: Run is the one loop (the caller's goroutine); GetCertificate, CABundle and
+// Registered are safe from any goroutine.
 type SecretCerts struct {
 	Client          kubernetes.Interface
 	Namespace, Name string
@@ -33,17 +39,26 @@ type SecretCerts struct {
 	Validity        time.Duration // of a serving certificate; zero means DefaultServingValidity
 	RenewBefore     time.Duration // renew this long before the end; zero means a third of Validity
 	CAValidity      time.Duration // zero means DefaultCAValidity
-	Logger          *slog.Logger
+	// Check is how often the Secret is read, to see another replica's renewal or a new CA;
+	// zero means DefaultSecretCheck.
+	Check  time.Duration
+	Logger *slog.Logger
 	// OnCAChange is called when the CA bundle changes (the registrar updates the entries).
 	OnCAChange func()
+	// HoldNewCA: a certificate with a new CA serves only after Registered reported a bundle
+	// carrying it, and Settle after that (zero means DefaultSettle). Set it when a
+	// registrar writes the entries and tells Registered; without it the new one serves at once.
+	HoldNewCA bool
+	Settle    time.Duration
 
-	cur atomic.Pointer[servedCert]
+	servingGate
 }
 
 // Defaults of SecretCerts.
 const (
 	DefaultServingValidity = 90 * 24 * time.Hour
 	DefaultCAValidity      = 10 * 365 * 24 * time.Hour
+	DefaultSecretCheck     = 10 * time.Second
 )
 
 type servedCert struct {
@@ -66,20 +81,10 @@ func (c *SecretCerts) renewBefore() time.Duration {
 	return c.validity() / 3
 }
 
-// GetCertificate is tls.Config.GetCertificate: the serving certificate read last.
+// GetCertificate is tls.Config.GetCertificate: the serving certificate read last (or the
+// one before, while a new CA waits for its registration).
 func (c *SecretCerts) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	if cur := c.cur.Load(); cur != nil {
-		return cur.cert, nil
-	}
-	return nil, fmt.Errorf("serve webhook: no certificate yet")
-}
-
-// CABundle is the PEM CA the entries carry; nil before the first Ensure.
-func (c *SecretCerts) CABundle() []byte {
-	if cur := c.cur.Load(); cur != nil {
-		return cur.ca
-	}
-	return nil
+	return c.present()
 }
 
 // Ensure reads the Secret, creating it or renewing its serving certificate when due, and
@@ -144,8 +149,11 @@ func (c *SecretCerts) create(ctx context.Context) (*corev1.Secret, error) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace,
 		Labels: map[string]string{"app.kubernetes.io/managed-by": managedBy}}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: serving.cert, corev1.TLSPrivateKeyKey: serving.key, "ca.crt": ca.cert, "ca.key": ca.key}}
-	c.logger().Info("webhook certificate Secret created", "secret", c.Namespace+"/"+c.Name)
-	return c.Client.CoreV1().Secrets(c.Namespace).Create(ctx, sec, metav1.CreateOptions{})
+	sec, err = c.Client.CoreV1().Secrets(c.Namespace).Create(ctx, sec, metav1.CreateOptions{})
+	if err == nil {
+		c.logger().Info("webhook certificate Secret created", "secret", c.Namespace+"/"+c.Name)
+	}
+	return sec, err
 }
 
 func (c *SecretCerts) renew(ctx context.Context, sec *corev1.Secret) (*corev1.Secret, error) {
@@ -170,32 +178,34 @@ func (c *SecretCerts) use(sec *corev1.Secret) error {
 	if err != nil {
 		return err
 	}
-	prev := c.cur.Swap(&servedCert{cert: &cert, ca: sec.Data["ca.crt"], notAfter: leaf.NotAfter})
-	if prev != nil && !bytes.Equal(prev.ca, sec.Data["ca.crt"]) && c.OnCAChange != nil {
-		c.OnCAChange()
+	if c.offer(&servedCert{cert: &cert, ca: sec.Data["ca.crt"], notAfter: leaf.NotAfter}, holdNewCA{c.HoldNewCA, c.Settle}) {
+		c.logger().Info("webhook CA changed in the Secret", "secret", c.Namespace+"/"+c.Name, "held", c.HoldNewCA)
+		if c.OnCAChange != nil {
+			c.OnCAChange()
+		}
 	}
 	return nil
 }
 
-// Run ensures the certificate at once, then again at a tenth of the renewal window (so a
-// replica picks up another's renewal early) and 5 s after a failure, until ctx ends.
+// Run ensures the certificate at once, then every Check (or a tenth of the renewal window
+// when shorter) and 5 s after a failure, and serves a held certificate when its time comes,
+// until ctx ends.
 func (c *SecretCerts) Run(ctx context.Context) error {
-	every := max(c.renewBefore()/10, time.Second)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-timer.C:
-		}
-		next := every
-		if err := c.Ensure(ctx); err != nil {
-			c.logger().Warn("webhook certificate not ensured; retrying", "error", err.Error())
-			next = 5 * time.Second
-		}
-		timer.Reset(next)
+	every := c.Check
+	if every <= 0 {
+		every = DefaultSecretCheck
 	}
+	every = max(min(every, c.renewBefore()/10), 100*time.Millisecond)
+	c.loop(ctx, func() time.Duration {
+		if err := c.Ensure(ctx); err != nil {
+			if ctx.Err() == nil {
+				c.logger().Warn("webhook certificate not ensured; retrying", "error", err.Error())
+			}
+			return 5 * time.Second
+		}
+		return every
+	}, func() { c.logger().Info("webhook certificate of the new CA serving", "secret", c.Namespace+"/"+c.Name) })
+	return nil
 }
 
 func (c *SecretCerts) logger() *slog.Logger {

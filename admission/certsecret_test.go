@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,4 +101,85 @@ func mustSecret(t *testing.T, client kubernetes.Interface, name string) []byte {
 		t.Fatal(err)
 	}
 	return sec.Data["tls.crt"]
+}
+
+// TestSecretCertsHoldANewCAUntilRegistered: when the shared Secret is deleted, a replica
+// makes a new CA but keeps serving the old one, with both in its CABundle, until the
+// registrar reports that bundle registered; the other replica adopts the new CA the same
+// way; both then serve it.
+func TestSecretCertsHoldANewCAUntilRegistered(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	name := "jsinformer-test-newca"
+	secrets := client.CoreV1().Secrets("default")
+	t.Cleanup(func() { _ = secrets.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	replica := func() *SecretCerts {
+		c := &SecretCerts{Client: client, Namespace: "default", Name: name, Hosts: []string{"127.0.0.1"},
+			Check: 50 * time.Millisecond, HoldNewCA: true, Settle: 100 * time.Millisecond}
+		if err := c.Ensure(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := replica(), replica()
+	oldCA := a.CABundle()
+	ctx, cancel := context.WithCancel(t.Context())
+	var done sync.WaitGroup
+	for _, c := range []*SecretCerts{a, b} {
+		done.Go(func() { _ = c.Run(ctx) })
+	}
+	defer func() { cancel(); done.Wait() }()
+	servesCA := func(c *SecretCerts, ca []byte) bool {
+		cert, err := c.GetCertificate(nil)
+		return err == nil && verifies(cert, ca)
+	}
+
+	if err := secrets.Delete(t.Context(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var newCA []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if sec, err := secrets.Get(t.Context(), name, metav1.GetOptions{}); err == nil && !bytes.Equal(sec.Data["ca.crt"], oldCA) {
+			newCA = sec.Data["ca.crt"]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no replica made a new Secret within 10 s")
+		}
+	}
+	for _, c := range []*SecretCerts{a, b} {
+		for deadline := time.Now().Add(10 * time.Second); !bundleHas(c.CABundle(), newCA); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("a replica did not see the new CA within 10 s")
+			}
+		}
+		if !bundleHas(c.CABundle(), oldCA) || !servesCA(c, oldCA) {
+			t.Fatal("a replica serves the new CA before its registration, or dropped the old one from its bundle")
+		}
+	}
+	a.Registered(a.CABundle())
+	b.Registered(b.CABundle())
+	for _, c := range []*SecretCerts{a, b} {
+		for deadline := time.Now().Add(10 * time.Second); !servesCA(c, newCA); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("a replica does not serve the new CA 10 s after its registration")
+			}
+		}
+		if bundleHas(c.CABundle(), oldCA) {
+			t.Error("a replica serving the new CA still asks for the old one")
+		}
+	}
+}
+
+// verifies reports whether cert chains to ca.
+func verifies(cert *tls.Certificate, ca []byte) bool {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return false
+	}
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool})
+	return err == nil
 }

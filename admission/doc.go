@@ -62,7 +62,11 @@
 // while a server answers there, checked every AnswerCheck, and is taken over once none does. SecretCerts
 // (certsecret.go, certgen.go) keeps a CA and serving certificate in a Secret the replicas
 // share and renews the serving certificate with the same CA; FileCerts (certfiles.go) serves
-// a folder's files and reloads them when they change. Metrics (metrics.go) counts decisions
+// a folder's files and reloads them when they change. Both hold a certificate of a new CA
+// (certgate.go) until the Registrar reports a caBundle carrying it registered; the Registrar
+// writes the union of the CAs stored and those its replica wants, dropping a replaced CA
+// after CAGrace (cabundle.go), so replicas moving to a new CA are never refused and never
+// flip the bundle. Metrics (metrics.go) counts decisions
 // through Config.Observe.
 //
 // Observation.TraceRecord (trace.go) is a decision as the views show it: a trace record with
@@ -79,5 +83,5 @@
 // HTTP/1.1 it first drains the API server's kept-alive
 // connections (drain.go), so that a stopping replica fails no request. Registrar.Run, SecretCerts.Run and FileCerts.Run are each one loop
 // on the caller's goroutine until its context ends; their other methods are safe from any
-// goroutine (Registrar's Changed, the certificates' GetCertificate and CABundle).
+// goroutine (Registrar's Changed, the certificates' GetCertificate, CABundle and Registered).
 package admission

@@ -60,9 +60,15 @@ type Registrar struct {
 	Client kubernetes.Interface
 	Name   string // both configurations' name
 	Target Target
-	// CABundle returns the PEM CA certificates the API server verifies the server with.
+	// CABundle returns the PEM CA certificates the API server verifies the server with: the
+	// entries carry them merged with the CAs already stored (cabundle.go).
 	CABundle func() []byte
-	Entries  func() []Entry
+	// Registered, when set, is told after each successful reconcile the bundle that the
+	// configurations now carry (servingGate waits for it before serving a new CA).
+	Registered func(bundle []byte)
+	// CAGrace is how long a replaced CA stays in the entries; zero means DefaultCAGrace.
+	CAGrace time.Duration
+	Entries func() []Entry
 	// Exclude are namespaces no webhook ever matches: kube-system and the runner's own are
 	// always added, so the runner cannot lock itself out.
 	Exclude []string
@@ -74,6 +80,9 @@ type Registrar struct {
 	// keptForeign: the last Reconcile kept another replica's URL (registershare.go), so Run
 	// checks again within AnswerCheck. Run's goroutine (Reconcile's caller) only.
 	keptForeign bool
+	// caDrop: when a CA is next due to leave the caBundle (mergeCA), for Run to reconcile
+	// then. Run's goroutine only.
+	caDrop time.Time
 }
 
 // Changed asks Run for a reconcile; it never blocks (before Init, it does nothing).
@@ -115,6 +124,9 @@ func (r *Registrar) Run(ctx context.Context) error {
 		} else if r.keptForeign {
 			next = min(next, AnswerCheck)
 		}
+		if !r.caDrop.IsZero() {
+			next = max(min(next, time.Until(r.caDrop)+time.Second), 0)
+		}
 		retry.Reset(next)
 	}
 }
@@ -127,6 +139,7 @@ func (r *Registrar) Reconcile(ctx context.Context) error {
 	ca := r.CABundle()
 	share := &sharing{ours: r.Target.URL, ca: ca, answered: map[string]bool{}}
 	defer func() { r.keptForeign = share.kept }()
+	r.caDrop = time.Time{}
 	var validating []admissionregv1.ValidatingWebhook
 	var mutating []admissionregv1.MutatingWebhook
 	for _, g := range Groups(entries, "validate") {
@@ -138,28 +151,53 @@ func (r *Registrar) Reconcile(ctx context.Context) error {
 	if err := r.applyValidating(ctx, validating, share); err != nil {
 		return err
 	}
-	return r.applyMutating(ctx, mutating, share)
+	if err := r.applyMutating(ctx, mutating, share); err != nil {
+		return err
+	}
+	if r.Registered != nil {
+		r.Registered(ca)
+	}
+	return nil
 }
 
-func (r *Registrar) meta() metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: r.Name, Labels: map[string]string{"app.kubernetes.io/managed-by": managedBy}}
+func (r *Registrar) meta(caAdded string) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: r.Name, Labels: map[string]string{"app.kubernetes.io/managed-by": managedBy}}
+	setCAAdded(&m, caAdded)
+	return m
+}
+
+// setCAAdded sets (or, when empty, removes) the CAAddedAnnotation (cabundle.go).
+func setCAAdded(m *metav1.ObjectMeta, caAdded string) {
+	if caAdded == "" {
+		delete(m.Annotations, CAAddedAnnotation)
+		return
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[CAAddedAnnotation] = caAdded
 }
 
 func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.ValidatingWebhook, share *sharing) error {
 	api := r.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	cur, err := api.Get(ctx, r.Name, metav1.GetOptions{})
+	var stored map[string]*admissionregv1.WebhookClientConfig
+	var storedAdded string
 	if err == nil {
-		share.keep(ctx, clientConfigs(hooks, validatingConfig), clientConfigs(cur.Webhooks, validatingConfig))
+		stored, storedAdded = clientConfigs(cur.Webhooks, validatingConfig), cur.Annotations[CAAddedAnnotation]
+		share.keep(ctx, clientConfigs(hooks, validatingConfig), stored)
 	}
+	caAdded := r.mergeCA(clientConfigs(hooks, validatingConfig), stored, storedAdded, share.ca)
 	switch {
 	case apierrors.IsNotFound(err) && len(hooks) == 0:
 		return nil
 	case apierrors.IsNotFound(err):
-		_, err = api.Create(ctx, &admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: r.meta(), Webhooks: hooks}, metav1.CreateOptions{})
+		_, err = api.Create(ctx, &admissionregv1.ValidatingWebhookConfiguration{ObjectMeta: r.meta(caAdded), Webhooks: hooks}, metav1.CreateOptions{})
 	case err != nil:
 	case len(hooks) == 0:
 		err = api.Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &cur.ResourceVersion}})
-	case !equality.Semantic.DeepEqual(defaultedValidating(hooks), cur.Webhooks):
+	case storedAdded != caAdded || !equality.Semantic.DeepEqual(defaultedValidating(hooks), cur.Webhooks):
+		setCAAdded(&cur.ObjectMeta, caAdded)
 		cur.Webhooks = hooks
 		_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
 	default:
@@ -175,18 +213,23 @@ func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.
 func (r *Registrar) applyMutating(ctx context.Context, hooks []admissionregv1.MutatingWebhook, share *sharing) error {
 	api := r.Client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	cur, err := api.Get(ctx, r.Name, metav1.GetOptions{})
+	var stored map[string]*admissionregv1.WebhookClientConfig
+	var storedAdded string
 	if err == nil {
-		share.keep(ctx, clientConfigs(hooks, mutatingConfig), clientConfigs(cur.Webhooks, mutatingConfig))
+		stored, storedAdded = clientConfigs(cur.Webhooks, mutatingConfig), cur.Annotations[CAAddedAnnotation]
+		share.keep(ctx, clientConfigs(hooks, mutatingConfig), stored)
 	}
+	caAdded := r.mergeCA(clientConfigs(hooks, mutatingConfig), stored, storedAdded, share.ca)
 	switch {
 	case apierrors.IsNotFound(err) && len(hooks) == 0:
 		return nil
 	case apierrors.IsNotFound(err):
-		_, err = api.Create(ctx, &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: r.meta(), Webhooks: hooks}, metav1.CreateOptions{})
+		_, err = api.Create(ctx, &admissionregv1.MutatingWebhookConfiguration{ObjectMeta: r.meta(caAdded), Webhooks: hooks}, metav1.CreateOptions{})
 	case err != nil:
 	case len(hooks) == 0:
 		err = api.Delete(ctx, r.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &cur.ResourceVersion}})
-	case !equality.Semantic.DeepEqual(defaultedMutating(hooks), cur.Webhooks):
+	case storedAdded != caAdded || !equality.Semantic.DeepEqual(defaultedMutating(hooks), cur.Webhooks):
+		setCAAdded(&cur.ObjectMeta, caAdded)
 		cur.Webhooks = hooks
 		_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
 	default:

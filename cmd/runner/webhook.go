@@ -38,7 +38,7 @@ func (w *webhookFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.url, "webhook-url", "", "register the webhooks with this base URL, e.g. https://127.0.0.1:9443 (a local control plane); exclusive with --webhook-service")
 	f.StringVar(&w.service, "webhook-service", "", "register the webhooks as calls to this Service, NAMESPACE/NAME (port 443 to --webhook-addr); exclusive with --webhook-url")
 	f.StringVar(&w.name, "webhook-name", "", "name of the Validating- and MutatingWebhookConfiguration the runner owns (default: jsinformer-<the pod's namespace>)")
-	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt and tls.key (and ca.crt, put in each entry's caBundle; default tls.crt), e.g. from cert-manager, reloaded when they change (default: a CA and serving certificate the runner makes and keeps in the Secret <webhook-name>-tls of its namespace, renewed before expiry)")
+	f.StringVar(&w.certDir, "webhook-cert-dir", "", "folder with the webhook server's tls.crt, tls.key and ca.crt (the CA put in each entry's caBundle; required when the runner registers the webhooks), e.g. from cert-manager, reloaded when they change (default: a CA and serving certificate the runner makes and keeps in the Secret <webhook-name>-tls of its namespace, renewed before expiry)")
 	f.StringVar(&w.clientCA, "webhook-client-ca", "", "require every caller of the webhooks to present a client certificate signed by a CA of this PEM file (the API server's, configured in its AdmissionConfiguration); read at start")
 	f.IntVar(&w.maxConns, "webhook-max-connections", admission.DefaultMaxConnections, "open connections the webhook server keeps at most; one more is closed as soon as it is accepted (0: the default)")
 	f.DurationVar(&w.shutdownDelay, "webhook-shutdown-delay", 5*time.Second, "on SIGTERM, keep accepting and answering webhook requests this long (each answer closing its connection) before draining, so that requests a Service still routes to the terminating pod are answered")
@@ -92,6 +92,7 @@ func (h *webhooks) ready() {
 type certSource interface {
 	GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	CABundle() []byte
+	Registered(bundle []byte)
 	Run(ctx context.Context) error
 }
 
@@ -115,16 +116,17 @@ func (w *webhookFlags) newWebhooks(ctx context.Context, restConfig *rest.Config,
 	}
 	logger = logger.With("component", "webhooks")
 	h := &webhooks{loaded: make(chan struct{})}
-	if h.certs, err = w.newCerts(ctx, client, logger, h.changed); err != nil {
+	registers := (w.url != "" || w.service != "") && !dryRun
+	if h.certs, err = w.newCerts(ctx, client, registers, logger, h.changed); err != nil {
 		return nil, nil, err
 	}
 	ln, err := net.Listen("tcp", w.addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("serve admission webhooks on %s: %w", w.addr, err)
 	}
-	if (w.url != "" || w.service != "") && !dryRun {
+	if registers {
 		h.registrar = &admission.Registrar{Client: client, Name: w.configName(), Target: w.target(),
-			CABundle: h.certs.CABundle, Exclude: []string{podNamespace()}, Logger: logger}
+			CABundle: h.certs.CABundle, Registered: h.certs.Registered, Exclude: []string{podNamespace()}, Logger: logger}
 		h.registrar.Init()
 	}
 	tlsConfig, err := w.tlsConfig(h.certs)
@@ -154,17 +156,19 @@ func (w *webhookFlags) tlsConfig(certs certSource) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// newCerts loads --webhook-cert-dir, or ensures the shared Secret.
-func (w *webhookFlags) newCerts(ctx context.Context, client kubernetes.Interface, logger *slog.Logger, caChanged func()) (certSource, error) {
+// newCerts loads --webhook-cert-dir, or ensures the shared Secret. When the runner registers
+// the entries (registers), their caBundle is the CA, so the folder must hold ca.crt, and a
+// certificate with a new CA serves only once the registrar has written it (HoldNewCA).
+func (w *webhookFlags) newCerts(ctx context.Context, client kubernetes.Interface, registers bool, logger *slog.Logger, caChanged func()) (certSource, error) {
 	if w.certDir != "" {
-		f := &admission.FileCerts{Dir: w.certDir, Logger: logger, OnCAChange: caChanged}
+		f := &admission.FileCerts{Dir: w.certDir, RequireCA: registers, HoldNewCA: registers, Logger: logger, OnCAChange: caChanged}
 		if err := f.Load(); err != nil {
 			return nil, fmt.Errorf("--webhook-cert-dir: %w", err)
 		}
 		return f, nil
 	}
 	s := &admission.SecretCerts{Client: client, Namespace: podNamespace(), Name: w.configName() + "-tls", Hosts: w.hosts(),
-		Logger: logger, OnCAChange: caChanged}
+		HoldNewCA: registers, Logger: logger, OnCAChange: caChanged}
 	if err := s.Ensure(ctx); err != nil {
 		return nil, err
 	}

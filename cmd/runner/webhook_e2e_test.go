@@ -50,19 +50,29 @@ func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string
 // registrar reconciling every resync (0: the default).
 func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, resync time.Duration) *admissionRunner {
 	t.Helper()
-	return startAdmissionWith(t, cfg, dir, webhookFlags{addr: addr, url: url, name: name}, resync)
+	return startTunedReplica(t, cfg, dir, name, addr, url, func(h *webhooks) {
+		if resync > 0 && h.registrar != nil {
+			h.registrar.Resync = resync
+		}
+	})
 }
 
-// startAdmissionWith is startAdmissionReplica with the webhook flags given.
-func startAdmissionWith(t *testing.T, cfg *rest.Config, dir string, flags webhookFlags, resync time.Duration) *admissionRunner {
+// startTunedReplica is startAdmissionReplica with tune called on its webhooks before they start.
+func startTunedReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, tune func(*webhooks)) *admissionRunner {
+	t.Helper()
+	return startAdmissionWith(t, cfg, dir, webhookFlags{addr: addr, url: url, name: name}, tune)
+}
+
+// startAdmissionWith is startTunedReplica with the webhook flags given; tune may be nil.
+func startAdmissionWith(t *testing.T, cfg *rest.Config, dir string, flags webhookFlags, tune func(*webhooks)) *admissionRunner {
 	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
 	hooks, parts, err := flags.newWebhooks(t.Context(), cfg, false, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resync > 0 && hooks.registrar != nil {
-		hooks.registrar.Resync = resync
+	if tune != nil {
+		tune(hooks)
 	}
 	e, err := engine.New(engine.Config{RESTConfig: cfg, ScriptsDir: dir, Logger: logger, HandlerTimeout: 2 * time.Second,
 		Debounce: 20 * time.Millisecond, OnAdmission: hooks.changed, OnReady: hooks.ready})

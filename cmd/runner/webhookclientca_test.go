@@ -125,7 +125,7 @@ func TestWebhookClientCA(t *testing.T) {
 	writeBytes(t, filepath.Join(scripts, "policy.js"), []byte(policyScript(ns, `    return { allowed: false, message: "the script answered" };`, `{ failurePolicy: "Fail", timeoutSeconds: 5 }`)))
 	addr := freePort(t)
 	startAdmissionWith(t, cp.Config, scripts, webhookFlags{addr: addr, url: "https://" + addr, name: name,
-		clientCA: writeBytes(t, filepath.Join(dir, "client-ca.crt"), pki.caPEM)}, 0)
+		clientCA: writeBytes(t, filepath.Join(dir, "client-ca.crt"), pki.caPEM)}, nil)
 
 	create := func(c kubernetes.Interface, n int) error {
 		_, err := c.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", n)}}, metav1.CreateOptions{})

@@ -38,7 +38,7 @@ func TestRunnerAnswersThroughTheShutdownDelay(t *testing.T) {
 	}
 	addr := freePort(t)
 	const delay = 1500 * time.Millisecond
-	r := startAdmissionWith(t, cp.Config, dir, webhookFlags{addr: addr, name: name, url: "https://" + addr, shutdownDelay: delay}, 0)
+	r := startAdmissionWith(t, cp.Config, dir, webhookFlags{addr: addr, name: name, url: "https://" + addr, shutdownDelay: delay}, nil)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, ok := r.engine.AdmissionScript("policy.js"); ok {
 			break
