@@ -76,7 +76,9 @@ func validation(name string, spec scripting.AdmissionSpec, res scripting.Validat
 }
 
 // Mutate asks s's mutate about req and turns the object it returns into a JSON Patch, within
-// its mode and failure policy.
+// its mode and failure policy. The patch holds only what the script changed: a value it
+// returned that JavaScript cannot tell from the request's (an integer above 2^53 rounded, a
+// "__proto__" key a copy dropped) is the request's (keepUntouched).
 func Mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) Decision {
 	d, _ := mutate(ctx, s, req)
 	return d
@@ -92,6 +94,7 @@ func mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) (Deci
 		if req.Object == nil {
 			err = fmt.Errorf("mutate returned an object for a %s request, which has none to change", req.Operation)
 		} else {
+			out = keepUntouched(req.Object, out).(scripting.Object)
 			patch, err = jsonPatch(req.Object, out)
 		}
 	}
