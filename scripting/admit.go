@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -25,6 +26,9 @@ type AdmissionRequest struct {
 	Namespace   string
 	Name        string
 	Cache       Cache // the script's cache and indexes; may be nil
+	// Deadline is when the request's answer is due (zero: none): the call is not started
+	// after it and is interrupted at it when that comes before the runtime's Timeout.
+	Deadline time.Time
 }
 
 // Validation is what validate returned: undefined allows, {allowed, message?, code?,
@@ -87,7 +91,7 @@ func (s *Script) Mutate(req AdmissionRequest) (Object, error) {
 // both under the call deadline: reading the result may run script code (getters, toJSON).
 // The end of the call recovers what read throws.
 func (s *instance) admit(name string, fn goja.Callable, req AdmissionRequest, read func(goja.Value) error) (err error) {
-	if err := s.begin(name); err != nil {
+	if err := s.beginBy(name, req.Deadline); err != nil {
 		return err
 	}
 	defer s.end(&err)
