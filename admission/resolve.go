@@ -77,7 +77,7 @@ type notLoaded struct {
 	policy string
 }
 
-func (n notLoaded) Name() string            { return n.name }
+func (n notLoaded) Name() string             { return n.name }
 func (n notLoaded) Defines(kind string) bool { return true }
 
 func (n notLoaded) Spec() scripting.AdmissionSpec {
