@@ -44,6 +44,9 @@ type instance struct {
 	reconcileFn goja.Callable
 	validateFn  goja.Callable
 	mutateFn    goja.Callable
+	// validateLine and mutateLine are where the definition writes them: the line a result of
+	// theirs that breaks the contract is reported at (resultError).
+	validateLine, mutateLine int
 	indexers    map[string]indexer
 	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
 	indexersObj *goja.Object
@@ -57,6 +60,9 @@ type instance struct {
 	// request is due sooner (beginBy); byRequest says which.
 	callLimit time.Duration
 	byRequest bool
+	// resultLine is the line resultError reports: the function's, for an admission call; 0
+	// (none) for others.
+	resultLine int
 
 	fetch   *fetchModule   // fetch's requests of the current call (fetch.go)
 	netList *netguard.List // the definition's `net`, nil when it declares none
@@ -136,7 +142,7 @@ func (s *instance) arm(name string, limit time.Duration, byRequest bool) error {
 	if !s.dog.arm(limit) {
 		return s.interruptedError(name)
 	}
-	s.callName, s.callLimit, s.byRequest = name, limit, byRequest
+	s.callName, s.callLimit, s.byRequest, s.resultLine = name, limit, byRequest, 0
 	return nil
 }
 
