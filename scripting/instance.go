@@ -47,7 +47,7 @@ type instance struct {
 	// validateLine and mutateLine are where the definition writes them: the line a result of
 	// theirs that breaks the contract is reported at (resultError).
 	validateLine, mutateLine int
-	indexers    map[string]indexer
+	indexers                 map[string]indexer
 	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
 	indexersObj *goja.Object
 	scheduleFns []goja.Callable       // schedule[i].run
