@@ -77,8 +77,8 @@ type notLoaded struct {
 	policy string
 }
 
-func (n notLoaded) Name() string             { return n.name }
-func (n notLoaded) Defines(kind string) bool { return true }
+func (n notLoaded) Name() string        { return n.name }
+func (n notLoaded) Defines(string) bool { return true }
 
 func (n notLoaded) Spec() scripting.AdmissionSpec {
 	return scripting.AdmissionSpec{FailurePolicy: n.policy, Mode: scripting.ModeEnforce}
