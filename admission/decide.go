@@ -45,10 +45,15 @@ type Decision struct {
 	Took     time.Duration
 }
 
-// Validate asks s's validate about req and applies its mode and failure policy.
+// Validate asks s's validate about req and applies its mode and failure policy. Once ctx has
+// ended, s is not asked: its failure policy answers.
 func Validate(ctx context.Context, s Script, req scripting.AdmissionRequest) Decision {
 	start := time.Now()
-	res, err := s.Validate(ctx, req)
+	var res scripting.Validation
+	err := notStarted(ctx)
+	if err == nil {
+		res, err = s.Validate(ctx, req)
+	}
 	d := validation(s.Name(), s.Spec(), res, err)
 	d.Took = time.Since(start)
 	return d
@@ -76,7 +81,9 @@ func validation(name string, spec scripting.AdmissionSpec, res scripting.Validat
 }
 
 // Mutate asks s's mutate about req and turns the object it returns into a JSON Patch, within
-// its mode and failure policy.
+// its mode and failure policy; once ctx has ended, as Validate, its failure policy answers. The patch holds only what the script changed: a value it
+// returned that JavaScript cannot tell from the request's (an integer above 2^53 rounded, a
+// "__proto__" key a copy dropped) is the request's (keepUntouched).
 func Mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) Decision {
 	d, _ := mutate(ctx, s, req)
 	return d
@@ -86,12 +93,17 @@ func Mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) Decis
 // patch (nil otherwise): what the next script of a chain sees (MutateAll).
 func mutate(ctx context.Context, s Script, req scripting.AdmissionRequest) (Decision, scripting.Object) {
 	start := time.Now()
-	out, err := s.Mutate(ctx, req)
+	var out scripting.Object
+	err := notStarted(ctx)
+	if err == nil {
+		out, err = s.Mutate(ctx, req)
+	}
 	var patch []byte
 	if err == nil && out != nil {
 		if req.Object == nil {
 			err = fmt.Errorf("mutate returned an object for a %s request, which has none to change", req.Operation)
 		} else {
+			out = keepUntouched(req.Object, out).(scripting.Object)
 			patch, err = jsonPatch(req.Object, out)
 		}
 	}
@@ -118,6 +130,19 @@ func mutation(name string, spec scripting.AdmissionSpec, patch []byte, err error
 		return Decision{Allowed: true, Outcome: OutcomeAudited, Message: "would patch: " + string(patch)}
 	}
 	return allowed(nil, patch)
+}
+
+// notStarted is the error of a call not started because ctx has ended (the request's
+// deadline passed while the scripts before it ran), nil while it has not.
+func notStarted(ctx context.Context) error {
+	err := context.Cause(ctx)
+	if deadline, ok := ctx.Deadline(); err == nil && ok && !time.Now().Before(deadline) {
+		err = context.DeadlineExceeded // its timer has not fired yet
+	}
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("not started: the request's time ran out before its turn: %w", err)
 }
 
 func allowed(warnings []string, patch []byte) Decision {

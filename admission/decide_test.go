@@ -57,13 +57,16 @@ func (r *realScript) Spec() scripting.AdmissionSpec {
 	return r.s.Definition().Admission
 }
 
-func (r *realScript) Validate(_ context.Context, req scripting.AdmissionRequest) (scripting.Validation, error) {
+// Validate and Mutate end by ctx's deadline, as the engine's versions do.
+func (r *realScript) Validate(ctx context.Context, req scripting.AdmissionRequest) (scripting.Validation, error) {
+	req.Deadline, _ = ctx.Deadline()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.s.Validate(req)
 }
 
-func (r *realScript) Mutate(_ context.Context, req scripting.AdmissionRequest) (scripting.Object, error) {
+func (r *realScript) Mutate(ctx context.Context, req scripting.AdmissionRequest) (scripting.Object, error) {
+	req.Deadline, _ = ctx.Deadline()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.s.Mutate(req)

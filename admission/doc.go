@@ -13,7 +13,10 @@
 // (code 500), "Ignore" allowing with a warning.
 //
 // The patch (patch.go) is the diff of the request's object and the object mutate returned,
-// as JSON documents, by gomodules.xyz/jsonpatch/v2 (as controller-runtime computes it); one
+// as JSON documents, by gomodules.xyz/jsonpatch/v2 (as controller-runtime computes it), after
+// every value of the returned object JavaScript cannot tell from the request's is the
+// request's own (untouched.go: integers above 2^53, "__proto__" keys), so that the patch
+// holds only what the script changed; one
 // that touches apiVersion, kind, metadata.name, metadata.namespace or metadata.uid is refused
 // (ErrProtectedField) and answered by the failure policy.
 //
@@ -22,12 +25,13 @@
 // Server (server.go) is the HTTPS AdmissionReview v1 endpoint: one path per webhook entry,
 // ValidatePrefix or MutatePrefix followed by the script's name ("/validate/team-a/policy.js")
 // for a script with an entry of its own, or GroupPath's ValidateGroupPrefix or
-// MutateGroupPrefix path naming the scripts that share an entry ("/validate-group/1/a.js/2/
-// team-a/policy.js": each name preceded by the count of its slash-separated parts). Each
-// request asks Lookup for the scripts' admission functions, so a script is answered for only
-// once a version of it is loaded (a script of a path not loaded now is skipped; 404 when none
-// is), and a reload swaps them between two requests (the engine lets a call in flight on the
-// old version finish).
+// MutateGroupPrefix path naming the entry's failure policy and the scripts that share it
+// ("/validate-group/fail/1/a.js/2/team-a/policy.js": each name preceded by the count of its
+// slash-separated parts). Each request asks Lookup for the scripts' admission functions, so a
+// script is answered for only once a version of it is loaded (a script of a shared path not
+// loaded now answers by the path's failure policy, resolve.go; 404 when none is), and a
+// reload swaps them between two requests (the engine lets a call in flight on the old
+// version finish).
 //
 // A request to several scripts is fanned out in process (fanout.go): MutateAll asks the
 // mutates one after another in the path's order, each seeing the object as the previous one
@@ -46,8 +50,9 @@
 // Limits (limits.go) bound the connections, their timeouts and the bodies held in memory,
 // read as they arrive (body.go). The
 // scripts' time is their webhook's: the API server's ?timeout= when sent, else their
-// timeoutSeconds, of which 90% is given to the whole fan-out (the runtimes' own deadline is
-// shorter).
+// timeoutSeconds, counted from the request's arrival less AnswerMargin; that one Deadline
+// covers the whole fan-out: a call ends by it (AdmissionRequest.Deadline), and a script whose
+// turn comes after it is not started and answers by its failure policy.
 //
 // # Registration, certificates, metrics
 //

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -14,6 +15,41 @@ import (
 // The fan-out of one request to the scripts sharing a webhook entry (group.go), and the one
 // answer made of their decisions: what the API server would have made of as many entries,
 // for one HTTPS call.
+
+// decide runs the scripts for req, received then, by the one deadline the whole fan-out
+// shares (Deadline): a script whose turn comes after it is not started and answers by its
+// failure policy.
+func (s *Server) decide(r *http.Request, received time.Time, kind string, scripts []Script, sreq scripting.AdmissionRequest) (Decision, []Decision) {
+	ctx, cancel := context.WithDeadline(r.Context(), Deadline(received, r.URL.Query().Get("timeout"), scripts))
+	defer cancel()
+	if kind == "validate" {
+		return ValidateAll(ctx, scripts, sreq)
+	}
+	return MutateAll(ctx, scripts, sreq)
+}
+
+// Deadline is when the scripts answering a request that arrived at received must have
+// answered: the webhook's time counted from the arrival, less AnswerMargin of it. The
+// webhook's time is the API server's timeout parameter when it sends one, else the scripts'
+// timeoutSeconds (the same for scripts sharing an entry, the shortest otherwise; a script
+// with none, such as one not loaded, does not count).
+func Deadline(received time.Time, timeout string, scripts []Script) time.Time {
+	seconds := 0
+	for _, script := range scripts {
+		if t := script.Spec().TimeoutSeconds; t > 0 && (seconds == 0 || t < seconds) {
+			seconds = t
+		}
+	}
+	budget := time.Duration(cmp.Or(seconds, scripting.DefaultAdmissionTimeoutSeconds)) * time.Second
+	if t, err := time.ParseDuration(timeout); err == nil && t > 0 {
+		budget = min(budget, t)
+	}
+	return received.Add(budget - AnswerMargin(budget))
+}
+
+// AnswerMargin is the part of a webhook's time kept for the answer to reach the API server
+// after the scripts' deadline: a tenth, at most a second.
+func AnswerMargin(budget time.Duration) time.Duration { return min(budget/10, time.Second) }
 
 // ValidateAll asks every script's validate about req concurrently (each script runs on its
 // own runtimes) and merges their decisions: denied when any denies (after its mode), with the

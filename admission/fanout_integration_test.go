@@ -76,11 +76,11 @@ func TestAPIServerCallsOneEntryForScriptsAlike(t *testing.T) {
 	}
 	t.Cleanup(func() { cleanupConfigs(t, client, name) })
 	vwc, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil || len(vwc.Webhooks) != 1 || !strings.HasSuffix(*vwc.Webhooks[0].ClientConfig.URL, "/validate-group/1/a-warn.js/1/c-warn.js/2/team/b-deny.js") {
+	if err != nil || len(vwc.Webhooks) != 1 || !strings.HasSuffix(*vwc.Webhooks[0].ClientConfig.URL, "/validate-group/fail/1/a-warn.js/1/c-warn.js/2/team/b-deny.js") {
 		t.Fatalf("validating configuration: %v, %d entries, want one for the three scripts", err, len(vwc.Webhooks))
 	}
 	mwc, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil || len(mwc.Webhooks) != 1 || !strings.HasSuffix(*mwc.Webhooks[0].ClientConfig.URL, "/mutate-group/1/m1.js/1/m2.js") {
+	if err != nil || len(mwc.Webhooks) != 1 || !strings.HasSuffix(*mwc.Webhooks[0].ClientConfig.URL, "/mutate-group/fail/1/m1.js/1/m2.js") {
 		t.Fatalf("mutating configuration: %v, %d entries, want one for the two scripts", err, len(mwc.Webhooks))
 	}
 
@@ -150,7 +150,7 @@ func TestAPIServerAcceptsASharedServicePath(t *testing.T) {
 	if err := reg.Reconcile(t.Context()); err != nil {
 		t.Fatalf("kube-apiserver refused the shared entries: %v", err)
 	}
-	want := GroupPath("validate", []string{"b.js", "team-a/policy.js", "z.d/c.js"})
+	want := GroupPath("validate", "Ignore", []string{"b.js", "team-a/policy.js", "z.d/c.js"})
 	vwc, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), reg.Name, metav1.GetOptions{})
 	if err != nil || len(vwc.Webhooks) != 1 || *vwc.Webhooks[0].ClientConfig.Service.Path != want {
 		t.Fatalf("validating configuration: %v, %+v; want one entry with path %s", err, vwc.Webhooks, want)

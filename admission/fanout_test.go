@@ -253,7 +253,8 @@ func TestMutateAllChainsTheScripts(t *testing.T) {
 }
 
 // TestServerFansAGroupPathOut: each script's decision is observed on its own, a script not
-// loaded is skipped, 404 only when none is, and the budget covers the whole chain.
+// loaded answers by the path's failure policy (TestServerAnswersForAScriptNotLoaded), 404
+// only when none is loaded, and the budget covers the whole chain.
 func TestServerFansAGroupPathOut(t *testing.T) {
 	t.Parallel()
 	slow := func(name string) *fakeScript {
@@ -285,20 +286,21 @@ func TestServerFansAGroupPathOut(t *testing.T) {
 	t.Cleanup(srv.Close)
 	body := review(t, "CREATE", "alice", configMap(nil))
 
-	code, _, b := post(t, srv.URL+GroupPath("validate", []string{"a.js", "gone.js", "team/b.js"}), body)
+	code, _, b := post(t, srv.URL+GroupPath("validate", "Ignore", []string{"a.js", "gone.js", "team/b.js"}), body)
 	resp := decodeResponse(t, b)
-	if code != http.StatusOK || resp.Allowed || resp.Result.Message != "team/b.js: no" || !slices.Equal(resp.Warnings, []string{"wa"}) {
+	gone := "gone.js validate failed: the script is not loaded on this replica (failurePolicy Ignore: allowed)"
+	if code != http.StatusOK || resp.Allowed || resp.Result.Message != "team/b.js: no" || !slices.Equal(resp.Warnings, []string{"wa", gone}) {
 		t.Errorf("group answer %d %+v", code, resp)
 	}
-	_, _, b = post(t, srv.URL+GroupPath("validate", []string{"gone.js", "team/b.js"}), body)
+	_, _, b = post(t, srv.URL+GroupPath("validate", "Ignore", []string{"gone.js", "team/b.js"}), body)
 	if resp := decodeResponse(t, b); resp.Allowed || resp.Result.Message != "team/b.js: no" {
 		t.Errorf("a shared entry with one script loaded: %+v, want its denial named", resp)
 	}
-	if code, _, _ := post(t, srv.URL+GroupPath("validate", []string{"gone.js", "s1.js"}), body); code != http.StatusNotFound {
+	if code, _, _ := post(t, srv.URL+GroupPath("validate", "Fail", []string{"gone.js", "s1.js"}), body); code != http.StatusNotFound {
 		t.Errorf("a path naming no loaded script of its kind: %d, want 404", code)
 	}
 	start := time.Now()
-	_, _, b = post(t, srv.URL+GroupPath("mutate", []string{"s1.js", "s2.js"})+"?timeout=1s", body)
+	_, _, b = post(t, srv.URL+GroupPath("mutate", "Fail", []string{"s1.js", "s2.js"})+"?timeout=1s", body)
 	// 90% of the second is the chain's: s2.js is cut and, under failurePolicy Fail, denies.
 	if took, resp := time.Since(start), decodeResponse(t, b); took > 950*time.Millisecond || resp.Allowed ||
 		!strings.HasPrefix(resp.Result.Message, "s2.js mutate failed: ") {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	admissionregv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/jsinformer/jsinformer/scripting"
 )
 
 // Shared entries: the API server makes one HTTPS call per webhook entry, so scripts whose
@@ -99,24 +101,31 @@ func groupable(script string) bool {
 }
 
 // Path is the server's path for g's entry: Path of its script when it is alone, else
-// GroupPath of its scripts.
+// GroupPath of its scripts with their failure policy.
 func (g Group) Path() string {
 	if len(g.Scripts) == 1 {
 		return Path(g.Kind, g.Scripts[0])
 	}
-	return GroupPath(g.Kind, g.Scripts)
+	return GroupPath(g.Kind, g.Entry.Spec.FailurePolicy, g.Scripts)
 }
 
-// GroupPath is the path of an entry shared by scripts (each of them groupable): the kind's
-// group prefix, then for each script the number of its slash-separated parts followed by
-// them, "/validate-group/2/team-a/policy.js/1/b.js". Counting the parts keeps the path
-// unambiguous while names contain "/", with nothing to escape and no query string.
-func GroupPath(kind string, scripts []string) string {
+// GroupPath is the path of an entry shared by scripts (each of them groupable) whose
+// failure policy is failurePolicy: the kind's group prefix, the policy in lowercase, then for
+// each script the number of its slash-separated parts followed by them,
+// "/validate-group/fail/2/team-a/policy.js/1/b.js". Counting the parts keeps the path
+// unambiguous while names contain "/", with nothing to escape and no query string. The
+// policy is what a replica on which one of the scripts is not loaded answers for it
+// (groupPolicy): the entry's, as registered, whichever replica registered it.
+func GroupPath(kind, failurePolicy string, scripts []string) string {
 	var b strings.Builder
 	if kind == "mutate" {
 		b.WriteString(MutateGroupPrefix)
 	} else {
 		b.WriteString(ValidateGroupPrefix)
+	}
+	if p := strings.ToLower(failurePolicy); slices.Contains(policySegments, p) {
+		b.WriteString(p)
+		b.WriteByte('/')
 	}
 	for i, s := range scripts {
 		if i > 0 {
@@ -129,13 +138,42 @@ func GroupPath(kind string, scripts []string) string {
 	return b.String()
 }
 
+// policySegments are the failure policies as a GroupPath writes them.
+var policySegments = []string{"fail", "ignore"}
+
+// cutPolicy splits the failure policy segment off the rest of a GroupPath after its prefix:
+// scripting.FailurePolicyFail or FailurePolicyIgnore, "" when rest starts with none (a path
+// registered before paths carried it).
+func cutPolicy(rest string) (policy, names string) {
+	first, after, _ := strings.Cut(rest, "/")
+	switch first {
+	case "fail":
+		return scripting.FailurePolicyFail, after
+	case "ignore":
+		return scripting.FailurePolicyIgnore, after
+	}
+	return "", rest
+}
+
+// groupPolicy is the failure policy a GroupPath carries, "" for any other path.
+func groupPolicy(path string) string {
+	for _, prefix := range []string{ValidateGroupPrefix, MutateGroupPrefix} {
+		if rest, ok := strings.CutPrefix(path, prefix); ok {
+			policy, _ := cutPolicy(rest)
+			return policy
+		}
+	}
+	return ""
+}
+
 // MaxGroupScripts bounds the scripts a shared path names; a longer path is refused.
 const MaxGroupScripts = 256
 
-// parseGroup reads the scripts of a GroupPath after its prefix; false when rest is not one or
-// names more than MaxGroupScripts. A script named twice is called once. Linear in rest: the
-// names seen are a set, and the parts are walked once.
+// parseGroup reads the scripts of a GroupPath after its prefix (and its failure policy
+// segment); false when rest is not one or names more than MaxGroupScripts. A script named
+// twice is called once. Linear in rest: the names seen are a set, and the parts are walked once.
 func parseGroup(rest string) ([]string, bool) {
+	_, rest = cutPolicy(rest)
 	var names []string
 	seen := map[string]bool{}
 	for rest != "" {

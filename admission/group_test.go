@@ -77,20 +77,26 @@ func TestGroupPathIsUnambiguous(t *testing.T) {
 		{"team-a/policy.js", "b.js", "x/y/z.js"},
 		{"1/2.js", "2.js"}, // names that look like counts
 	}
-	for _, scripts := range tests {
-		path := GroupPath("mutate", scripts)
+	for i, scripts := range tests {
+		policy := []string{"Fail", "Ignore", "Ignore"}[i]
+		path := GroupPath("mutate", policy, scripts)
 		kind, names, ok := route(path)
-		if !ok || kind != "mutate" || !slices.Equal(names, scripts) {
-			t.Errorf("route(%q) = %s %q %v, want mutate %q", path, kind, names, ok, scripts)
+		if !ok || kind != "mutate" || !slices.Equal(names, scripts) || groupPolicy(path) != policy {
+			t.Errorf("route(%q) = %s %q %v policy %q, want mutate %q %s", path, kind, names, ok, groupPolicy(path), scripts, policy)
 		}
 		if msgs := kvalidation.IsDNS1123Subdomain(strings.ReplaceAll(strings.Trim(path, "/"), "/", ".")); len(msgs) > 0 {
 			t.Errorf("path %q has a segment a Service's path may not have: %v", path, msgs)
 		}
 	}
-	if got := GroupPath("validate", []string{"team-a/policy.js", "b.js"}); got != "/validate-group/2/team-a/policy.js/1/b.js" {
+	if got := GroupPath("validate", "Fail", []string{"team-a/policy.js", "b.js"}); got != "/validate-group/fail/2/team-a/policy.js/1/b.js" {
 		t.Errorf("GroupPath = %q", got)
 	}
-	for _, bad := range []string{"/validate-group/", "/validate-group/2/a.js", "/validate-group/x/a.js", "/validate-group/0", "/validate-group/1/a.js/3/b"} {
+	// A path registered before paths carried the policy still routes, with none.
+	if _, names, ok := route("/validate-group/1/a.js/1/b.js"); !ok || !slices.Equal(names, []string{"a.js", "b.js"}) || groupPolicy("/validate-group/1/a.js/1/b.js") != "" {
+		t.Errorf("a path without its policy: %q %v", names, ok)
+	}
+	for _, bad := range []string{"/validate-group/", "/validate-group/fail/", "/validate-group/fail", "/validate-group/2/a.js", "/validate-group/x/a.js",
+		"/validate-group/0", "/validate-group/1/a.js/3/b", "/validate-group/fail/fail/1/a.js", "/validate-group/1/a.js/fail/1/b.js"} {
 		if _, names, ok := route(bad); ok {
 			t.Errorf("route(%q) = %q, want refused", bad, names)
 		}

@@ -81,12 +81,20 @@ func isObjectName(name string) []string {
 func covering(scripts []Script, req *admissionv1.AdmissionRequest) ([]Script, error) {
 	gvr := schema.GroupVersionResource(req.Resource)
 	out := scripts[:0:0]
+	loaded := 0
 	for _, s := range scripts {
+		if _, stand := s.(notLoaded); stand {
+			out = append(out, s)
+			continue
+		}
 		if c, ok := s.(Covering); !ok || c.Covers(gvr, req.SubResource) {
 			out = append(out, s)
+			loaded++
 		}
 	}
-	if len(out) == 0 {
+	// Stand-ins for scripts not loaded answer only beside a loaded script that covers the
+	// request: a path's names alone never make a caller's review reach a decision.
+	if loaded == 0 {
 		sub := ""
 		if req.SubResource != "" {
 			sub = "/" + req.SubResource

@@ -112,7 +112,8 @@ const MaxPathBytes = 16 << 10
 // AdmissionReview, wrong version, body over the limit, values outside the AdmissionReview
 // schema or a resource no script of the path is registered for: reviewcheck.go) gets a 4xx
 // with a plain-text reason, reaches no script and is neither observed nor recorded. A path
-// naming several scripts is answered by those of them loaded now (fanout.go).
+// naming several scripts is answered by those of them loaded now (fanout.go), and for
+// each one not loaded by its entry's failure policy (resolve.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
 	kind, named, scripts, err := s.scriptsFor(r.URL.Path)
@@ -131,7 +132,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refused(w, err)
 		return
 	}
-	d, each := s.decide(r, kind, scripts, sreq)
+	d, each := s.decide(r, received, kind, scripts, sreq)
 	if named > 1 && len(scripts) == 1 && !d.Allowed {
 		// A shared entry's denial names its script, however many of the path are loaded now.
 		d.Message = namedMessage(scripts[0].Name(), d.Message)
@@ -163,7 +164,8 @@ func (s *Server) scriptsFor(path string) (kind string, named int, scripts []Scri
 		return "", 0, nil, refuse(http.StatusNotFound, "unknown path %.256q: admission paths are %s<script>, %s<script>, %s… and %s… (at most %d scripts)",
 			path, ValidatePrefix, MutatePrefix, ValidateGroupPrefix, MutateGroupPrefix, MaxGroupScripts)
 	}
-	if scripts = s.loaded(kind, names); len(scripts) == 0 {
+	scripts, found := resolve(s.lookup, kind, names, groupPolicy(path))
+	if found == 0 {
 		return "", 0, nil, refuse(http.StatusNotFound, "no loaded script %.256q serves %s here", strings.Join(names, `", "`), kind)
 	}
 	return kind, len(names), scripts, nil
@@ -208,40 +210,9 @@ func route(path string) (kind string, names []string, ok bool) {
 	return "", nil, false
 }
 
-// loaded are the scripts named that are loaded and define kind, in the order named.
-func (s *Server) loaded(kind string, names []string) []Script {
-	var out []Script
-	for _, name := range names {
-		if script, ok := s.lookup(name); ok && script.Defines(kind) {
-			out = append(out, script)
-		}
-	}
-	return out
-}
-
-// decide runs the scripts for req within the webhook's time, which the whole fan-out shares:
-// the API server's ?timeout when it sends one, else the scripts' timeoutSeconds (the same
-// for scripts sharing an entry; the shortest otherwise).
-func (s *Server) decide(r *http.Request, kind string, scripts []Script, sreq scripting.AdmissionRequest) (Decision, []Decision) {
-	seconds := scripts[0].Spec().TimeoutSeconds
-	for _, script := range scripts[1:] {
-		seconds = min(seconds, script.Spec().TimeoutSeconds)
-	}
-	budget := time.Duration(max(seconds, 1)) * time.Second
-	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 {
-		budget = min(budget, t)
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), budget*9/10)
-	defer cancel()
-	if kind == "validate" {
-		return ValidateAll(ctx, scripts, sreq)
-	}
-	return MutateAll(ctx, scripts, sreq)
-}
-
 // record logs what a script decided, beyond a plain allow, and tells Observe.
 func (s *Server) record(o Observation) {
-	if s.observe != nil {
+	if s.observe != nil && !errors.Is(o.Decision.Err, ErrNotLoaded) { // a name from the path: no metric series, no record
 		s.observe(o)
 	}
 	req, d := o.Request, o.Decision

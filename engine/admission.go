@@ -47,6 +47,9 @@ func (e *Engine) publishAdmission(name string, stopped bool) {
 		slot.stopped = true
 	case p != nil && p.current != nil && admits(p.current.ver.Definition()):
 		slot = admissionSlot{ver: p.current.ver}
+		if slot != old[name] {
+			e.warnInheritedSelector(name, p.current.ver.Definition())
+		}
 	default:
 		if !had {
 			return
@@ -72,6 +75,24 @@ func (e *Engine) publishAdmission(name string, stopped bool) {
 }
 
 func admits(def scripting.Definition) bool { return def.Validate || def.Mutate }
+
+// warnInheritedSelector warns, as a version of name starts serving admission, when one of its
+// watches takes the runner-wide -l: its webhook entry then has that selector as its
+// objectSelector, and an object without those labels never reaches validate or mutate: a
+// client bypasses the policy by leaving the labels out (docs/admission.md, "Selectors").
+func (e *Engine) warnInheritedSelector(name string, def scripting.Definition) {
+	if e.cfg.LabelSelector == "" {
+		return
+	}
+	for _, w := range def.Watch {
+		if w.LabelSelector == "" {
+			e.logger.Warn("admission: the runner-wide -l is this script's objectSelector; objects without those labels skip its "+
+				"validate and mutate (set labelSelector in its watch to make that the policy's own choice, or run admission without -l)",
+				"script", name, "selector", e.cfg.LabelSelector)
+			return
+		}
+	}
+}
 
 func (e *Engine) admissionTable() admissionTable {
 	if t := e.admission.Load(); t != nil {

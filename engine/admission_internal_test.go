@@ -134,6 +134,33 @@ func TestAdmissionWaitsForAFreeRuntimeWithinItsDeadline(t *testing.T) {
 	<-blockers
 }
 
+// TestAdmissionCallEndsByTheRequestsDeadline: a call runs under the request's deadline when
+// it comes before the runtime's own timeout, and none starts once it has passed, even on a
+// free runtime.
+func TestAdmissionCallEndsByTheRequestsDeadline(t *testing.T) {
+	t.Parallel()
+	e := loaderEngine(t, newFakeSource(1))
+	e.loadContent("a.js", cmScript("v1", `validate(obj) {
+    if (obj.metadata.name === "spin") for (;;) {}
+  }, admission: { operations: ["CREATE"], timeoutSeconds: 10 }`))
+	e.syncUntil(t, pending(e, "a.js"))
+	a, _ := e.AdmissionScript("a.js")
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := a.Validate(ctx, admissionReq("spin"))
+	if took := time.Since(start); !errors.Is(err, scripting.ErrTimeout) || !strings.Contains(err.Error(), "at the admission request's deadline") ||
+		took > time.Second {
+		t.Errorf("a spinning call with 150ms left: %v after %s; want a timeout at the request's deadline, not the runtime's 2s", err, took)
+	}
+	if _, err := a.Validate(ctx, admissionReq("x")); err == nil || !strings.Contains(err.Error(), "start the call") {
+		t.Errorf("a call after the deadline: %v, want it not started", err)
+	}
+	if idle := current(e, "a.js").ver.AdmissionIdle(); idle != 2 {
+		t.Errorf("%d idle runtimes, want both", idle)
+	}
+}
+
 // waitFor polls cond until it holds, for at most 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -80,6 +80,12 @@ func (s *instance) readAdmission(def *goja.Object, l locator) error {
 		return err
 	}
 	s.def.Validate, s.def.Mutate = s.validateFn != nil, s.mutateFn != nil
+	if s.def.Validate {
+		s.validateLine = l.line("validate")
+	}
+	if s.def.Mutate {
+		s.mutateLine = l.line("mutate")
+	}
 	opts := def.Get("admission")
 	if !s.def.Validate && !s.def.Mutate {
 		if !isMissing(opts) {
@@ -141,9 +147,13 @@ func readOperations(v goja.Value, l locator) ([]string, error) {
 	var ops []string
 	for i := range n {
 		el := obj.Get(fmt.Sprint(i))
-		op := strings.ToUpper(el.String())
+		op := el.String()
 		if !isString(el) || !slices.Contains(admissionOps, op) {
-			return nil, bad(fmt.Sprintf("has %s; valid operations are %s", typeName(el), strings.Join(admissionOps, ", ")))
+			msg := fmt.Sprintf("has %s; valid operations are %s", typeName(el), strings.Join(admissionOps, ", "))
+			if upper := strings.ToUpper(op); isString(el) && slices.Contains(admissionOps, upper) {
+				msg += fmt.Sprintf(" (in capitals, as the API server names them): did you mean %q?", upper)
+			}
+			return nil, bad(msg)
 		}
 		if slices.Contains(ops, op) {
 			return nil, bad(fmt.Sprintf("lists %q twice", op))

@@ -17,7 +17,7 @@ func TestAdmissionDefinitionDefaults(t *testing.T) {
 		t.Errorf("definition = validate %t mutate %t %+v, want validate only with %+v", def.Validate, def.Mutate, def.Admission, want)
 	}
 	s = newTestScript(t, "m.js", `export default { mutate(obj) {}, admission: {
-  operations: ["create", "DELETE"], failurePolicy: "Ignore", timeoutSeconds: 3, mode: "audit" } }`, Options{})
+  operations: ["CREATE", "DELETE"], failurePolicy: "Ignore", timeoutSeconds: 3, mode: "audit" } }`, Options{})
 	want = AdmissionSpec{Operations: []string{"CREATE", "DELETE"}, FailurePolicy: "Ignore", TimeoutSeconds: 3, Mode: "audit"}
 	if def := s.Definition(); !def.Mutate || !reflect.DeepEqual(def.Admission, want) {
 		t.Errorf("definition = mutate %t %+v, want %+v", def.Mutate, def.Admission, want)
@@ -41,7 +41,9 @@ func TestAdmissionDefinitionErrors(t *testing.T) {
 		{"timeout zero", "export default { validate() {}, admission: {\n  timeoutSeconds: 0 } }", "v.js:2: 'timeoutSeconds' must be a positive integer"},
 		{"operation unknown", "export default { validate() {}, admission: {\n  operations: ['PATCH'] } }", "v.js:2: 'admission.operations' has a string (\"PATCH\"); valid operations are CREATE, UPDATE, DELETE, CONNECT, *"},
 		{"operations empty", "export default { validate() {}, admission: {\n  operations: [] } }", "v.js:2: 'admission.operations' must list 1 to 4 operations, got 0"},
-		{"operation twice", "export default { validate() {}, admission: {\n  operations: ['CREATE', 'create'] } }", `v.js:2: 'admission.operations' lists "CREATE" twice`},
+		{"operation twice", "export default { validate() {}, admission: {\n  operations: ['CREATE', 'CREATE'] } }", `v.js:2: 'admission.operations' lists "CREATE" twice`},
+		{"operation in lowercase", "export default { validate() {}, admission: {\n  operations: ['CREATE', 'update'] } }",
+			`v.js:2: 'admission.operations' has a string ("update"); valid operations are CREATE, UPDATE, DELETE, CONNECT, * (in capitals, as the API server names them): did you mean "UPDATE"?`},
 		{"star with others", "export default { validate() {}, admission: {\n  operations: ['*', 'CREATE'] } }", `v.js:2: 'admission.operations' lists "*" with other operations`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,24 +119,44 @@ func TestValidateDecisionsAndCtx(t *testing.T) {
 	}
 }
 
+// TestValidateResultErrors: a result that breaks the contract is an error at the line of
+// validate in the definition, naming every unknown key.
 func TestValidateResultErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ ret, want string }{
-		{`"no"`, `validate must return undefined or {allowed, message?, code?, warnings?}; got a string ("no")`},
-		{`{ message: "x" }`, "validate must return {allowed: true|false, ...}; allowed is undefined"},
-		{`{ allowd: false }`, "validate returned an object with the unknown key 'allowd'; did you mean 'allowed'?"},
+		{`"no"`, `v.js:2: validate must return undefined or {allowed, message?, code?, warnings?}; got a string ("no")`},
+		{`{ message: "x" }`, "v.js:2: validate must return {allowed: true|false, ...}; allowed is undefined"},
+		{`{ allowd: false }`, "v.js:2: validate returned an object with the unknown key 'allowd' (did you mean 'allowed'?); valid keys are allowed, message, code, warnings"},
+		{`{ allow: false, msg: "x", reason: "y" }`, "v.js:2: validate returned an object with the unknown keys 'allow' (did you mean 'allowed'?), " +
+			"'msg', 'reason'; valid keys are allowed, message, code, warnings"},
 		{`{ allowed: false, code: 200 }`, "validate returned a code that is a number (200); it must be an HTTP status from 400 to 599"},
 		{`{ allowed: false, message: 3 }`, "validate returned a message that is a number (3), not a string"},
 		{`{ allowed: true, warnings: "w" }`, `validate returned warnings that are a string ("w"), not an array of strings`},
 		{`{ allowed: true, warnings: Array(33).fill("w") }`, "validate returned 33 warnings (the limit is 32)"},
 		{`{ get allowed() { for (;;) {} } }`, "validate timed out"},
 	} {
-		s := newTestScript(t, "v.js", "export default { validate() { return "+tc.ret+" } }", Options{Timeout: 100 * time.Millisecond})
+		s := newTestScript(t, "v.js", "export default {\n  validate() { return "+tc.ret+" } }", Options{Timeout: 100 * time.Millisecond})
 		_, err := s.Validate(AdmissionRequest{Operation: "CREATE", Object: sample()})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("return %s: err = %v\nwant one containing %q", tc.ret, err, tc.want)
 		}
 		s.Close()
+	}
+}
+
+// TestMutateResultErrorsCarryTheLine: mutate's result errors are at mutate's line, and a
+// handler's after an admission call on the same runtime are not.
+func TestMutateResultErrorsCarryTheLine(t *testing.T) {
+	t.Parallel()
+	s := newTestScript(t, "m.js", "export default {\n  validate() {},\n\n  mutate() { return [1]; },\n  reconcile() { return { done: true }; },\n}", Options{})
+	_, err := s.Mutate(AdmissionRequest{Operation: "CREATE", Object: sample()})
+	if err == nil || !strings.HasPrefix(err.Error(), "m.js:4: mutate must return the changed object") {
+		t.Errorf("err = %v, want mutate's result error at m.js:4", err)
+	}
+	_, err = s.Reconcile("ns/n", Event{})
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Line != 0 {
+		t.Errorf("reconcile's result error %v, want one at no line", err)
 	}
 }
 

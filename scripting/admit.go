@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -25,6 +27,9 @@ type AdmissionRequest struct {
 	Namespace   string
 	Name        string
 	Cache       Cache // the script's cache and indexes; may be nil
+	// Deadline is when the request's answer is due (zero: none): the call is not started
+	// after it and is interrupted at it when that comes before the runtime's Timeout.
+	Deadline time.Time
 }
 
 // Validation is what validate returned: undefined allows, {allowed, message?, code?,
@@ -87,11 +92,15 @@ func (s *Script) Mutate(req AdmissionRequest) (Object, error) {
 // both under the call deadline: reading the result may run script code (getters, toJSON).
 // The end of the call recovers what read throws.
 func (s *instance) admit(name string, fn goja.Callable, req AdmissionRequest, read func(goja.Value) error) (err error) {
-	if err := s.begin(name); err != nil {
+	if err := s.beginBy(name, req.Deadline); err != nil {
 		return err
 	}
 	defer s.end(&err)
 	s.pure = name
+	s.resultLine = s.validateLine
+	if name == "mutate" {
+		s.resultLine = s.mutateLine
+	}
 	ctx := s.admitCtx()
 	ctx.req, ctx.ev = req, Event{Resource: req.Resource, Cache: req.Cache}
 	defer ctx.clear()
@@ -134,19 +143,39 @@ func (s *instance) validation(v goja.Value) (Validation, error) {
 	return res, err
 }
 
+// checkResultKeys refuses a result with keys outside valid, naming every one of them (with
+// the valid key each may have meant).
 func (s *instance) checkResultKeys(obj *goja.Object, valid []string) error {
+	var unknown []string
 	for _, k := range obj.Keys() {
 		if slices.Contains(valid, k) {
 			continue
 		}
-		msg := fmt.Sprintf("returned an object with the unknown key '%s'", k)
-		if c := closest(k, valid); c != "" {
-			return s.resultError("%s; did you mean '%s'?", msg, c)
+		if len(unknown) == maxNamedKeys {
+			unknown = append(unknown, "…")
+			break
 		}
-		return s.resultError("%s; valid keys are allowed, message, code, warnings", msg)
+		name := fmt.Sprintf("'%s'", truncate(k, maxNamedKeyLength))
+		if c := closest(k, valid); c != "" {
+			name += fmt.Sprintf(" (did you mean '%s'?)", c)
+		}
+		unknown = append(unknown, name)
 	}
-	return nil
+	switch len(unknown) {
+	case 0:
+		return nil
+	case 1:
+		return s.resultError("returned an object with the unknown key %s; valid keys are %s", unknown[0], strings.Join(valid, ", "))
+	}
+	return s.resultError("returned an object with the unknown keys %s; valid keys are %s", strings.Join(unknown, ", "), strings.Join(valid, ", "))
 }
+
+// An error names at most maxNamedKeys unknown keys of a result, each cut to maxNamedKeyLength
+// bytes: the message reaches the client through the API server.
+const (
+	maxNamedKeys      = 16
+	maxNamedKeyLength = 64
+)
 
 func (s *instance) resultString(v goja.Value, key string) (string, error) {
 	if isMissing(v) {

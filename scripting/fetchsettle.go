@@ -146,7 +146,7 @@ func (s *instance) waitFetches(p *goja.Promise) error {
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return &ScriptError{File: s.name, Err: ErrTimeout,
-				Message: fmt.Sprintf("%s timed out after %s (waiting for fetch)", s.callName, s.timeout)}
+				Message: s.timedOut("waiting for fetch")}
 		}
 		return s.scriptError(err)
 	}

@@ -245,7 +245,8 @@ func parseRequeue(v goja.Value) (time.Duration, error) {
 	return d, nil
 }
 
-// resultError reports a handler's return value that breaks the contract.
+// resultError reports a handler's return value that breaks the contract, at the handler's
+// line when it is known (resultLine).
 func (s *instance) resultError(format string, args ...any) *ScriptError {
-	return &ScriptError{File: s.name, Message: s.callName + " " + fmt.Sprintf(format, args...)}
+	return &ScriptError{File: s.name, Line: s.resultLine, Message: s.callName + " " + fmt.Sprintf(format, args...)}
 }

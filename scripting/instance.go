@@ -44,7 +44,10 @@ type instance struct {
 	reconcileFn goja.Callable
 	validateFn  goja.Callable
 	mutateFn    goja.Callable
-	indexers    map[string]indexer
+	// validateLine and mutateLine are where the definition writes them: the line a result of
+	// theirs that breaks the contract is reported at (resultError).
+	validateLine, mutateLine int
+	indexers                 map[string]indexer
 	// indexersObj is `this` for index functions, as in def.indexers.name(obj).
 	indexersObj *goja.Object
 	scheduleFns []goja.Callable       // schedule[i].run
@@ -53,6 +56,13 @@ type instance struct {
 
 	// Per-call state, reset when the call ends (the event is ctx's, the thrown errors callEnv's).
 	callName string
+	// callLimit is how long the call may run: the timeout, or less for an admission call whose
+	// request is due sooner (beginBy); byRequest says which.
+	callLimit time.Duration
+	byRequest bool
+	// resultLine is the line resultError reports: the function's, for an admission call; 0
+	// (none) for others.
+	resultLine int
 
 	fetch   *fetchModule   // fetch's requests of the current call (fetch.go)
 	netList *netguard.List // the definition's `net`, nil when it declares none
@@ -111,10 +121,28 @@ func (s *instance) stop() {
 // begin arms the deadline for a call named name; every successful begin is paired with a
 // deferred end.
 func (s *instance) begin(name string) error {
-	if !s.dog.arm(s.timeout) {
+	return s.arm(name, s.timeout, false)
+}
+
+// beginBy is begin for a call whose answer is due at deadline (zero: none): it is not
+// started once deadline has passed, and otherwise runs under the shorter of its timeout and
+// the time left, so that its caller answers in time.
+func (s *instance) beginBy(name string, deadline time.Time) error {
+	if deadline.IsZero() {
+		return s.begin(name)
+	}
+	left := time.Until(deadline)
+	if left <= 0 {
+		return &ScriptError{File: s.name, Err: ErrTimeout, Message: name + " not started: the request's deadline had passed"}
+	}
+	return s.arm(name, min(s.timeout, left), left < s.timeout)
+}
+
+func (s *instance) arm(name string, limit time.Duration, byRequest bool) error {
+	if !s.dog.arm(limit) {
 		return s.interruptedError(name)
 	}
-	s.callName = name
+	s.callName, s.callLimit, s.byRequest, s.resultLine = name, limit, byRequest, 0
 	return nil
 }
 

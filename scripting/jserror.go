@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
@@ -41,9 +42,21 @@ func (s *instance) scriptError(err error) *ScriptError {
 
 func (s *instance) interruptCause(v any) (string, error) {
 	if _, ok := v.(timeoutMark); ok {
-		return fmt.Sprintf("%s timed out after %s", s.callName, s.timeout), ErrTimeout
+		return s.timedOut(""), ErrTimeout
 	}
 	return s.callName + ": " + ErrInterrupted.Error(), ErrInterrupted
+}
+
+// timedOut is the message of a call that ran out of time, what it waited for (if anything)
+// after the duration.
+func (s *instance) timedOut(waiting string) string {
+	if waiting != "" {
+		waiting = " (" + waiting + ")"
+	}
+	if s.byRequest {
+		return fmt.Sprintf("%s timed out after %s%s, at the admission request's deadline", s.callName, s.callLimit.Round(time.Millisecond), waiting)
+	}
+	return fmt.Sprintf("%s timed out after %s%s", s.callName, s.callLimit, waiting)
 }
 
 // maxMessage bounds the message of a thrown value, which is logged on one line.

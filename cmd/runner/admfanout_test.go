@@ -74,7 +74,7 @@ func TestRunnerSharesOneEntryForScriptsAlike(t *testing.T) {
 		}
 		t.Fatalf("entries' paths %q and %q, want %q and %q", v, m, wantV, wantM)
 	}
-	waitPaths([]string{admission.GroupPath("validate", []string{"a.js", "c.js", "team/b.js"})}, []string{admission.GroupPath("mutate", []string{"m1.js", "m2.js"})})
+	waitPaths([]string{admission.GroupPath("validate", "Fail", []string{"a.js", "c.js", "team/b.js"})}, []string{admission.GroupPath("mutate", "Fail", []string{"m1.js", "m2.js"})})
 
 	seen := &warnings{}
 	cfg := rest.CopyConfig(cp.Config)
@@ -109,5 +109,5 @@ func TestRunnerSharesOneEntryForScriptsAlike(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "c.js")); err != nil {
 		t.Fatal(err)
 	}
-	waitPaths([]string{admission.GroupPath("validate", []string{"a.js", "team/b.js"})}, []string{admission.GroupPath("mutate", []string{"m1.js", "m2.js"})})
+	waitPaths([]string{admission.GroupPath("validate", "Fail", []string{"a.js", "team/b.js"})}, []string{admission.GroupPath("mutate", "Fail", []string{"m1.js", "m2.js"})})
 }

@@ -93,7 +93,7 @@ func TestWebhookStatusNamesTheSharedEntry(t *testing.T) {
 	for _, w := range got {
 		rows = append(rows, row{w.Script, w.Webhook, w.Path, strings.Join(w.SharedWith, ",")})
 	}
-	shared := admission.GroupPath("validate", []string{"a.js", "c.js"})
+	shared := admission.GroupPath("validate", "Fail", []string{"a.js", "c.js"})
 	want := []row{{"a.js", "validate", shared, "c.js"}, {"a.js", "mutate", "/mutate/a.js", ""},
 		{"b.js", "validate", "/validate/b.js", ""}, {"c.js", "validate", shared, "a.js"}}
 	if !reflect.DeepEqual(rows, want) {

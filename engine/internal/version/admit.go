@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -15,7 +14,7 @@ import (
 // and several requests are answered at once. Every replica serves them, standbys included.
 
 // admissionRuntimes is how many admission calls one version runs at once; a request finding
-// them all busy waits for one within its deadline.
+// them all busy waits for one until its deadline.
 const admissionRuntimes = 2
 
 // ErrRetired is returned once the version no longer takes admission calls; the one serving
@@ -32,7 +31,6 @@ type admitPool struct {
 	closing bool
 	closed  chan struct{} // closed by close: waiting calls give up
 	calls   sync.WaitGroup
-	callMax time.Duration // the longest a call takes: its runtimes' Timeout plus Grace
 }
 
 // newAdmitPool instantiates the admission runtimes, with the deadline the script's
@@ -40,8 +38,7 @@ type admitPool struct {
 func newAdmitPool(cfg Config) (*admitPool, error) {
 	opts := cfg.Options
 	opts.Timeout, opts.Grace = cfg.Def.Admission.CallLimits(cfg.Options.Timeout)
-	p := &admitPool{free: make(chan *scripting.Script, admissionRuntimes), closed: make(chan struct{}),
-		callMax: opts.Timeout + opts.Grace}
+	p := &admitPool{free: make(chan *scripting.Script, admissionRuntimes), closed: make(chan struct{})}
 	for range admissionRuntimes {
 		s, err := cfg.Program.Instantiate(opts)
 		if err != nil {
@@ -54,9 +51,9 @@ func newAdmitPool(cfg Config) (*admitPool, error) {
 	return p, nil
 }
 
-// do runs fn on a free runtime. It waits for one only as long as a call started then would
-// still end before ctx's deadline (a call may take callMax), so that the caller can answer
-// in time; and not past the pool's close.
+// do runs fn on a free runtime. It starts nothing once ctx has ended, waits for a runtime
+// until ctx's deadline and not past the pool's close; the call itself ends by that deadline
+// (AdmissionRequest.Deadline), so that the caller answers in time.
 func (p *admitPool) do(ctx context.Context, fn func(*scripting.Script) error) error {
 	p.mu.Lock()
 	if p.closing {
@@ -74,16 +71,16 @@ func (p *admitPool) do(ctx context.Context, fn func(*scripting.Script) error) er
 	return fn(s)
 }
 
+// take hands out a free runtime, none once ctx has ended: a runtime freed after the
+// deadline would start a call whose answer nobody waits for any more.
 func (p *admitPool) take(ctx context.Context) (*scripting.Script, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start the call: %w", context.Cause(ctx))
+	}
 	select {
 	case s := <-p.free:
 		return s, nil
 	default:
-	}
-	if deadline, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-p.callMax))
-		defer cancel()
 	}
 	select {
 	case s := <-p.free:
@@ -126,6 +123,7 @@ func (v *Version) Validate(ctx context.Context, req scripting.AdmissionRequest) 
 		return scripting.Validation{}, fmt.Errorf("validate %s: the script does not define validate", v.name)
 	}
 	req.Cache = v.admissionCache(req.Resource)
+	req.Deadline, _ = ctx.Deadline()
 	var res scripting.Validation
 	err := v.admit.do(ctx, func(s *scripting.Script) (err error) {
 		res, err = s.Validate(req)
@@ -140,6 +138,7 @@ func (v *Version) Mutate(ctx context.Context, req scripting.AdmissionRequest) (s
 		return nil, fmt.Errorf("mutate %s: the script does not define mutate", v.name)
 	}
 	req.Cache = v.admissionCache(req.Resource)
+	req.Deadline, _ = ctx.Deadline()
 	var out scripting.Object
 	err := v.admit.do(ctx, func(s *scripting.Script) (err error) {
 		out, err = s.Mutate(req)
