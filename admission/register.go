@@ -74,8 +74,8 @@ type Registrar struct {
 	// keptForeign: the last Reconcile kept another replica's URL (registershare.go), so Run
 	// checks again within AnswerCheck. Run's goroutine (Reconcile's caller) only.
 	keptForeign bool
-	// refused are the entries the last Reconcile left out (checked), by kind and scripts, with
-	// why: logged when they change. Run's goroutine only.
+	// refused are the entries the last Reconcile left out, "kind name (scripts)" with why:
+	// logged when they change. Run's goroutine only.
 	refused map[string]string
 }
 
@@ -123,8 +123,9 @@ func (r *Registrar) Run(ctx context.Context) error {
 }
 
 // Reconcile makes the configurations match the entries now: created, updated or, with no
-// entry of their kind, deleted. An entry the API server would refuse (checkHook) is left out
-// and reported, so that it never keeps the others from being written. An entry keeps the URL
+// entry of their kind, deleted. An entry the API server would refuse (checkHook), or does
+// refuse (withoutRefused), is left out and reported, so that it never keeps the others from
+// being written. An entry keeps the URL
 // another replica registered while a server answers there (registershare.go). Not for
 // concurrent use: Run calls it.
 func (r *Registrar) Reconcile(ctx context.Context) error {
@@ -141,11 +142,14 @@ func (r *Registrar) Reconcile(ctx context.Context) error {
 	for _, c := range r.checked(Groups(entries, "mutate"), ca, refused) {
 		mutating = append(mutating, c.mutating())
 	}
-	r.report(refused)
-	if err := r.applyValidating(ctx, validating, share); err != nil {
+	defer r.report(refused)
+	err := withoutRefused(validating, func(h admissionregv1.ValidatingWebhook) string { return "validate " + h.Name }, refused,
+		func(hooks []admissionregv1.ValidatingWebhook) error { return r.applyValidating(ctx, hooks, share) })
+	if err != nil {
 		return err
 	}
-	return r.applyMutating(ctx, mutating, share)
+	return withoutRefused(mutating, func(h admissionregv1.MutatingWebhook) string { return "mutate " + h.Name }, refused,
+		func(hooks []admissionregv1.MutatingWebhook) error { return r.applyMutating(ctx, hooks, share) })
 }
 
 // checked are the entries of groups the API server accepts; each other one's reason is put in
@@ -160,7 +164,7 @@ func (r *Registrar) checked(groups []Group, ca []byte, refused map[string]string
 			err = fmt.Errorf("name %q: %w", c.name, errDuplicateName)
 		}
 		if err != nil {
-			refused[g.Kind+" "+strings.Join(g.Scripts, ", ")] = err.Error()
+			refused[g.Kind+" "+c.name+" ("+strings.Join(g.Scripts, ", ")+")"] = err.Error()
 			continue
 		}
 		names[c.name] = true
@@ -176,9 +180,9 @@ func (r *Registrar) report(refused map[string]string) {
 	}
 	r.refused = refused
 	for _, key := range slices.Sorted(maps.Keys(refused)) {
-		kind, scripts, _ := strings.Cut(key, " ")
-		r.Logger.Error("webhook entry not registered: the API server would refuse it; the other entries are",
-			"webhook", kind, "scripts", scripts, "error", refused[key])
+		kind, entry, _ := strings.Cut(key, " ")
+		r.Logger.Error("webhook entry not registered: the API server refuses it; the other entries are",
+			"webhook", kind, "entry", entry, "error", refused[key])
 	}
 }
 
