@@ -214,3 +214,43 @@ func createDeployment(t *testing.T, api appsv1client.DeploymentInterface, replic
 	_, err := api.Create(t.Context(), d, metav1.CreateOptions{})
 	return err
 }
+
+// TestAnEntryTheAPIServerRefusesIsLeftOutAlone: an entry the checks before writing did not
+// catch, refused by kube-apiserver (its 422 names webhooks[i]), is left out and the others are
+// written.
+func TestAnEntryTheAPIServerRefusesIsLeftOutAlone(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	reg := &Registrar{Client: client, Name: "jsinformer-test-refused", CABundle: func() []byte { return []byte("CA") },
+		Target: Target{ServiceNamespace: "jsinformer-system", Service: "runner"}}
+	reg.Init()
+	t.Cleanup(func() { cleanupConfigs(t, client, reg.Name) })
+	spec := scripting.AdmissionSpec{Operations: []string{"CREATE"}, FailurePolicy: "Ignore", TimeoutSeconds: 5}
+	var hooks []admissionregv1.MutatingWebhook
+	for _, script := range []string{"a.js", "b.js", "c.js"} {
+		g := Group{Kind: "mutate", Scripts: []string{script}, Entry: Entry{Script: script, Mutate: true, Spec: spec, LabelSelector: neverMatched,
+			Rules: []Rule{{Version: "v1", Resource: "configmaps", Namespaced: true}}}}
+		hooks = append(hooks, reg.common(g, []byte("CA")).mutating())
+	}
+	bad := "/mutate/B.js" // as an older runner wrote it
+	hooks[1].ClientConfig.Service.Path = &bad
+	refused := map[string]string{}
+	share := &sharing{answered: map[string]bool{}}
+	err := withoutRefused(hooks, func(h admissionregv1.MutatingWebhook) string { return h.Name }, refused,
+		func(hooks []admissionregv1.MutatingWebhook) error { return reg.applyMutating(t.Context(), hooks, share) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	mwc, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(t.Context(), reg.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range mwc.Webhooks {
+		names = append(names, w.Name)
+	}
+	if strings.Join(names, ",") != hooks[0].Name+","+hooks[2].Name || !strings.Contains(refused[hooks[1].Name], "/mutate/B.js") {
+		t.Errorf("written %q, refused %q; want a.js and c.js written, b.js refused with the API server's reason", names, refused)
+	}
+}

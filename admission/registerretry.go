@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 
@@ -16,8 +17,8 @@ var webhookField = regexp.MustCompile(`^webhooks\[(\d+)\]`)
 // refusedEntries are the indexes of hooks that err, the API server's answer to a write of
 // their configuration, names as invalid; nil when err is no such answer.
 func refusedEntries(err error, hooks int) map[int]bool {
-	status, ok := err.(apierrors.APIStatus)
-	if !ok || !apierrors.IsInvalid(err) || status.Status().Details == nil {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.Status().Details == nil {
 		return nil
 	}
 	out := map[int]bool{}

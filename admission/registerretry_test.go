@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -23,8 +24,8 @@ func TestRefusedEntriesAreLeftOutAlone(t *testing.T) {
 				errs = append(errs, field.Invalid(field.NewPath("webhooks").Index(i).Child("name"), h, "refused"))
 			}
 		}
-		if len(errs) > 0 {
-			return apierrors.NewInvalid(gk, "x", errs)
+		if len(errs) > 0 { // wrapped, as applyValidating returns it
+			return fmt.Errorf("reconcile: %w", apierrors.NewInvalid(gk, "x", errs))
 		}
 		return nil
 	}
