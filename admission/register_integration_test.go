@@ -238,7 +238,9 @@ func TestAnEntryTheAPIServerRefusesIsLeftOutAlone(t *testing.T) {
 	refused := map[string]string{}
 	share := &sharing{answered: map[string]bool{}}
 	err := withoutRefused(hooks, func(h admissionregv1.MutatingWebhook) string { return h.Name }, refused,
-		func(hooks []admissionregv1.MutatingWebhook) error { return reg.applyMutating(t.Context(), hooks, share) })
+		func(hooks []admissionregv1.MutatingWebhook) error {
+			return reg.applyMutating(t.Context(), hooks, share)
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
