@@ -50,8 +50,13 @@ func startAdmissionRunner(t *testing.T, cfg *rest.Config, dir, name, addr string
 // registrar reconciling every resync (0: the default).
 func startAdmissionReplica(t *testing.T, cfg *rest.Config, dir, name, addr, url string, resync time.Duration) *admissionRunner {
 	t.Helper()
+	return startAdmissionWith(t, cfg, dir, webhookFlags{addr: addr, url: url, name: name}, resync)
+}
+
+// startAdmissionWith is startAdmissionReplica with the runner's --webhook-* flags.
+func startAdmissionWith(t *testing.T, cfg *rest.Config, dir string, flags webhookFlags, resync time.Duration) *admissionRunner {
+	t.Helper()
 	logger := slog.New(slog.DiscardHandler)
-	flags := webhookFlags{addr: addr, url: url, name: name}
 	hooks, parts, err := flags.newWebhooks(t.Context(), cfg, false, logger)
 	if err != nil {
 		t.Fatal(err)
