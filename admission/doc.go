@@ -23,15 +23,18 @@
 // # Server
 //
 // Server (server.go) is the HTTPS AdmissionReview v1 endpoint: one path per webhook entry,
-// ValidatePrefix or MutatePrefix followed by the script's name ("/validate/team-a/policy.js")
-// for a script with an entry of its own, or GroupPath's ValidateGroupPrefix or
-// MutateGroupPrefix path naming the entry's failure policy and the scripts that share it
-// ("/validate-group/fail/1/a.js/2/team-a/policy.js": each name preceded by the count of its
-// slash-separated parts). Each request asks Lookup for the scripts' admission functions, so a
-// script is answered for only once a version of it is loaded (a script of a shared path not
-// loaded now answers by the path's failure policy, resolve.go; 404 when none is), and a
-// reload swaps them between two requests (the engine lets a call in flight on the old
-// version finish).
+// ValidatePrefix or MutatePrefix followed by the script's encoded name
+// ("/validate/team-a/policy.js") for a script with an entry of its own, or GroupPath's
+// ValidateGroupPrefix or MutateGroupPrefix path naming the scripts that share an entry
+// ("/validate-group/fail/1/a.js/2/team-a/policy.js": the entry's failure policy, then each encoded
+// name preceded by the count of its segments). A name is encoded (pathname.go, EncodeName) into segments a Service's path
+// accepts: each part that is a lowercase DNS-1123 subdomain as it is, any other in base32hex
+// after "b32--" ("Policy.js" is "b32--a1nmoqb3f4n6kso"); the routing decodes it (DecodeName),
+// refusing any spelling EncodeName does not write. Each
+// request asks Lookup for the scripts' admission functions, so a script is answered for only
+// once a version of it is loaded (a script of a shared path not loaded now answers by the path's failure policy, resolve.go;
+// 404 when none is loaded), and a reload swaps them between two requests (the engine lets a call in flight on the
+// old version finish).
 //
 // A request to several scripts is fanned out in process (fanout.go): MutateAll asks the
 // mutates one after another in the path's order, each seeing the object as the previous one
@@ -59,9 +62,13 @@
 // Registrar (register.go) keeps one ValidatingWebhookConfiguration and one
 // MutatingWebhookConfiguration with an entry per Group (group.go): the scripts whose entries
 // would be identical but for their name and path share one, in a stable order (groups by
-// their first script, scripts by name), unless a name cannot be put in a GroupPath (a part
-// that is not a lowercase DNS-1123 subdomain); a script alone keeps its own path and
-// WebhookName. The configurations are reconciled from Entries on Changed,
+// their first script, scripts by name), unless a name cannot be put in a GroupPath (one with
+// an empty part); a script alone keeps its own path and WebhookName. Each entry is checked as
+// the API server validates one before it is written (hookcheck.go), and one that fails, or
+// that the API server's 422 names (registerretry.go), is left out and logged alone: one bad
+// entry never keeps the others from being updated. The namespaceSelector never matches
+// AlwaysExcluded (kube-system, kube-node-lease) nor Registrar.Exclude; a rule lists the
+// script's admission.subresources beside its resource ("deployments/scale"). The configurations are reconciled from Entries on Changed,
 // every Resync and a second after a failure; they stay when it stops. Replicas registering
 // different URLs converge (registershare.go): an entry keeps the URL another replica wrote
 // while a server answers there, checked every AnswerCheck, and is taken over once none does. SecretCerts

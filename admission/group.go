@@ -73,11 +73,11 @@ func shareKey(e Entry, kind string) (string, bool) {
 	var r Registrar
 	alone := Group{Kind: kind, Scripts: []string{e.Script}, Entry: e}
 	if kind == "validate" {
-		h := r.validating(alone, nil)
+		h := r.common(alone, nil).validating()
 		h.Name, h.ClientConfig = "", admissionregv1.WebhookClientConfig{}
 		hook = h
 	} else {
-		h := r.mutating(alone, nil)
+		h := r.common(alone, nil).mutating()
 		h.Name, h.ClientConfig = "", admissionregv1.WebhookClientConfig{}
 		hook = h
 	}
@@ -85,15 +85,15 @@ func shareKey(e Entry, kind string) (string, bool) {
 	return string(b), err == nil
 }
 
-// segment is a path segment a shared path carries as it is: a DNS-1123 subdomain, valid in a
-// Service's path too, and never "." or "..", which a client may clean away.
+// segment is a path segment a path carries as it is (pathname.go): a DNS-1123 subdomain,
+// valid in a Service's path too, and never "." or "..", which a client may clean away.
 var segment = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
-// groupable reports whether script's name can be put in a shared path: each of its
-// slash-separated parts a lowercase DNS-1123 subdomain of at most 253 characters.
+// groupable reports whether script's name can be put in a shared path: each segment of its
+// encoded name (EncodeName) is one, which fails only for a name with an empty part.
 func groupable(script string) bool {
-	for part := range strings.SplitSeq(script, "/") {
-		if len(part) > 253 || !segment.MatchString(part) {
+	for seg := range strings.SplitSeq(EncodeName(script), "/") {
+		if len(seg) > 253 || !segment.MatchString(seg) {
 			return false
 		}
 	}
@@ -111,7 +111,7 @@ func (g Group) Path() string {
 
 // GroupPath is the path of an entry shared by scripts (each of them groupable) whose
 // failure policy is failurePolicy: the kind's group prefix, the policy in lowercase, then for
-// each script the number of its slash-separated parts followed by them,
+// each script the number of segments of its encoded name (EncodeName) followed by them,
 // "/validate-group/fail/2/team-a/policy.js/1/b.js". Counting the parts keeps the path
 // unambiguous while names contain "/", with nothing to escape and no query string. The
 // policy is what a replica on which one of the scripts is not loaded answers for it
@@ -131,9 +131,10 @@ func GroupPath(kind, failurePolicy string, scripts []string) string {
 		if i > 0 {
 			b.WriteByte('/')
 		}
-		b.WriteString(strconv.Itoa(strings.Count(s, "/") + 1))
+		enc := EncodeName(s)
+		b.WriteString(strconv.Itoa(strings.Count(enc, "/") + 1))
 		b.WriteByte('/')
-		b.WriteString(s)
+		b.WriteString(enc)
 	}
 	return b.String()
 }
@@ -169,7 +170,7 @@ func groupPolicy(path string) string {
 // MaxGroupScripts bounds the scripts a shared path names; a longer path is refused.
 const MaxGroupScripts = 256
 
-// parseGroup reads the scripts of a GroupPath after its prefix (and its failure policy
+// parseGroup reads the encoded names (EncodeName) of the scripts of a GroupPath after its prefix (and its failure policy
 // segment); false when rest is not one or names more than MaxGroupScripts. A script named
 // twice is called once. Linear in rest: the names seen are a set, and the parts are walked once.
 func parseGroup(rest string) ([]string, bool) {
@@ -223,5 +224,6 @@ func (g Group) Name() string {
 		return WebhookName(g.Scripts[0], g.Kind)
 	}
 	sum := sha256.Sum256([]byte(strings.Join(g.Scripts, "\n")))
-	return fmt.Sprintf("%s-and-%d-%s.%s.jsinformer.io", slug(g.Scripts[0]), len(g.Scripts)-1, hex.EncodeToString(sum[:])[:8], g.Kind)
+	rest := fmt.Sprintf("and-%d-%s", len(g.Scripts)-1, hex.EncodeToString(sum[:])[:8])
+	return fmt.Sprintf("%s.%s.jsinformer.io", slugged(g.Scripts[0], rest), g.Kind)
 }

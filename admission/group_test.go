@@ -50,8 +50,10 @@ func TestGroupsShareAnEntryOnlyWhenTheirWebhooksAreAlike(t *testing.T) {
 			"validate", [][]string{{"a.js", "c.js"}, {"b.js"}}},
 		{"only the scripts defining the kind", []Entry{groupEntry("a.js", func(e *Entry) { e.Mutate = false }), groupEntry("b.js", nil), groupEntry("c.js", nil)},
 			"mutate", [][]string{{"b.js", "c.js"}}},
-		{"a name that cannot be encoded keeps its own entry", []Entry{groupEntry("a.js", nil), groupEntry("My Policy.js", nil), groupEntry("c.js", nil)},
-			"validate", [][]string{{"My Policy.js"}, {"a.js", "c.js"}}},
+		{"a name that is not DNS segments shares, encoded", []Entry{groupEntry("a.js", nil), groupEntry("My Policy.js", nil), groupEntry("c.js", nil)},
+			"validate", [][]string{{"My Policy.js", "a.js", "c.js"}}},
+		{"a name with an empty part keeps its own entry", []Entry{groupEntry("a.js", nil), groupEntry("x//b.js", nil), groupEntry("c.js", nil)},
+			"validate", [][]string{{"a.js", "c.js"}, {"x//b.js"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +77,8 @@ func TestGroupPathIsUnambiguous(t *testing.T) {
 	tests := [][]string{
 		{"a.js", "b.js"},
 		{"team-a/policy.js", "b.js", "x/y/z.js"},
-		{"1/2.js", "2.js"}, // names that look like counts
+		{"1/2.js", "2.js"},                                  // names that look like counts
+		{"Policy.js", "a_b.js", "team A/x.js", "b32--x.js"}, // encoded (EncodeName)
 	}
 	for i, scripts := range tests {
 		policy := []string{"Fail", "Ignore", "Ignore"}[i]
@@ -118,6 +121,8 @@ func TestGroupNamesAreValidAndDistinct(t *testing.T) {
 		{Kind: "validate", Scripts: []string{"a.js", "c.js"}},
 		{Kind: "mutate", Scripts: []string{"a.js", "b.js"}},
 		{Kind: "validate", Scripts: []string{long, "b.js", "c.js"}},
+		{Kind: "validate", Scripts: []string{"_"}},              // no letter or digit: no slug
+		{Kind: "mutate", Scripts: []string{"日本/__.ts", "__/a"}}, // nor for the first script
 	}
 	seen := map[string]bool{}
 	for _, g := range groups {

@@ -205,8 +205,8 @@ func TestRegistrarReconcilesTheConfigurations(t *testing.T) {
 		t.Errorf("webhook = %+v\nclient %+v", w, w.ClientConfig)
 	}
 	if got := w.NamespaceSelector.MatchExpressions; len(got) != 1 || got[0].Operator != metav1.LabelSelectorOpNotIn ||
-		strings.Join(got[0].Values, ",") != "jsinformer-system,kube-system" { // a set, sorted
-		t.Errorf("namespaceSelector = %+v, want kube-system and the runner's namespace excluded", got)
+		strings.Join(got[0].Values, ",") != "jsinformer-system,kube-node-lease,kube-system" { // a set, sorted
+		t.Errorf("namespaceSelector = %+v, want kube-system, kube-node-lease and the runner's namespace excluded", got)
 	}
 	if r := w.Rules; len(r) != 1 || r[0].APIGroups[0] != "apps" || r[0].Resources[0] != "deployments" || string(r[0].Operations[0]) != "CREATE" ||
 		*r[0].Scope != admissionregv1.NamespacedScope {

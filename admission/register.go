@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/url"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -69,8 +69,8 @@ type Registrar struct {
 	// CAGrace is how long a replaced CA stays in the entries; zero means DefaultCAGrace.
 	CAGrace time.Duration
 	Entries func() []Entry
-	// Exclude are namespaces no webhook ever matches: kube-system and the runner's own are
-	// always added, so the runner cannot lock itself out.
+	// Exclude are namespaces no webhook ever matches, besides AlwaysExcluded: the runner's
+	// own, so that it cannot lock itself out.
 	Exclude []string
 	Logger  *slog.Logger
 	// Resync is how often the configurations are checked without a change; zero means a minute.
@@ -83,6 +83,9 @@ type Registrar struct {
 	// caDrop: when a CA is next due to leave the caBundle (mergeCA), for Run to reconcile
 	// then. Run's goroutine only.
 	caDrop time.Time
+	// refused are the entries the last Reconcile left out, "kind name (scripts)" with why:
+	// logged when they change. Run's goroutine only.
+	refused map[string]string
 }
 
 // Changed asks Run for a reconcile; it never blocks (before Init, it does nothing).
@@ -132,32 +135,75 @@ func (r *Registrar) Run(ctx context.Context) error {
 }
 
 // Reconcile makes the configurations match the entries now: created, updated or, with no
-// entry of their kind, deleted. An entry keeps the URL another replica registered while a
-// server answers there (registershare.go). Not for concurrent use: Run calls it.
+// entry of their kind, deleted. An entry the API server would refuse (checkHook), or does
+// refuse (withoutRefused), is left out and reported, so that it never keeps the others from
+// being written. An entry keeps the URL
+// another replica registered while a server answers there (registershare.go). Not for
+// concurrent use: Run calls it.
 func (r *Registrar) Reconcile(ctx context.Context) error {
 	entries := r.Entries()
 	ca := r.CABundle()
 	share := &sharing{ours: r.Target.URL, ca: ca, answered: map[string]bool{}}
 	defer func() { r.keptForeign = share.kept }()
 	r.caDrop = time.Time{}
+	refused := map[string]string{}
 	var validating []admissionregv1.ValidatingWebhook
+	for _, c := range r.checked(Groups(entries, "validate"), ca, refused) {
+		validating = append(validating, c.validating())
+	}
 	var mutating []admissionregv1.MutatingWebhook
-	for _, g := range Groups(entries, "validate") {
-		validating = append(validating, r.validating(g, ca))
+	for _, c := range r.checked(Groups(entries, "mutate"), ca, refused) {
+		mutating = append(mutating, c.mutating())
 	}
-	for _, g := range Groups(entries, "mutate") {
-		mutating = append(mutating, r.mutating(g, ca))
-	}
-	if err := r.applyValidating(ctx, validating, share); err != nil {
+	defer r.report(refused)
+	err := withoutRefused(validating, func(h admissionregv1.ValidatingWebhook) string { return "validate " + h.Name }, refused,
+		func(hooks []admissionregv1.ValidatingWebhook) error { return r.applyValidating(ctx, hooks, share) })
+	if err != nil {
 		return err
 	}
-	if err := r.applyMutating(ctx, mutating, share); err != nil {
+	err = withoutRefused(mutating, func(h admissionregv1.MutatingWebhook) string { return "mutate " + h.Name }, refused,
+		func(hooks []admissionregv1.MutatingWebhook) error { return r.applyMutating(ctx, hooks, share) })
+	if err != nil {
 		return err
 	}
 	if r.Registered != nil {
 		r.Registered(ca)
 	}
 	return nil
+}
+
+// checked are the entries of groups the API server accepts; each other one's reason is put in
+// refused under its scripts' names.
+func (r *Registrar) checked(groups []Group, ca []byte, refused map[string]string) []common {
+	var out []common
+	names := map[string]bool{}
+	for _, g := range groups {
+		c := r.common(g, ca)
+		err := c.check()
+		if err == nil && names[c.name] {
+			err = fmt.Errorf("name %q: %w", c.name, errDuplicateName)
+		}
+		if err != nil {
+			refused[g.Kind+" "+c.name+" ("+strings.Join(g.Scripts, ", ")+")"] = err.Error()
+			continue
+		}
+		names[c.name] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// report logs the entries left out, when they are not those of the last reconcile.
+func (r *Registrar) report(refused map[string]string) {
+	if maps.Equal(refused, r.refused) {
+		return
+	}
+	r.refused = refused
+	for _, key := range slices.Sorted(maps.Keys(refused)) {
+		kind, entry, _ := strings.Cut(key, " ")
+		r.Logger.Error("webhook entry not registered: the API server refuses it; the other entries are",
+			"webhook", kind, "entry", entry, "error", refused[key])
+	}
 }
 
 func (r *Registrar) meta(caAdded string) metav1.ObjectMeta {
@@ -302,27 +348,26 @@ func (r *Registrar) common(g Group, ca []byte) common {
 	return c
 }
 
-func (r *Registrar) validating(g Group, ca []byte) admissionregv1.ValidatingWebhook {
-	c := r.common(g, ca)
+func (c common) validating() admissionregv1.ValidatingWebhook {
 	return admissionregv1.ValidatingWebhook{Name: c.name, ClientConfig: c.client, Rules: c.rules, FailurePolicy: &c.failurePolicy,
 		MatchPolicy: &c.matchPolicy, SideEffects: &c.sideEffects, TimeoutSeconds: &c.timeout, NamespaceSelector: c.nsSelector,
 		ObjectSelector: c.objSelector, AdmissionReviewVersions: []string{"v1"}}
 }
 
-func (r *Registrar) mutating(g Group, ca []byte) admissionregv1.MutatingWebhook {
-	c := r.common(g, ca)
+func (c common) mutating() admissionregv1.MutatingWebhook {
 	return admissionregv1.MutatingWebhook{Name: c.name, ClientConfig: c.client, Rules: c.rules, FailurePolicy: &c.failurePolicy,
 		MatchPolicy: &c.matchPolicy, SideEffects: &c.sideEffects, TimeoutSeconds: &c.timeout, NamespaceSelector: c.nsSelector,
 		ObjectSelector: c.objSelector, AdmissionReviewVersions: []string{"v1"}}
 }
 
-// Path is the server's path for a script's webhook of kind ("validate", "mutate").
+// Path is the server's path for a script's webhook of kind ("validate", "mutate"): the
+// kind's prefix and the script's encoded name (EncodeName), valid in a Service's path.
 func Path(kind, script string) string {
 	prefix := ValidatePrefix
 	if kind == "mutate" {
 		prefix = MutatePrefix
 	}
-	return prefix + (&url.URL{Path: script}).EscapedPath()
+	return prefix + EncodeName(script)
 }
 
 func (r *Registrar) clientConfig(path string, ca []byte) admissionregv1.WebhookClientConfig {
@@ -350,16 +395,32 @@ func rules(e Entry) []admissionregv1.RuleWithOperations {
 			scope = admissionregv1.NamespacedScope
 		}
 		out = append(out, admissionregv1.RuleWithOperations{Operations: ops, Rule: admissionregv1.Rule{
-			APIGroups: []string{rule.Group}, APIVersions: []string{rule.Version}, Resources: []string{rule.Resource}, Scope: &scope}})
+			APIGroups: []string{rule.Group}, APIVersions: []string{rule.Version}, Resources: resources(rule.Resource, e.Spec.Subresources), Scope: &scope}})
 	}
 	return out
 }
 
-// namespaceSelector never matches kube-system nor the excluded namespaces and, for a script
-// watching some namespaces only, matches just those.
+// resources are a rule's resources: the main resource, then its subresources the script
+// covers ("deployments/scale").
+func resources(resource string, subresources []string) []string {
+	out := []string{resource}
+	for _, sub := range subresources {
+		out = append(out, resource+"/"+sub)
+	}
+	return out
+}
+
+// AlwaysExcluded are the namespaces no webhook entry ever matches, whatever Registrar.Exclude
+// says: the control plane's own objects (kube-system) and the nodes' heartbeats
+// (kube-node-lease, whose Leases a Fail webhook with no runner answering would stop, making
+// every node NotReady). Do not modify.
+var AlwaysExcluded = []string{"kube-node-lease", "kube-system"}
+
+// namespaceSelector never matches AlwaysExcluded nor the excluded namespaces and, for a
+// script watching some namespaces only, matches just those.
 func (r *Registrar) namespaceSelector(e Entry) *metav1.LabelSelector {
 	const nameLabel = "kubernetes.io/metadata.name"
-	exclude := append([]string{"kube-system"}, r.Exclude...)
+	exclude := slices.Concat(AlwaysExcluded, r.Exclude)
 	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: nameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: dedupe(exclude)}}}
 	if len(e.Namespaces) > 0 {
@@ -382,10 +443,20 @@ var notSlug = regexp.MustCompile(`[^a-z0-9-]+`)
 // the script's name, with a hash so that names differing only in punctuation stay apart.
 func WebhookName(script, kind string) string {
 	sum := sha256.Sum256([]byte(script))
-	return fmt.Sprintf("%s-%s.%s.jsinformer.io", slug(script), hex.EncodeToString(sum[:])[:8], kind)
+	return fmt.Sprintf("%s.%s.jsinformer.io", slugged(script, hex.EncodeToString(sum[:])[:8]), kind)
 }
 
-// slug is script's name as a DNS label's start: lowercase letters, digits and dashes, at most 40.
+// slugged is rest after script's slug and a dash, or rest alone when the slug is empty (a
+// name without a letter or digit): a DNS label either way, since rest starts with one.
+func slugged(script, rest string) string {
+	if s := slug(script); s != "" {
+		return s + "-" + rest
+	}
+	return rest
+}
+
+// slug is script's name as a DNS label's start: lowercase letters, digits and dashes, at most
+// 40, starting and ending with a letter or digit; "" when it has none.
 func slug(script string) string {
 	s := strings.Trim(notSlug.ReplaceAllString(strings.ToLower(script), "-"), "-")
 	if len(s) > 40 {

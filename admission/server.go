@@ -194,17 +194,20 @@ func refused(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), http.StatusBadRequest)
 }
 
-// route splits a path into the kind and the names of the scripts it calls.
+// route splits a path into the kind and the names of the scripts it calls, decoded
+// (DecodeName).
 func route(path string) (kind string, names []string, ok bool) {
 	for _, k := range []struct{ prefix, kind string }{{ValidatePrefix, "validate"}, {MutatePrefix, "mutate"}} {
 		if name, found := strings.CutPrefix(path, k.prefix); found && name != "" {
-			return k.kind, []string{name}, true
+			name, ok := DecodeName(name)
+			return k.kind, []string{name}, ok
 		}
 	}
 	for _, k := range []struct{ prefix, kind string }{{ValidateGroupPrefix, "validate"}, {MutateGroupPrefix, "mutate"}} {
 		if rest, found := strings.CutPrefix(path, k.prefix); found {
 			names, ok := parseGroup(rest)
-			return k.kind, names, ok
+			names, decoded := decodeNames(names)
+			return k.kind, names, ok && decoded
 		}
 	}
 	return "", nil, false

@@ -215,14 +215,14 @@ func (a AdmissionScript) Mutate(ctx context.Context, req scripting.AdmissionRequ
 
 // Covers reports whether the script's webhook entry is registered for resource and
 // subResource: one of the resources its serving version watches (AdmissionEntries' rules),
-// without a subresource. A script no longer serving covers all: its call then fails as
+// with a subresource only when its admission.subresources lists it (or "*"). A script no longer serving covers all: its call then fails as
 // Validate and Mutate say, and its failure policy answers.
 func (a AdmissionScript) Covers(resource schema.GroupVersionResource, subResource string) bool {
 	slot, ok := a.e.admissionTable()[a.name]
 	if !ok {
 		return true
 	}
-	if subResource != "" {
+	if subs := a.spec.Subresources; subResource != "" && !slices.Contains(subs, subResource) && !slices.Contains(subs, "*") {
 		return false
 	}
 	for _, t := range slot.ver.Targets() {

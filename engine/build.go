@@ -62,6 +62,9 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		return nil, err
 	}
 	targets, err := e.targets(src.Name, def)
+	if err == nil {
+		err = checkLockout(src.Name, def, targets)
+	}
 	if err != nil {
 		script.Close()
 		lift()

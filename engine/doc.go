@@ -114,7 +114,10 @@
 //     (admission.go): AdmissionScript routes each call to the version serving the script,
 //     from a table the loader publishes when a version becomes current, a script is unloaded
 //     or the memory guard stops one (Config.OnAdmission tells the webhook registration);
-//     a version being closed first lets its admission calls in flight finish.
+//     a version being closed first lets its admission calls in flight finish. Its load
+//     fails when its webhooks, under failurePolicy Fail, would cover a resource its
+//     resolved watches show to be cluster-scoped, or Leases, without
+//     admission.allowClusterLockout (admitscope.go, scripting.LockoutRisk).
 //     RecordAdmission keeps a decision the webhook server made in the trace, with the
 //     object's other records (Event "admission"), from any goroutine.
 //

@@ -72,6 +72,8 @@ func TestAdmitDecidesAsTheWebhooks(t *testing.T) {
 			req: offline.AdmissionRequest{Operation: "DELETE", OldObject: teamCM("default", "a", nil)}},
 		{name: "kube-system is never sent to a script",
 			req: offline.AdmissionRequest{Operation: "CREATE", Object: teamCM("kube-system", "a", nil)}, owner: nil},
+		{name: "kube-node-lease is never sent to a script",
+			req: offline.AdmissionRequest{Operation: "CREATE", Object: teamCM("kube-node-lease", "a", nil)}, owner: nil},
 		{name: "a subresource is not the watched resource",
 			req: offline.AdmissionRequest{Operation: "UPDATE", SubResource: "status", Object: teamCM("default", "a", nil)}},
 	}
@@ -112,6 +114,31 @@ func TestAdmitDecidesAsTheWebhooks(t *testing.T) {
 	}
 	if _, err := r.Admit(t.Context(), offline.AdmissionRequest{Operation: "CREATE", Object: teamCM("default", "a", nil), Script: "other.js"}); err == nil {
 		t.Error("Admit for a script that is not loaded: no error")
+	}
+}
+
+// TestAdmitCoversTheSubresourcesListed: a script's admission.subresources are sent to it,
+// with ctx.subResource; the others are not.
+func TestAdmitCoversTheSubresourcesListed(t *testing.T) {
+	t.Parallel()
+	r := startOffline(t, `export default {
+  watch: { resource: "v1/configmaps" },
+  validate(obj, ctx) { return { allowed: false, message: "seen " + ctx.subResource }; },
+  admission: { subresources: ["status"] },
+};`)
+	admit := func(sub string) offline.AdmissionResult {
+		res, err := r.Admit(t.Context(), offline.AdmissionRequest{Operation: "UPDATE", SubResource: sub, Resource: configmapsGVR,
+			Namespace: "default", Name: "a", Object: teamCM("default", "a", nil), OldObject: teamCM("default", "a", nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := admit("status"); res.Err == nil || !strings.Contains(res.Err.Error(), "seen status") {
+		t.Errorf("a status UPDATE: %v, want sent to the script", res.Err)
+	}
+	if res := admit("scale"); res.Err != nil || len(res.Calls) != 0 {
+		t.Errorf("a scale UPDATE: %v, %d calls; want none", res.Err, len(res.Calls))
 	}
 }
 

@@ -22,9 +22,10 @@ type webhook struct{ group admission.Group }
 // it calls them: the order of the configuration's webhooks, each entry shared by the scripts
 // whose entries would be alike (admission.Groups), in order of their first script. They
 // match as the registered webhooks do (admission.Registrar): the script's operations, a rule
-// per watched resource (the main resource, not its subresources), the namespaceSelector
-// (never kube-system; the watched namespaces when the script watches some only) and the
-// objectSelector (the watches' shared label selector, matched by the object or the old one).
+// per watched resource (the main resource, and the subresources of admission.subresources),
+// the namespaceSelector (never admission.AlwaysExcluded; the watched namespaces when the
+// script watches some only) and the objectSelector (the watches' shared label selector,
+// matched by the object or the old one).
 func (a *admitter) matching(req AdmissionRequest, kind string) []webhook {
 	byScript := map[string]engine.AdmissionEntry{}
 	var entries []admission.Entry
@@ -56,8 +57,11 @@ func webhookEntry(e engine.AdmissionEntry) admission.Entry {
 }
 
 func matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
-	ops := e.Spec.Operations
-	if req.SubResource != "" || (!slices.Contains(ops, req.Operation) && !slices.Contains(ops, "*")) {
+	ops, subs := e.Spec.Operations, e.Spec.Subresources
+	if !slices.Contains(ops, req.Operation) && !slices.Contains(ops, "*") {
+		return false
+	}
+	if req.SubResource != "" && !slices.Contains(subs, req.SubResource) && !slices.Contains(subs, "*") {
 		return false
 	}
 	i := slices.IndexFunc(e.Watches, func(w engine.AdmissionWatch) bool { return w.Resource.GVR == req.Resource })
@@ -73,7 +77,7 @@ func matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
 			ns = req.Name
 		}
 	}
-	if ns != "" && (ns == "kube-system" || (len(namespaces) > 0 && !slices.Contains(namespaces, ns))) {
+	if ns != "" && (slices.Contains(admission.AlwaysExcluded, ns) || (len(namespaces) > 0 && !slices.Contains(namespaces, ns))) {
 		return false
 	}
 	return selectorMatches(selector, req.Object) || selectorMatches(selector, req.OldObject)

@@ -42,7 +42,7 @@ const (
 var DefaultOperations = []string{"CREATE", "UPDATE"}
 
 var (
-	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode"}
+	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode", "subresources", "allowClusterLockout"}
 	admissionOps     = []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
 	admissionModes   = []string{ModeEnforce, ModeWarn, ModeAudit}
 	admissionPolicys = []string{FailurePolicyFail, FailurePolicyIgnore}
@@ -55,6 +55,13 @@ type AdmissionSpec struct {
 	FailurePolicy  string   // FailurePolicyFail (default) or FailurePolicyIgnore
 	TimeoutSeconds int      // the webhook's timeoutSeconds, 1 to 30; DefaultAdmissionTimeoutSeconds
 	Mode           string   // ModeEnforce (default), ModeWarn or ModeAudit
+	// Subresources are the subresources of the watched resources the webhooks cover too
+	// ("scale": deployments/scale), or "*" alone; nil, the default, covers the main resources
+	// only (admissionscope.go).
+	Subresources []string
+	// AllowClusterLockout accepts failurePolicy Fail on a resource where it could lock the
+	// cluster out (LockoutRisk); true only with FailurePolicyFail.
+	AllowClusterLockout bool
 }
 
 // CallLimits are the Timeout and Grace of the runtimes that serve admission calls: within
@@ -119,6 +126,12 @@ func readAdmissionSpec(v goja.Value, l locator) (AdmissionSpec, error) {
 		return spec, err
 	}
 	if spec.Mode, err = readChoice(obj.Get("mode"), "admission.mode", admissionModes, spec.Mode, l); err != nil {
+		return spec, err
+	}
+	if spec.Subresources, err = readSubresources(obj.Get("subresources"), l); err != nil {
+		return spec, err
+	}
+	if spec.AllowClusterLockout, err = readAllowLockout(obj.Get("allowClusterLockout"), spec.FailurePolicy, l); err != nil {
 		return spec, err
 	}
 	spec.TimeoutSeconds, err = readInt(obj.Get("timeoutSeconds"), "timeoutSeconds", 1, DefaultAdmissionTimeoutSeconds, l)

@@ -180,6 +180,7 @@ func (s *Script) Definition() Definition {
 	d.Indexers = slices.Clone(d.Indexers)
 	d.Metrics = slices.Clone(d.Metrics)
 	d.Admission.Operations = slices.Clone(d.Admission.Operations)
+	d.Admission.Subresources = slices.Clone(d.Admission.Subresources)
 	d.Net = slices.Clone(d.Net)
 	return d
 }

@@ -63,6 +63,7 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{"MetricSample", sampleKeys},
 		{"MetricHandle", metricHandleKeys},
 		{"Permission", permissionKeys},
+		{"AdmissionOptions", admissionKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.iface, func(t *testing.T) {

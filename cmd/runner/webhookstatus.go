@@ -57,6 +57,9 @@ func ruleTexts(e admission.Entry) []string {
 			scope = "Namespaced"
 		}
 		gvr := dynamicinformer.FormatGVR(schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource})
+		for _, sub := range e.Spec.Subresources { // as the rule lists them: "deployments/scale"
+			gvr += ", " + r.Resource + "/" + sub
+		}
 		out = append(out, fmt.Sprintf("%s %s (%s)", strings.Join(e.Spec.Operations, ","), gvr, scope))
 	}
 	return out

@@ -157,6 +157,18 @@ interface AdmissionOptions {
   timeoutSeconds?: number;
   /** "enforce" (default) denies; "warn" turns denials into warnings; "audit" only records them. */
   mode?: "enforce" | "warn" | "audit";
+  /**
+   * Subresources of the watched resources the webhooks cover too, e.g. ["scale"] so that
+   * `kubectl scale` (deployments/scale) reaches validate and mutate, with ctx.subResource
+   * "scale" and obj the Scale object; "*" alone for all. Default: none, the main resources only.
+   */
+  subresources?: string[];
+  /**
+   * Accept failurePolicy "Fail" on a cluster-scoped resource (nodes, namespaces, CRDs...) or on
+   * Leases, where webhooks that deny while no runner answers can lock the cluster out; without
+   * it such a script does not load. Only with failurePolicy "Fail".
+   */
+  allowClusterLockout?: boolean;
 }
 
 /** What validate returns to decide; undefined allows. */
