@@ -81,7 +81,7 @@ func TestGroupPathIsUnambiguous(t *testing.T) {
 		{"Policy.js", "a_b.js", "team A/x.js", "b32--x.js"}, // encoded (EncodeName)
 	}
 	for i, scripts := range tests {
-		policy := []string{"Fail", "Ignore", "Ignore"}[i]
+		policy := []string{"Fail", "Ignore", "Ignore", "Fail"}[i]
 		path := GroupPath("mutate", policy, scripts)
 		kind, names, ok := route(path)
 		if !ok || kind != "mutate" || !slices.Equal(names, scripts) || groupPolicy(path) != policy {
