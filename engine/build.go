@@ -67,9 +67,10 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		lift()
 		return nil, err
 	}
+	unwatched := !scripting.NeedsInformers(prog, def)
 	ver, err := version.New(version.Config{
 		Name: src.Name, Hash: src.Hash, Program: prog, Options: opts, Script: script, Recorder: recorder, Def: def,
-		Targets: targets, Started: started, Standby: e.lead != nil && !e.lead.Leading(), Lead: e.lead, Shard: e.shard,
+		Targets: targets, Unwatched: unwatched, Started: started, Standby: e.lead != nil && !e.lead.Leading(), Lead: e.lead, Shard: e.shard,
 		Book: e.book, Pauses: e.pauses, Logger: logger, MaxBacklog: e.cfg.MaxBacklog,
 		Handler:       func(handler string) *handlerMetrics { return e.stats.handler(src.Name, handler) },
 		Coalesced:     func() prometheus.Counter { return e.stats.Coalesced(src.Name) },
@@ -82,13 +83,16 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	}
 	v := &loaded{ver: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
 	e.setNeeds(src.Name, prog, def) // checked while it syncs: a watch it may not list is named at once
+	if unwatched {
+		targets = nil // its watches only say what its webhooks cover: no informer to wait for or report
+	}
 	if err := e.start(v, targets); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
 
-// start runs v and subscribes it to its informers, and records it live. On error v is
+// start runs v and subscribes it to the informers of targets, and records it live. On error v is
 // being closed on a retiring goroutine.
 func (e *Engine) start(v *loaded, targets []version.Target) error {
 	// The worker starts first so it handles the initial adds while client-go is still

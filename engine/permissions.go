@@ -65,7 +65,7 @@ func (e *Engine) setNeeds(name string, prog *scripting.Program, def scripting.De
 	for _, r := range e.defaults {
 		defaults = append(defaults, scripting.WatchSpec{Resource: r.String()})
 	}
-	needs, dynamic, err := permissions.Script(prog, def, defaults, e.cfg.Namespace, e.resolver)
+	needs, dynamic, err := permissions.Script(prog, def, defaults, e.cfg.Namespace, e.resolver, e.cfg.Admission)
 	if err != nil {
 		e.logger.Debug("permissions of a script not fully computed", "script", name, "error", err.Error())
 	}
