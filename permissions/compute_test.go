@@ -229,7 +229,7 @@ func TestComputeNames(t *testing.T) {
 	dir := folder(t, nil, map[string]string{"slack.js": "const S = \"slack-webhook\";\nexport default {\n  watch: \"v1/configmaps\",\n  onAdd(cm) {\n" +
 		"    k8s.get(\"v1/secrets\", \"ops\", S);\n    k8s.patch(\"v1/secrets\", \"ops\", \"copy\", {}, { type: \"apply\" });\n" +
 		"    k8s.delete(\"v1/secrets\", \"ops\", cm.metadata.name);\n  },\n};\n",
-		"net.js": "export default { watch: \"v1/pods\", net: [\"hooks.slack.com\", \"api.example.invalid:8443\"], onAdd() {} };\n",
+		"net.js":  "export default { watch: \"v1/pods\", net: [\"hooks.slack.com\", \"api.example.invalid:8443\"], onAdd() {} };\n",
 		"net2.js": "export default { watch: \"v1/pods\", net: [\"hooks.slack.com\"], onAdd() {} };\n",
 	})
 	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})

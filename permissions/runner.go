@@ -82,11 +82,12 @@ func (a Admission) Needs(script string, validate, mutate bool) []Need {
 	}
 	var out []Need
 	add := func(group, resource, verb, name, ns string, own bool) {
+		why := "admission"
 		if verb == "create" {
-			name = ""
+			name, why = "", "admission (create cannot be limited by name)"
 		}
 		out = append(out, Need{Script: script, Group: group, Resource: resource, Verb: verb, ResourceName: name,
-			Namespace: ns, Own: own, Why: "admission"})
+			Namespace: ns, Own: own, Why: why})
 	}
 	if a.ConfigName != "" {
 		for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"} {
