@@ -27,7 +27,7 @@ func admissionFolder(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"policy.js": "export default {\n  watch: \"apps/v1/deployments\",\n  validate(d) { return d.spec.replicas < 50 || \"too many\"; },\n};\n",
+		"policy.js": "export default {\n  watch: \"apps/v1/deployments\",\n  validate(d) { if (d.spec.replicas > 50) return { allowed: false, message: \"too many\" }; },\n};\n",
 		"slack.js": "export default {\n  watch: \"v1/configmaps\",\n  net: [\"hooks.slack.com\"],\n  onAdd() {\n" +
 			"    k8s.get(\"v1/secrets\", \"ops\", \"slack-webhook\");\n  },\n};\n",
 	}
