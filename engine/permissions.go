@@ -92,6 +92,11 @@ func (e *Engine) Permissions() (missing []permissions.Need, refused []permission
 	return e.perms.Missing(), e.perms.Forbidden()
 }
 
+// PermissionsChecked reports whether the check has answered every permission the loaded
+// scripts need, so that an empty Permissions is an answer; false when the check is off.
+// Safe for concurrent use.
+func (e *Engine) PermissionsChecked() bool { return e.perms != nil && e.perms.Checked() }
+
 func (e *Engine) permissionStatus() []status.PermissionStatus {
 	missing, refused := e.Permissions()
 	var out []status.PermissionStatus

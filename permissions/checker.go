@@ -152,6 +152,20 @@ func (c *Checker) Missing() []Need {
 	return slices.Clone(c.missing)
 }
 
+// Checked reports whether every permission the loaded scripts and the runner need has been
+// answered (within the last rounds): Missing is then the whole answer, not a part of it.
+func (c *Checker) Checked() bool {
+	needs := c.all()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range needs {
+		if _, ok := c.cache[permission(n)]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Run checks at once, on each Set and Remove, and every Interval, until ctx is done. A round
 // that left permissions unreviewed (MaxReviews) is followed by the next after Pause.
 func (c *Checker) Run(ctx context.Context) {
