@@ -48,7 +48,9 @@ func TestGeneratedRBACDeploysAndSuffices(t *testing.T) {
 	if _, err := admin.CoreV1().Secrets(own).Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = admin.CoreV1().Secrets(own).Delete(context.Background(), secret.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Secrets(own).Delete(context.Background(), secret.Name, metav1.DeleteOptions{})
+	})
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first", Namespace: ns}}
 	if _, err := admin.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
