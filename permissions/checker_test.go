@@ -217,6 +217,13 @@ func TestCheckerChecked(t *testing.T) {
 	all := permissions.NewChecker(permissions.CheckerConfig{Reviewer: &fakeReviewer{allowed: map[string]bool{"get pods": true}}, Interval: time.Hour})
 	all.Set("a.js", needs)
 	run(all)
-	// The cache is filled before the round reports: wait for the report too.
-	waitFor(t, "every permission answered, 4 denied", func() bool { return all.Checked() && len(all.Missing()) == 4 })
+	waitFor(t, "every permission answered", all.Checked)
+	if got := len(all.Missing()); got != 4 {
+		t.Errorf("%d missing, want the 4 denied", got)
+	}
+	all.Set("b.js", []permissions.Need{{Script: "b.js", Resource: "secrets", Verb: "get"}})
+	if all.Checked() {
+		t.Error("Checked with a script set since the last round")
+	}
+	waitFor(t, "the new script's permission answered", all.Checked)
 }
