@@ -83,22 +83,21 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	}
 	v := &loaded{ver: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
 	e.setNeeds(src.Name, prog, def) // checked while it syncs: a watch it may not list is named at once
-	if unwatched {
-		targets = nil // its watches only say what its webhooks cover: no informer to wait for or report
-	}
 	if err := e.start(v, targets); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
 
-// start runs v and subscribes it to the informers of targets, and records it live. On error v is
+// start runs v and subscribes it to its informers, and records it live with its watches. On error v is
 // being closed on a retiring goroutine.
 func (e *Engine) start(v *loaded, targets []version.Target) error {
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
 	v.ver.Start()
-	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
+	// Before the informers start, so their first failure names v's script. An unwatched
+	// version has none: its watches only say what its webhooks cover (and what explain reads).
+	e.needs.add(v, v.ver.Informed())
 	if err := v.ver.Subscribe(); err != nil {
 		e.needs.remove(v)
 		e.retiring.Go(v.ver.Close) // the worker may be in a call: not on the loader

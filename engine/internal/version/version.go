@@ -111,7 +111,7 @@ func (v *Version) ReconcileQueued() int {
 // syncs at once. On error everything acquired so far is given back. Called by the loader
 // once, after Start.
 func (v *Version) Subscribe() error {
-	for _, t := range v.informed() {
+	for _, t := range v.Informed() {
 		inf, err := v.acquire(t.Key)
 		if err != nil {
 			v.unsubscribe()
@@ -134,8 +134,8 @@ func (v *Version) Subscribe() error {
 	return nil
 }
 
-// informed are the targets v acquires informers of.
-func (v *Version) informed() []Target {
+// Informed are the targets v acquires informers of: none when unwatched (Config.Unwatched).
+func (v *Version) Informed() []Target {
 	if v.unwatched {
 		return nil
 	}
