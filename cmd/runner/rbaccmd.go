@@ -156,6 +156,7 @@ func (o *rbacOptions) computeOptions(id permissions.Identity) permissions.Option
 func (o *rbacOptions) print(out, errOut io.Writer, rep *permissions.Report, id permissions.Identity) error {
 	o.warn(errOut, rep)
 	roles := permissions.Roles(rep.Needs)
+	warnKustomizeNamespace(errOut, roles, id)
 	if o.output == "json" {
 		if allow := rep.AllowNet(); len(allow) > 0 {
 			fmt.Fprintf(errOut, "note: the scripts' net declarations need --allow-net %s\n", strings.Join(allow, ","))
@@ -173,6 +174,26 @@ func (o *rbacOptions) warn(errOut io.Writer, rep *permissions.Report) {
 	if len(rep.Admission) > 0 && !o.webhook.serves() {
 		fmt.Fprintf(errOut, "warning: %s define validate or mutate, but without --webhook-url, --webhook-service or --webhook-cert-dir the runner serves no admission: nothing is granted for it\n",
 			strings.Join(rep.Admission, ", "))
+	}
+}
+
+// warnKustomizeNamespace says, when the namespace is left to kustomize and some Role names
+// another, that kustomize's plain `namespace:` would move that Role into its own (an ID
+// conflict beside the runner's Role, or a grant in the wrong namespace), and what keeps it.
+func warnKustomizeNamespace(errOut io.Writer, roles []permissions.Role, id permissions.Identity) {
+	if id.Namespace != "" {
+		return
+	}
+	var named []string
+	for _, r := range roles {
+		if !r.Cluster && !r.Own {
+			named = append(named, r.Namespace)
+		}
+	}
+	if len(named) > 0 {
+		fmt.Fprintf(errOut, "warning: the Roles for namespaces %s name their namespace, and --service-account names none: "+
+			"kustomize's `namespace:` would move them into its own; use its NamespaceTransformer with unsetOnly: true "+
+			"(docs/permissions.md), or give --service-account NAMESPACE/NAME\n", strings.Join(named, ", "))
 	}
 }
 

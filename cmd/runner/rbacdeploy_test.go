@@ -242,3 +242,89 @@ func pollFor(t *testing.T, what string, logs fmt.Stringer, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// kustomizeNamespaceRecipe is docs/permissions.md's kustomization for a generated file whose
+// runner's namespace is left to kustomize (--service-account NAME) beside Roles that name
+// their own.
+const kustomizeNamespaceRecipe = `resources: [rbac.yaml]
+transformers:
+  - |-
+    apiVersion: builtin
+    kind: NamespaceTransformer
+    metadata: {name: runner-namespace, namespace: ops}
+    unsetOnly: true
+    setRoleBindingSubjects: allServiceAccounts
+`
+
+// TestRBACKustomizeNamespace: with the namespace left to kustomize, a Role for another
+// namespace is warned about (kustomize's plain namespace: moves it, here into a conflict with
+// the runner's own), and the documented NamespaceTransformer keeps every Role where it
+// belongs, bound to the ServiceAccount in the runner's namespace.
+func TestRBACKustomizeNamespace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := "export default { watch: { resource: \"v1/configmaps\", namespace: \"web\" }, onAdd() {} };\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.js"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, stderr, err := executeSplit(t, "rbac", "--scripts", dir, "--service-account", "runner", "--leader-elect")
+	if err != nil || !strings.Contains(stderr, "warning: the Roles for namespaces web name their namespace") {
+		t.Fatalf("%v; stderr %q lacks the warning", err, stderr)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "permissions.md"))
+	if err != nil || !strings.Contains(string(doc), kustomizeNamespaceRecipe) {
+		t.Errorf("docs/permissions.md does not show the kustomization tested here (%v)", err)
+	}
+	for _, tt := range []struct {
+		name, kustomization, wantErr string
+		where                        map[string]string // kind/name -> namespace
+	}{
+		{"plain namespace:", "resources: [rbac.yaml]\nnamespace: ops\n", "ID conflict", nil},
+		{"the documented transformer", kustomizeNamespaceRecipe, "", map[string]string{"Role/web": "web", "RoleBinding/web": "web",
+			"Role/ops": "ops", "RoleBinding/ops": "ops", "ServiceAccount/ops": "ops"}},
+	} {
+		fsys := filesys.MakeFsInMemory()
+		_ = fsys.WriteFile("/k/rbac.yaml", []byte(file))
+		_ = fsys.WriteFile("/k/kustomization.yaml", []byte(tt.kustomization))
+		m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fsys, "/k")
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		got := map[string]string{}
+		for _, r := range m.Resources() {
+			got[r.GetKind()+"/"+r.GetNamespace()] = r.GetNamespace()
+			for _, s := range subjects(t, r.MustYaml()) {
+				if s != "ops" {
+					t.Errorf("%s: %s %s binds a ServiceAccount of namespace %q, want ops", tt.name, r.GetKind(), r.GetNamespace(), s)
+				}
+			}
+		}
+		for k, ns := range tt.where {
+			if got[k] != ns {
+				t.Errorf("%s: %s not in %s: %v", tt.name, k, ns, got)
+			}
+		}
+	}
+}
+
+// subjects are the namespaces of a binding's subjects.
+func subjects(t *testing.T, doc string) []string {
+	t.Helper()
+	var obj struct {
+		Subjects []struct{ Namespace string } `json:"subjects"`
+	}
+	if err := yaml.NewYAMLOrJSONDecoder(strings.NewReader(doc), 4096).Decode(&obj); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range obj.Subjects {
+		out = append(out, s.Namespace)
+	}
+	return out
+}
