@@ -166,3 +166,35 @@ func TestRBACWebhookNameNeedsNamespace(t *testing.T) {
 		t.Errorf("JSON: %v; stderr %q lacks the --allow-net note", err, errOut)
 	}
 }
+
+// TestTestPermissionsAdmission: `runner test --permissions` on a validate-only script grants
+// it no watch, says so, and points to `runner rbac` for what serving admission takes.
+func TestTestPermissionsAdmission(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"policy.js": "export default {\n  watch: { resource: \"v1/configmaps\", namespace: \"prod\" },\n" +
+			"  validate(cm) { if (!cm.data) return { allowed: false, message: \"empty\" }; },\n};\n",
+		"policy.test.js": "test(\"an empty ConfigMap is denied\", () => {\n  const h = harness(\"./policy.js\");\n" +
+			"  expect(h.admit({ operation: \"CREATE\", object: { apiVersion: \"v1\", kind: \"ConfigMap\", metadata: { name: \"a\", namespace: \"prod\" } } }))" +
+			".toMatchObject({ allowed: false });\n});\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, stderr, err := executeSplit(t, "test", "--permissions", filepath.Join(dir, "policy.test.js"))
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, out, stderr)
+	}
+	for _, s := range []string{"# policy.js: validate/mutate only and never reads ctx.cache: no list or watch",
+		"# Serving policy.js's validate/mutate takes more, as the runner's"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "resources: [configmaps]") {
+		t.Errorf("a watch granted to a script that needs none:\n%s", out)
+	}
+}
