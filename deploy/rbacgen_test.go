@@ -75,7 +75,7 @@ func TestShardedRBACGrantsWhatShardingNeeds(t *testing.T) {
 		}
 		files = append(append(files, data...), "\n---\n"...)
 	}
-	grants, err := permissions.ReadGrants(files)
+	grants, err := permissions.ReadGrants(files, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,3 +172,31 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestAdmissionOnlyStartsNoInformer: a validate-only script that never reads ctx.cache is
+// served without an informer of its watch (its entry still covers the watch), and syncs at
+// once; one that reads ctx.cache gets its informer and its cache.
+func TestAdmissionOnlyStartsNoInformer(t *testing.T) {
+	t.Parallel()
+	source := newFakeSource(3)
+	e := loaderEngine(t, source)
+	e.loadContent("a.js", cmScript("plain", `validate(obj) { if (obj.metadata.name === "bad") return { allowed: false, message: "bad name" }; }`))
+	e.syncUntil(t, pending(e, "a.js"))
+	if n, _ := refs(source); n != 0 {
+		t.Errorf("%d informers for a validate-only script that reads no cache, want 0", n)
+	}
+	if res, err := validateNow(t, e, "bad"); err != nil || res.Allowed || res.Message != "bad name" {
+		t.Errorf("validate = %+v, %v; want the script's denial", res, err)
+	}
+	if entries := e.AdmissionEntries(); len(entries) != 1 || len(entries[0].Watches) != 1 || entries[0].Watches[0].Namespace != "ns" {
+		t.Errorf("entries = %+v, want the watch's rule", entries)
+	}
+	e.loadContent("a.js", policy("cached"))
+	e.syncUntil(t, pending(e, "a.js"))
+	if n, _ := refs(source); n != 1 {
+		t.Errorf("%d informers for a script reading ctx.cache, want 1", n)
+	}
+	if res, err := validateNow(t, e, "x"); err != nil || res.Message != "cached 3 CREATE" {
+		t.Errorf("validate = %+v, %v; want a denial reading its cache of 3", res, err)
+	}
+}

@@ -70,9 +70,10 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		lift()
 		return nil, err
 	}
+	unwatched := !scripting.NeedsInformers(prog, def)
 	ver, err := version.New(version.Config{
 		Name: src.Name, Hash: src.Hash, Program: prog, Options: opts, Script: script, Recorder: recorder, Def: def,
-		Targets: targets, Started: started, Standby: e.lead != nil && !e.lead.Leading(), Lead: e.lead, Shard: e.shard,
+		Targets: targets, Unwatched: unwatched, Started: started, Standby: e.lead != nil && !e.lead.Leading(), Lead: e.lead, Shard: e.shard,
 		Book: e.book, Pauses: e.pauses, Logger: logger, MaxBacklog: e.cfg.MaxBacklog,
 		Handler:       func(handler string) *handlerMetrics { return e.stats.handler(src.Name, handler) },
 		Coalesced:     func() prometheus.Counter { return e.stats.Coalesced(src.Name) },
@@ -91,13 +92,15 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	return v, nil
 }
 
-// start runs v and subscribes it to its informers, and records it live. On error v is
+// start runs v and subscribes it to its informers, and records it live with its watches. On error v is
 // being closed on a retiring goroutine.
 func (e *Engine) start(v *loaded, targets []version.Target) error {
 	// The worker starts first so it handles the initial adds while client-go is still
 	// delivering them: on a large cache that overlap is most of a reload's latency.
 	v.ver.Start()
-	e.needs.add(v, targets) // before the informers start, so their first failure names v's script
+	// Before the informers start, so their first failure names v's script. An unwatched
+	// version has none: its watches only say what its webhooks cover (and what explain reads).
+	e.needs.add(v, v.ver.Informed())
 	if err := v.ver.Subscribe(); err != nil {
 		e.needs.remove(v)
 		e.retiring.Go(v.ver.Close) // the worker may be in a call: not on the loader

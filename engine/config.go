@@ -70,6 +70,10 @@ type Config struct {
 	// what its loaded scripts need (also at start and on each reload), and how long an answer
 	// is cached; default permissions.DefaultInterval (30s), negative turns the check off.
 	PermissionCheckInterval time.Duration
+	// Admission is what serving the scripts' validate and mutate takes of the API server
+	// (the webhook configurations and certificate Secret the runner uses, by name), for the
+	// permission check; the zero value asks for nothing.
+	Admission permissions.Admission
 	// ObserveCalls, when set, is told every k8s call of every script after it returned: the
 	// permission it used and its error (`runner test --permissions`). It runs on the script's
 	// goroutine.

@@ -65,7 +65,7 @@ func (e *Engine) setNeeds(name string, prog *scripting.Program, def scripting.De
 	for _, r := range e.defaults {
 		defaults = append(defaults, scripting.WatchSpec{Resource: r.String()})
 	}
-	needs, dynamic, err := permissions.Script(prog, def, defaults, e.cfg.Namespace, e.resolver)
+	needs, dynamic, err := permissions.Script(prog, def, defaults, e.cfg.Namespace, e.resolver, e.cfg.Admission)
 	if err != nil {
 		e.logger.Debug("permissions of a script not fully computed", "script", name, "error", err.Error())
 	}
@@ -91,6 +91,11 @@ func (e *Engine) Permissions() (missing []permissions.Need, refused []permission
 	}
 	return e.perms.Missing(), e.perms.Forbidden()
 }
+
+// PermissionsChecked reports whether the check has answered every permission the loaded
+// scripts need, so that an empty Permissions is an answer; false when the check is off.
+// Safe for concurrent use.
+func (e *Engine) PermissionsChecked() bool { return e.perms != nil && e.perms.Checked() }
 
 func (e *Engine) permissionStatus() []status.PermissionStatus {
 	missing, refused := e.Permissions()

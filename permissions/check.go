@@ -12,11 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// Grants are the rules of the ClusterRoles and Roles of an RBAC file, taken as bound to the
-// runner (bindings are not read). A Role without a namespace is in the runner's own: the one
-// kustomize fills in.
+// Grants are the rules of the ClusterRoles and Roles of an RBAC file as the API server holds
+// them once the file is applied, taken as bound to the runner (bindings are not read).
 type Grants struct {
-	roles []granted
+	roles []granted // in the order first read
+	// own is the runner's namespace, "" when not known (see ReadGrants).
+	own string
 }
 
 type granted struct {
@@ -25,10 +26,20 @@ type granted struct {
 }
 
 // ReadGrants reads the ClusterRoles and Roles of YAML or JSON documents (other kinds are
-// skipped).
-func ReadGrants(data []byte) (Grants, error) {
+// skipped) as applying them leaves them: an object replaces an earlier one of the same kind,
+// namespace and name. own is the runner's namespace, where a Role without one is applied
+// (kubectl apply -n, kustomize's namespace); "" when not known, and a Role then counts for
+// the runner's namespace whatever namespace it names.
+func ReadGrants(data []byte, own string) (Grants, error) {
+	g := Grants{own: own}
+	if err := g.read(data); err != nil {
+		return Grants{}, err
+	}
+	return g, nil
+}
+
+func (g *Grants) read(data []byte) error {
 	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var g Grants
 	for {
 		var obj struct {
 			Kind     string `json:"kind"`
@@ -41,28 +52,42 @@ func ReadGrants(data []byte) (Grants, error) {
 		}
 		err := dec.Decode(&obj)
 		if errors.Is(err, io.EOF) {
-			return g, nil
+			return nil
 		}
 		if err != nil {
-			return Grants{}, fmt.Errorf("read RBAC objects: %w", err)
+			return fmt.Errorf("read RBAC objects: %w", err)
 		}
 		for _, item := range obj.Items { // a List, as `runner rbac -o json` prints
-			sub, err := ReadGrants(item)
-			if err != nil {
-				return Grants{}, err
+			if err := g.read(item); err != nil {
+				return err
 			}
-			g.roles = append(g.roles, sub.roles...)
 		}
 		if obj.Kind == "ClusterRole" || obj.Kind == "Role" {
-			g.roles = append(g.roles, granted{kind: obj.Kind, name: obj.Metadata.Name, namespace: obj.Metadata.Namespace, rules: obj.Rules})
+			g.put(granted{kind: obj.Kind, name: obj.Metadata.Name, namespace: obj.Metadata.Namespace, rules: obj.Rules})
 		}
 	}
+}
+
+// put records r, replacing the role of the same kind, namespace and name.
+func (g *Grants) put(r granted) {
+	switch {
+	case r.kind == "ClusterRole":
+		r.namespace = ""
+	case r.namespace == "":
+		r.namespace = g.own
+	}
+	i := slices.IndexFunc(g.roles, func(o granted) bool { return o.kind == r.kind && o.namespace == r.namespace && o.name == r.name })
+	if i < 0 {
+		g.roles = append(g.roles, r)
+		return
+	}
+	g.roles[i] = r
 }
 
 // Allows reports whether some rule grants the need where it is needed.
 func (g Grants) Allows(n Need) bool {
 	for _, r := range g.roles {
-		if !r.covers(n) {
+		if !r.covers(n, g.own) {
 			continue
 		}
 		for _, rule := range r.rules {
@@ -74,13 +99,16 @@ func (g Grants) Allows(n Need) bool {
 	return false
 }
 
-// covers reports whether a role's scope includes where n is needed.
-func (r granted) covers(n Need) bool {
+// covers reports whether a role's scope includes where n is needed, for a runner in
+// namespace own ("" not known).
+func (r granted) covers(n Need, own string) bool {
 	switch {
 	case r.kind == "ClusterRole":
 		return true
-	case n.Own:
+	case n.Own && own == "":
 		return true // a Role of the file is in the runner's namespace, named or left to kustomize
+	case n.Own:
+		return r.namespace == own
 	}
 	return n.Namespace != "" && r.namespace == n.Namespace
 }
@@ -111,13 +139,13 @@ func (g Grants) Extra(needs []Need) []string {
 	var out []string
 	for _, r := range g.roles {
 		for _, rule := range r.rules {
-			out = append(out, r.extra(rule, needs)...)
+			out = append(out, r.extra(rule, needs, g.own)...)
 		}
 	}
 	return out
 }
 
-func (r granted) extra(rule rbacv1.PolicyRule, needs []Need) []string {
+func (r granted) extra(rule rbacv1.PolicyRule, needs []Need, own string) []string {
 	var out []string
 	where := fmt.Sprintf("%s %s", r.kind, r.name)
 	if r.namespace != "" {
@@ -135,7 +163,7 @@ func (r granted) extra(rule rbacv1.PolicyRule, needs []Need) []string {
 					if name != "" {
 						one.ResourceNames = []string{name}
 					}
-					if !slices.ContainsFunc(needs, func(n Need) bool { return r.covers(n) && exactly(one, n) }) {
+					if !slices.ContainsFunc(needs, func(n Need) bool { return r.covers(n, own) && exactly(one, n) }) {
 						out = append(out, fmt.Sprintf("%s grants %s", where, Need{Group: group, Resource: res, Verb: verb, ResourceName: name}.what()))
 					}
 				}

@@ -98,6 +98,7 @@ type Checker struct {
 	cache     map[Need]answer // by the need's permission (Script and Why cleared)
 	missing   []Need
 	forbidden []Forbidden
+	checked   bool // the last report covered every need (Checked)
 }
 
 type answer struct {
@@ -126,6 +127,7 @@ func NewChecker(cfg CheckerConfig) *Checker {
 func (c *Checker) Set(script string, needs []Need) {
 	c.mu.Lock()
 	c.scripts[script] = slices.Clone(needs)
+	c.checked = false
 	c.mu.Unlock()
 	c.poke()
 }
@@ -150,6 +152,15 @@ func (c *Checker) Missing() []Need {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.missing)
+}
+
+// Checked reports whether the last round reported on every permission the loaded scripts and
+// the runner need, and no script was set since: Missing is then the whole answer, not a part
+// of it.
+func (c *Checker) Checked() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.checked
 }
 
 // Run checks at once, on each Set and Remove, and every Interval, until ctx is done. A round
@@ -245,13 +256,17 @@ func permission(n Need) Need {
 func (c *Checker) report(needs []Need) {
 	var missing []Need
 	c.mu.Lock()
+	checked := true
 	for _, n := range needs {
-		if a, ok := c.cache[permission(n)]; ok && !a.allowed {
+		a, ok := c.cache[permission(n)]
+		checked = checked && ok
+		if ok && !a.allowed {
 			missing = append(missing, n)
 		}
 	}
 	before := c.missing
 	c.missing = missing
+	c.checked = checked
 	c.mu.Unlock()
 	for _, n := range missing {
 		if !slices.Contains(before, n) {

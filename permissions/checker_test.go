@@ -188,3 +188,42 @@ func TestCheckerUnansweredWarnsOnce(t *testing.T) {
 		t.Errorf("%d WARNs for %d failed rounds, want 1:\n%s", n, rev.count(), logs)
 	}
 }
+
+// TestCheckerChecked: Checked is false while some need has no answer (reviews left over by
+// MaxReviews), and true once every one has, denied or not.
+func TestCheckerChecked(t *testing.T) {
+	t.Parallel()
+	var needs []permissions.Need
+	for _, verb := range []string{"get", "list", "watch", "patch", "delete"} {
+		needs = append(needs, permissions.Need{Script: "a.js", Resource: "pods", Verb: verb})
+	}
+	run := func(c *permissions.Checker) {
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); c.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	rev := &fakeReviewer{allowed: map[string]bool{}}
+	bounded := permissions.NewChecker(permissions.CheckerConfig{Reviewer: rev, Interval: time.Hour, MaxReviews: 2, Pause: time.Hour})
+	bounded.Set("a.js", needs)
+	if bounded.Checked() {
+		t.Error("Checked before any review")
+	}
+	run(bounded)
+	waitFor(t, "two rounds of two reviews", func() bool { return rev.count() == 4 })
+	if bounded.Checked() {
+		t.Error("Checked with one of five permissions unreviewed")
+	}
+	all := permissions.NewChecker(permissions.CheckerConfig{Reviewer: &fakeReviewer{allowed: map[string]bool{"get pods": true}}, Interval: time.Hour})
+	all.Set("a.js", needs)
+	run(all)
+	waitFor(t, "every permission answered", all.Checked)
+	if got := len(all.Missing()); got != 4 {
+		t.Errorf("%d missing, want the 4 denied", got)
+	}
+	all.Set("b.js", []permissions.Need{{Script: "b.js", Resource: "secrets", Verb: "get"}})
+	if all.Checked() {
+		t.Error("Checked with a script set since the last round")
+	}
+	waitFor(t, "the new script's permission answered", all.Checked)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,8 @@ type Options struct {
 	// Resolver resolves resource names; nil means Offline().
 	Resolver Resolver
 	Runner   Runner
+	// Admission is how the runner serves the scripts' validate and mutate.
+	Admission Admission
 	// Timeout bounds each script's top-level evaluation; zero is scripting's default.
 	Timeout time.Duration
 }
@@ -34,6 +37,30 @@ type Report struct {
 	Scripts []string // the plugins, sorted
 	Needs   []Need   // sorted (see Sort)
 	Dynamic []Dynamic
+	// Admission are the scripts with validate or mutate, sorted; Unwatched those of them
+	// that need no informer of their watches (scripting.NeedsInformers).
+	Admission []string
+	Unwatched []string
+	// Net are the scripts' `net` declarations: the --allow-net entries each may reach.
+	Net []NetDeclaration
+}
+
+// NetDeclaration is one script's `net`: the --allow-net entries it may reach, all of which
+// the runner's --allow-net must hold for the script to reach them.
+type NetDeclaration struct {
+	Script  string
+	Entries []string
+}
+
+// AllowNet is every entry of the scripts' `net` declarations, sorted and unique: what the
+// runner's --allow-net must hold.
+func (r *Report) AllowNet() []string {
+	var out []string
+	for _, d := range r.Net {
+		out = append(out, d.Entries...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Compute loads every plugin of a scripts folder, as the runner would find them, and computes
@@ -55,32 +82,52 @@ func Compute(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{Needs: opts.Runner.Needs()}
 	var errs []error
 	for _, src := range sources {
-		needs, dyn, err := loadScript(opts, src)
-		if err != nil {
+		if err := rep.add(opts, src); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		rep.Scripts = append(rep.Scripts, src.Name)
-		rep.Needs = append(rep.Needs, needs...)
-		rep.Dynamic = append(rep.Dynamic, dyn...)
 	}
 	Sort(rep.Needs)
 	return rep, errors.Join(errs...)
 }
 
+// add loads one plugin and adds what it needs.
+func (r *Report) add(opts Options, src plugins.Source) error {
+	prg, def, err := loadScript(opts, src)
+	if err != nil {
+		return err
+	}
+	needs, dyn, err := Script(prg, def, opts.Defaults, opts.Namespace, opts.Resolver, opts.Admission)
+	if err != nil {
+		return err
+	}
+	r.Scripts = append(r.Scripts, src.Name)
+	r.Needs = append(r.Needs, needs...)
+	r.Dynamic = append(r.Dynamic, dyn...)
+	if def.Validate || def.Mutate {
+		r.Admission = append(r.Admission, src.Name)
+		if !scripting.NeedsInformers(prg, def) {
+			r.Unwatched = append(r.Unwatched, src.Name)
+		}
+	}
+	if len(def.Net) > 0 {
+		r.Net = append(r.Net, NetDeclaration{Script: src.Name, Entries: slices.Clone(def.Net)})
+	}
+	return nil
+}
+
 // loadScript compiles and instantiates one plugin, without a client, to read its definition.
-func loadScript(opts Options, src plugins.Source) ([]Need, []Dynamic, error) {
+func loadScript(opts Options, src plugins.Source) (*scripting.Program, scripting.Definition, error) {
 	prg, err := scripting.CompileIn(opts.Dir, src.Name, src.Content)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load %s: %w", src.Name, err)
+		return nil, scripting.Definition{}, fmt.Errorf("load %s: %w", src.Name, err)
 	}
 	s, err := prg.Instantiate(scripting.Options{Timeout: opts.Timeout})
 	if err != nil {
-		return nil, nil, fmt.Errorf("load %s: %w", src.Name, err)
+		return nil, scripting.Definition{}, fmt.Errorf("load %s: %w", src.Name, err)
 	}
 	def := s.Definition()
 	s.Close()
-	return Script(prg, def, opts.Defaults, opts.Namespace, opts.Resolver)
+	return prg, def, nil
 }
 
 // scan lists the plugins of dir as the runner's folder watcher finds them: modules and test

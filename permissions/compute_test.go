@@ -143,36 +143,105 @@ func TestComputeFailsOnUnknownResource(t *testing.T) {
 	}
 }
 
-// TestComputeAdmission: a script with validate or mutate needs both webhook configurations
-// (the registrar keeps its entry in each) and the certificate Secret in the runner's own
-// namespace; a script without either needs none of that.
+// needsOf are script's needs as "verb resource[/name] in namespace", sorted.
+func needsOf(needs []permissions.Need, script string) []string {
+	var out []string
+	for _, n := range needs {
+		if n.Script != script {
+			continue
+		}
+		s := n.Verb + " " + n.GroupResource()
+		if n.ResourceName != "" {
+			s += "/" + n.ResourceName
+		}
+		switch {
+		case n.Own:
+			s += " in (own)"
+		case n.Namespace != "":
+			s += " in " + n.Namespace
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestComputeAdmission: a script with validate or mutate needs what the runner's admission
+// side uses, as Admission says, by name: both webhook configurations when it registers them
+// (create not limited by name: it cannot be), the certificate Secret when it keeps one; a
+// script without either needs none of that. A validate- or mutate-only script that never
+// reads ctx.cache needs no list or watch; one that reads it, or has another handler, does.
 func TestComputeAdmission(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, nil, map[string]string{
 		"policy.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n};\n",
-		"patch.js":  "export default {\n  watch: \"v1/configmaps\",\n  mutate() {},\n};\n",
+		"unique.js": "export default {\n  watch: \"v1/configmaps\",\n  validate(o, ctx) { return !ctx.cache.get(\"a\", \"b\"); },\n};\n",
 		"log.js":    "export default {\n  watch: \"v1/configmaps\",\n  onAdd() {},\n};\n",
+		"both.js":   "export default {\n  watch: \"v1/pods\",\n  onAdd() {},\n  mutate(o) { return o; },\n};\n",
+	})
+	configs := func(kind string) []string {
+		return []string{"create " + kind + "webhookconfigurations.admissionregistration.k8s.io",
+			"delete " + kind + "webhookconfigurations.admissionregistration.k8s.io/hooks",
+			"get " + kind + "webhookconfigurations.admissionregistration.k8s.io/hooks",
+			"update " + kind + "webhookconfigurations.admissionregistration.k8s.io/hooks"}
+	}
+	secret := []string{"create secrets in (own)", "get secrets/hooks-tls in (own)", "update secrets/hooks-tls in (own)"}
+	full := slices.Concat(configs("mutating"), secret, configs("validating"))
+	for _, tt := range []struct {
+		name string
+		adm  permissions.Admission
+		want map[string][]string
+	}{
+		{"registered, certificate in a Secret", permissions.Admission{ConfigName: "hooks", Secret: "hooks-tls"}, map[string][]string{
+			"policy.js": full,
+			"unique.js": slices.Concat(full[:4], []string{"list configmaps", "watch configmaps"}, full[4:]),
+			"log.js":    {"list configmaps", "watch configmaps"},
+			"both.js":   slices.Concat(full[:4], []string{"list pods", "watch pods"}, full[4:]),
+		}},
+		{"served, not registered (--dry-run)", permissions.Admission{Secret: "hooks-tls"}, map[string][]string{"policy.js": secret}},
+		{"registered, certificate from files", permissions.Admission{ConfigName: "hooks"}, map[string][]string{
+			"policy.js": slices.Concat(configs("mutating"), configs("validating"))}},
+		{"no admission served", permissions.Admission{}, map[string][]string{"policy.js": nil, "log.js": {"list configmaps", "watch configmaps"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir, Admission: tt.adm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for script, want := range tt.want {
+				slices.Sort(want)
+				if got := needsOf(rep.Needs, script); !slices.Equal(got, want) {
+					t.Errorf("%s needs\n got %q\nwant %q", script, got, want)
+				}
+			}
+			if !slices.Equal(rep.Admission, []string{"both.js", "policy.js", "unique.js"}) || !slices.Equal(rep.Unwatched, []string{"policy.js"}) {
+				t.Errorf("admission scripts %v, unwatched %v", rep.Admission, rep.Unwatched)
+			}
+		})
+	}
+}
+
+// TestComputeNames: a call that names its object by a constant needs its verb on that object
+// only; a create never is limited by name, nor a name known at run time only.
+func TestComputeNames(t *testing.T) {
+	t.Parallel()
+	dir := folder(t, nil, map[string]string{"slack.js": "const S = \"slack-webhook\";\nexport default {\n  watch: \"v1/configmaps\",\n  onAdd(cm) {\n" +
+		"    k8s.get(\"v1/secrets\", \"ops\", S);\n    k8s.patch(\"v1/secrets\", \"ops\", \"copy\", {}, { type: \"apply\" });\n" +
+		"    k8s.delete(\"v1/secrets\", \"ops\", cm.metadata.name);\n  },\n};\n",
+		"net.js":  "export default { watch: \"v1/pods\", net: [\"hooks.slack.com\", \"api.example.invalid:8443\"], onAdd() {} };\n",
+		"net2.js": "export default { watch: \"v1/pods\", net: [\"hooks.slack.com\"], onAdd() {} };\n",
 	})
 	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, script := range []string{"policy.js", "patch.js"} {
-		for _, gr := range []string{"validatingwebhookconfigurations.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io"} {
-			for _, verb := range []string{"get", "create", "update", "delete"} {
-				if !has(rep.Needs, script, verb, gr, "") {
-					t.Errorf("%s needs no %s on %s", script, verb, gr)
-				}
-			}
-		}
-		secret := slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool {
-			return n.Script == script && n.Resource == "secrets" && n.Verb == "update" && n.Own
-		})
-		if !secret {
-			t.Errorf("%s needs no update on the certificate Secret in the runner's namespace", script)
-		}
+	want := []string{"create secrets in ops", "delete secrets in ops", "get secrets/slack-webhook in ops", "list configmaps",
+		"patch secrets/copy in ops", "watch configmaps"}
+	if got := needsOf(rep.Needs, "slack.js"); !slices.Equal(got, want) {
+		t.Errorf("needs\n got %q\nwant %q", got, want)
 	}
-	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool { return n.Script == "log.js" && n.Why == "admission" }) {
-		t.Errorf("log.js has no validate or mutate but needs admission rights: %v", rep.Needs)
+	if got := rep.AllowNet(); !slices.Equal(got, []string{"api.example.invalid:8443", "hooks.slack.com"}) {
+		t.Errorf("AllowNet() = %q", got)
 	}
 }

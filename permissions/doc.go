@@ -12,19 +12,26 @@
 // declares `permissions` (which then must cover it). Compute does this for every plugin of a
 // folder, found as the runner finds them, and adds the runner's own needs (Runner: the Leases
 // of --leader-elect and --sharded, the reviews of a non-loopback debug API).
-// A script with validate or mutate also needs what admission takes (AdmissionNeeds): its entry
-// in both webhook configurations and the certificate Secret in the runner's namespace.
+// A script with validate or mutate also needs what serving admission takes, as the runner's
+// flags say (Admission.Needs): its entry in the runner's own pair of webhook configurations
+// when it registers them, and the certificate Secret when it keeps one, each by name (create
+// cannot be limited by name: it is a rule of its own). A call that names its object by a
+// constant needs its verbs on that object only. A script whose only handlers are validate
+// and mutate and that never reads ctx.cache (scripting.NeedsInformers) needs no list or watch.
 //
 // Roles merges needs into rules per scope (cluster-wide, the runner's namespace, other
 // namespaces), sorted, each with the scripts that need it; WriteYAML and WriteJSON print them
-// with the ServiceAccount and bindings; Check compares needs with RBAC objects.
+// with the ServiceAccount and bindings, one Role and RoleBinding per namespace (the runner's
+// own merged with the one of its namespace when that is known); ReadGrants reads an RBAC file
+// as applying it leaves it (a later object replaces one of the same kind, namespace and name)
+// and Grants compares it with needs.
 //
 // Checker is the runner's check of itself: Set and Remove (the engine's loader) say what each
 // loaded script needs; Run, on a goroutine its caller owns and joins, reviews it with
 // SelfSubjectAccessReviews (NewReviewer) at once, on each change and every Interval, answers
 // cached for Interval and at most MaxReviews a round, and logs what went missing (WARN, with
 // the rule to add) and what was granted since (INFO); Refused records a call the API server
-// forbade (IsRefusal: a 403 other than a write into a namespace being deleted). Missing and Forbidden may be read from any goroutine. Observe wraps a script's
+// forbade (IsRefusal: a 403 other than a write into a namespace being deleted). Missing, Checked and Forbidden may be read from any goroutine. Observe wraps a script's
 // client to report each call's permission and error (the refused calls; `runner test
 // --permissions`).
 //

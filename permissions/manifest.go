@@ -23,6 +23,7 @@ var label = map[string]string{"app.kubernetes.io/name": "jsinformer"}
 // Objects are the ServiceAccount, the ClusterRole and its binding (when some need is
 // cluster-wide) and one Role and binding per namespace, in that order.
 func Objects(roles []Role, id Identity) []any {
+	roles = placed(roles, id.Namespace)
 	meta := func(name, ns string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: label}
 	}
@@ -88,7 +89,7 @@ func WriteYAML(w io.Writer, roles []Role, id Identity, header []string) error {
 		b.WriteString(strings.TrimRight("# "+h, " ") + "\n")
 	}
 	writeHead(&b, "v1", "ServiceAccount", id.Name, id.Namespace)
-	for _, r := range roles {
+	for _, r := range placed(roles, id.Namespace) {
 		kind, ns := "Role", r.Namespace
 		if r.Own {
 			ns = id.Namespace
@@ -148,6 +149,15 @@ func Header(command string, rep *Report) []string {
 	}
 	for _, d := range rep.Dynamic {
 		out = append(out, "NOT COVERED: "+d.String())
+	}
+	for _, s := range rep.Unwatched {
+		out = append(out, s+": validate/mutate only and never reads ctx.cache: no list or watch of its watches (no informer)")
+	}
+	if allow := rep.AllowNet(); len(allow) > 0 {
+		out = append(out, "The scripts' net declarations need the runner's --allow-net "+strings.Join(allow, ","))
+		for _, d := range rep.Net {
+			out = append(out, "  "+d.Script+": net "+strings.Join(d.Entries, ", "))
+		}
 	}
 	return out
 }

@@ -22,7 +22,8 @@ type Need struct {
 	Namespace string
 	// Own means the runner's own namespace (its ServiceAccount's), whatever Namespace says.
 	Own bool
-	// ResourceName limits the need to one object (the leader election Lease).
+	// ResourceName limits the need to one object: the leader election Lease, the webhook
+	// configurations and certificate Secret, an object a k8s call names by a constant.
 	ResourceName string
 	// Why says what needs it: "watch", "k8s.patch at 05-replicate-secret.js:52",
 	// "permissions[0]", ...
@@ -95,20 +96,24 @@ type Resolver interface {
 }
 
 // Script computes the needs of one loaded plugin: its watches (defaults used when the
-// definition has none, limited to namespace when namespace is not ""), its k8s calls found in
-// the source, and its declared `permissions`.
-func Script(prg *scripting.Program, def scripting.Definition, defaults []scripting.WatchSpec, namespace string, r Resolver) ([]Need, []Dynamic, error) {
+// definition has none, limited to namespace when namespace is not ""), unless it needs no
+// informer (scripting.NeedsInformers), its k8s calls found in the source, its declared
+// `permissions`, and what serving its validate and mutate takes as adm says.
+func Script(prg *scripting.Program, def scripting.Definition, defaults []scripting.WatchSpec, namespace string, r Resolver, adm Admission) ([]Need, []Dynamic, error) {
 	b := builder{script: prg.Name(), r: r}
 	watches := def.Watch
 	if watches == nil {
 		watches = defaults
+	}
+	if !scripting.NeedsInformers(prg, def) {
+		watches = nil
 	}
 	for _, w := range watches {
 		ns := w.Namespace
 		if ns == "" {
 			ns = namespace
 		}
-		b.add(w.Resource, "", []string{ns}, "watch", "list", "watch")
+		b.add(w.Resource, "", []string{ns}, nil, "watch", "list", "watch")
 	}
 	for _, c := range prg.Calls() {
 		b.call(c, len(def.Permissions) > 0)
@@ -123,9 +128,9 @@ func Script(prg *scripting.Program, def scripting.Definition, defaults []scripti
 		if len(nss) == 0 {
 			nss = []string{""}
 		}
-		b.add(res, sub, nss, fmt.Sprintf("permissions[%d]", i), p.Verbs...)
+		b.add(res, sub, nss, nil, fmt.Sprintf("permissions[%d]", i), p.Verbs...)
 	}
-	b.needs = append(b.needs, AdmissionNeeds(prg.Name(), def.Validate, def.Mutate)...)
+	b.needs = append(b.needs, adm.Needs(prg.Name(), def.Validate, def.Mutate)...)
 	return b.needs, b.dynamic, b.err
 }
 
@@ -169,12 +174,14 @@ func (b *builder) call(c scripting.StaticCall, declared bool) {
 	}
 	why := fmt.Sprintf("k8s.%s at %s:%d", c.Method, c.File, c.Line)
 	for _, res := range c.Resources {
-		b.add(res, sub, nss, why, verbs...)
+		b.add(res, sub, nss, c.Names, why, verbs...)
 	}
 }
 
-// add records verbs on a resource name in each namespace.
-func (b *builder) add(name, sub string, namespaces []string, why string, verbs ...string) {
+// add records verbs on a resource name in each namespace, on the objects names (nil: any).
+// A create is never limited by name: the authorizer is not told the name of an object that
+// does not exist yet, so a rule with resourceNames never grants it.
+func (b *builder) add(name, sub string, namespaces, names []string, why string, verbs ...string) {
 	res, err := b.r.Resolve(name)
 	if err != nil {
 		if b.err == nil {
@@ -191,7 +198,19 @@ func (b *builder) add(name, sub string, namespaces []string, why string, verbs .
 			ns = ""
 		}
 		for _, v := range verbs {
-			b.needs = append(b.needs, Need{Script: b.script, Group: res.GVR.Group, Resource: resource, Verb: v, Namespace: ns, Why: why})
+			for _, obj := range namesOf(v, names) {
+				b.needs = append(b.needs, Need{Script: b.script, Group: res.GVR.Group, Resource: resource, Verb: v,
+					Namespace: ns, ResourceName: obj, Why: why})
+			}
 		}
 	}
+}
+
+// namesOf are the object names a need of verb is limited to: "" (any) for a create or when
+// names are not known.
+func namesOf(verb string, names []string) []string {
+	if verb == "create" || len(names) == 0 {
+		return []string{""}
+	}
+	return names
 }

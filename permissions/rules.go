@@ -121,3 +121,54 @@ func addReason(r *Rule, n Need) {
 	r.Reasons = append(r.Reasons, prefix+n.Why)
 	slices.Sort(r.Reasons)
 }
+
+// placed is roles as printed for a runner in namespace ns: the Role of the runner's own
+// namespace and the Role of namespace ns are one, so that the file holds one Role and one
+// RoleBinding per namespace (two objects of the same name would make kustomize fail and a
+// plain apply keep only the last). With ns "" (for kustomize to fill in) roles are unchanged.
+func placed(roles []Role, ns string) []Role {
+	if ns == "" {
+		return roles
+	}
+	own := slices.IndexFunc(roles, func(r Role) bool { return r.Own })
+	same := slices.IndexFunc(roles, func(r Role) bool { return !r.Own && !r.Cluster && r.Namespace == ns })
+	if own < 0 || same < 0 {
+		return roles
+	}
+	out := slices.Clone(roles)
+	out[own] = Role{Own: true, Rules: mergeRules(roles[own].Rules, roles[same].Rules)}
+	return slices.Delete(out, same, same+1)
+}
+
+// mergeRules is a's and b's rules, one per resource and name, with the verbs and reasons of
+// both, sorted as Roles sorts them.
+func mergeRules(a, b []Rule) []Rule {
+	out := make([]Rule, 0, len(a)+len(b))
+	for _, r := range slices.Concat(a, b) {
+		i := slices.IndexFunc(out, func(o Rule) bool {
+			return o.Group == r.Group && o.Resource == r.Resource && o.ResourceName == r.ResourceName
+		})
+		if i < 0 {
+			out = append(out, Rule{Group: r.Group, Resource: r.Resource, ResourceName: r.ResourceName,
+				Verbs: slices.Clone(r.Verbs), Reasons: slices.Clone(r.Reasons)})
+			continue
+		}
+		out[i].Verbs = union(out[i].Verbs, r.Verbs)
+		for _, line := range r.Reasons {
+			script, whys, _ := strings.Cut(line, ": ")
+			for why := range strings.SplitSeq(whys, ", ") {
+				addReason(&out[i], Need{Script: script, Why: why})
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y Rule) int {
+		return cmp.Or(cmp.Compare(x.Group, y.Group), cmp.Compare(x.Resource, y.Resource), cmp.Compare(x.ResourceName, y.ResourceName))
+	})
+	return out
+}
+
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -2,6 +2,7 @@ package permissions_test
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,6 +63,93 @@ func TestNeedRule(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.need.Rule(); got != tt.want {
 			t.Errorf("Rule() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestOneRolePerNamespace: what the runner's own namespace needs (admission's Secret) and what
+// a script needs in the namespace the runner runs in are one Role and one RoleBinding, in YAML
+// and JSON, with the verbs and reasons of both; and the printed file grants all of it when
+// read as the API server holds it.
+func TestOneRolePerNamespace(t *testing.T) {
+	t.Parallel()
+	needs := []permissions.Need{
+		{Script: "policy.js", Resource: "secrets", Verb: "get", ResourceName: "hooks-tls", Own: true, Why: "admission"},
+		{Script: "policy.js", Resource: "secrets", Verb: "create", Own: true, Why: "admission"},
+		{Script: "slack.js", Resource: "secrets", Verb: "get", ResourceName: "hooks-tls", Namespace: "ops", Why: "k8s.get at slack.js:3"},
+		{Script: "slack.js", Resource: "configmaps", Verb: "get", Namespace: "ops", Why: "k8s.get at slack.js:4"},
+		{Script: "slack.js", Resource: "configmaps", Verb: "get", Namespace: "web", Why: "k8s.get at slack.js:5"},
+	}
+	roles := permissions.Roles(needs)
+	id := permissions.Identity{Namespace: "ops", Name: "runner"}
+	var out bytes.Buffer
+	if err := permissions.WriteYAML(&out, roles, id, nil); err != nil {
+		t.Fatal(err)
+	}
+	yaml := out.String()
+	for kind, want := range map[string]int{"kind: Role\nmetadata:\n  name: runner\n  namespace: ops\n": 1,
+		"kind: RoleBinding\nmetadata:\n  name: runner\n  namespace: ops\n": 1, "kind: Role\nmetadata:\n  name: runner\n  namespace: web\n": 1} {
+		if got := strings.Count(yaml, kind); got != want {
+			t.Errorf("%d of %q, want %d:\n%s", got, kind, want, yaml)
+		}
+	}
+	merged := "  # policy.js: admission\n  # slack.js: k8s.get at slack.js:3\n  - apiGroups: [\"\"]\n    resources: [secrets]\n    resourceNames: [hooks-tls]\n    verbs: [get]\n"
+	if !strings.Contains(yaml, merged) {
+		t.Errorf("YAML lacks the merged rule %q:\n%s", merged, yaml)
+	}
+	kinds := map[string]int{}
+	for _, o := range permissions.Objects(roles, id) {
+		kinds[reflect.TypeOf(o).Elem().Name()]++
+	}
+	if kinds["Role"] != 2 || kinds["RoleBinding"] != 2 {
+		t.Errorf("Objects: %v, want a Role and a RoleBinding in each of ops and web", kinds)
+	}
+	grants, err := permissions.ReadGrants(out.Bytes(), "ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := grants.Missing(needs); len(missing) > 0 {
+		t.Errorf("the printed file lacks %v", missing)
+	}
+	// With the namespace left to kustomize nothing can be merged: the Roles stay apart.
+	out.Reset()
+	if err := permissions.WriteYAML(&out, roles, permissions.Identity{Name: "runner"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), "\nkind: Role\n"); got != 3 {
+		t.Errorf("%d Roles without a namespace for the runner, want 3:\n%s", got, out.String())
+	}
+}
+
+// TestReadGrantsAsApplied: two Roles of one name in one namespace are one object once applied,
+// the last; a Role without a namespace is in the runner's.
+func TestReadGrantsAsApplied(t *testing.T) {
+	t.Parallel()
+	const role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: runner\n%s" +
+		"rules:\n- apiGroups: [\"\"]\n  resources: [%s]\n  verbs: [get]\n---\n"
+	secrets := permissions.Need{Script: "policy.js", Resource: "secrets", Verb: "get", Own: true, Why: "admission"}
+	maps := permissions.Need{Script: "slack.js", Resource: "configmaps", Verb: "get", Namespace: "ops", Why: "k8s.get"}
+	for _, tt := range []struct {
+		name, file, own string
+		missing         []permissions.Need
+	}{
+		{"two Roles of one name: the last wins", fmt.Sprintf(role, "  namespace: ops\n", "secrets") + fmt.Sprintf(role, "  namespace: ops\n", "configmaps"),
+			"ops", []permissions.Need{secrets}},
+		{"the same, the other order", fmt.Sprintf(role, "  namespace: ops\n", "configmaps") + fmt.Sprintf(role, "  namespace: ops\n", "secrets"),
+			"ops", []permissions.Need{maps}},
+		{"a Role without a namespace is in the runner's", fmt.Sprintf(role, "", "secrets") + fmt.Sprintf(role, "  namespace: ops\n", "configmaps"),
+			"ops", []permissions.Need{secrets}},
+		{"in another namespace, both count", fmt.Sprintf(role, "", "secrets") + fmt.Sprintf(role, "  namespace: ops\n", "configmaps"),
+			"jsinformer", nil},
+		{"a Role elsewhere does not grant the runner's namespace", fmt.Sprintf(role, "  namespace: web\n", "secrets"),
+			"ops", []permissions.Need{secrets, maps}},
+	} {
+		grants, err := permissions.ReadGrants([]byte(tt.file), tt.own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := grants.Missing([]permissions.Need{secrets, maps}); !reflect.DeepEqual(got, tt.missing) {
+			t.Errorf("%s: missing %v, want %v", tt.name, got, tt.missing)
 		}
 	}
 }

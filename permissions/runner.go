@@ -55,26 +55,51 @@ func (o Runner) Needs() []Need {
 	return out
 }
 
-// AdmissionNeeds is what a script with a `validate` or `mutate` handler needs: the runner
-// reconciles its entry in both webhook configurations (admission.Registrar gets, creates,
-// updates and deletes the Validating and the Mutating one, also to remove a stale entry of
-// the kind the script no longer has), and keeps the serving certificate in a Secret of its own
-// namespace (admission.SecretCerts gets, creates and updates it).
-func AdmissionNeeds(script string, validate, mutate bool) []Need {
+// Admission is how the runner serves its scripts' validate and mutate, for what that takes
+// of the API server. The zero value serves none: a script's validate and mutate then need
+// nothing.
+type Admission struct {
+	// ConfigName names the Validating- and MutatingWebhookConfiguration the runner registers
+	// (--webhook-name); "" when it registers none (no --webhook-url or --webhook-service, or
+	// --dry-run).
+	ConfigName string
+	// Secret names the Secret the runner keeps its serving certificate in (<webhook-name>-tls);
+	// "" when the certificate comes from --webhook-cert-dir or nothing is served.
+	Secret string
+	// SecretNamespace is the Secret's namespace, "" for the runner's own.
+	SecretNamespace string
+}
+
+// Needs is what a script with a `validate` or `mutate` handler needs: the runner reconciles
+// its entry in both webhook configurations by name (admission.Registrar gets, creates,
+// updates and deletes the Validating and the Mutating one, also to remove a stale entry of the
+// kind the script no longer has), and keeps the serving certificate in its Secret
+// (admission.SecretCerts gets, creates and updates it). Create is not limited by name: the
+// authorizer is not told the name of an object that does not exist yet.
+func (a Admission) Needs(script string, validate, mutate bool) []Need {
 	if !validate && !mutate {
 		return nil
 	}
 	var out []Need
-	add := func(group, resource, verb string, own bool) {
-		out = append(out, Need{Script: script, Group: group, Resource: resource, Verb: verb, Own: own, Why: "admission"})
+	add := func(group, resource, verb, name, ns string, own bool) {
+		why := "admission"
+		if verb == "create" {
+			name, why = "", "admission (create cannot be limited by name)"
+		}
+		out = append(out, Need{Script: script, Group: group, Resource: resource, Verb: verb, ResourceName: name,
+			Namespace: ns, Own: own, Why: why})
 	}
-	for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"} {
-		for _, verb := range []string{"create", "delete", "get", "update"} {
-			add("admissionregistration.k8s.io", resource, verb, false)
+	if a.ConfigName != "" {
+		for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"} {
+			for _, verb := range []string{"create", "delete", "get", "update"} {
+				add("admissionregistration.k8s.io", resource, verb, a.ConfigName, "", false)
+			}
 		}
 	}
-	for _, verb := range []string{"create", "get", "update"} {
-		add("", "secrets", verb, true)
+	if a.Secret != "" {
+		for _, verb := range []string{"create", "get", "update"} {
+			add("", "secrets", verb, a.Secret, a.SecretNamespace, a.SecretNamespace == "")
+		}
 	}
 	return out
 }

@@ -23,6 +23,8 @@ type Program struct {
 	prg     *goja.Program
 	modules []string
 	calls   []StaticCall // the k8s calls in the source (staticcalls.go)
+	// readsCache: the source may read ctx.cache (staticcache.go)
+	readsCache bool
 }
 
 // Name is the file name the program was compiled under, relative to the scripts folder.
@@ -65,11 +67,11 @@ func CompileIn(dir, name string, src []byte) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", name, err)
 	}
-	prg, calls, err := compileWrapped(name, wrapped, srcMap)
+	prg, calls, cache, err := compileWrapped(name, wrapped, srcMap)
 	if err != nil {
 		return nil, err
 	}
-	return &Program{name: name, src: src, prg: prg, modules: b.modules, calls: calls}, nil
+	return &Program{name: name, src: src, prg: prg, modules: b.modules, calls: calls, readsCache: cache}, nil
 }
 
 func loaderFor(name string) api.Loader {
@@ -116,16 +118,16 @@ func wrap(code string, srcMap []byte, strict bool) (string, []byte, error) {
 	return b.String(), shifted, nil
 }
 
-// compileWrapped parses and compiles the wrapped bundle, and finds its k8s calls in the same
-// syntax tree.
-func compileWrapped(name, wrapped string, srcMap []byte) (*goja.Program, []StaticCall, error) {
+// compileWrapped parses and compiles the wrapped bundle, and finds its k8s calls and whether
+// it reads ctx.cache in the same syntax tree.
+func compileWrapped(name, wrapped string, srcMap []byte) (*goja.Program, []StaticCall, bool, error) {
 	ast, err := parser.ParseFile(nil, generatedName(name), wrapped, 0)
 	if err != nil {
-		return nil, nil, parseError(name, err, srcMap)
+		return nil, nil, false, parseError(name, err, srcMap)
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
-		return nil, nil, compileError(name, err)
+		return nil, nil, false, compileError(name, err)
 	}
 	calls := findCalls(ast, func(offset int) (string, int) {
 		src, line, _, ok := sourcePosition(name, ast.File.Position(offset))
@@ -134,7 +136,7 @@ func compileWrapped(name, wrapped string, srcMap []byte) (*goja.Program, []Stati
 		}
 		return src, line
 	})
-	return prg, calls, nil
+	return prg, calls, readsCache(ast), nil
 }
 
 // parseError maps goja's parser positions, which are reported before the source map is

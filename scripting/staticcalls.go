@@ -31,6 +31,9 @@ type StaticCall struct {
 	// list), sorted; nil when not known at load, which includes create and update (the
 	// namespace is the object's). "" means every namespace (or a cluster-scoped resource).
 	Namespaces []string
+	// Names are the values of the name argument of the methods that take one (get, patch,
+	// patchStatus, delete and the finalizer helpers), sorted; nil when not known at load.
+	Names []string
 	// Apply is set for a patch whose options say {type: "apply"}: a server-side apply, which
 	// creates the object when it does not exist.
 	Apply bool

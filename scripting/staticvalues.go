@@ -28,6 +28,9 @@ func (a *analysis) call(c *ast.CallExpression, pos func(int) (string, int)) Stat
 	case method == "list":
 		sc.Namespaces = a.option(args, 1, "namespace", []string{""})
 	}
+	if k8sMethods[method] >= 0 {
+		sc.Names, _ = a.arg(args, k8sMethods[method]+1) // the name follows the namespace
+	}
 	if method == "patch" {
 		types := a.option(args, 4, "type", []string{"merge"})
 		sc.Apply = slices.Contains(types, "apply")

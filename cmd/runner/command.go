@@ -288,6 +288,7 @@ func (o *options) newEngine(cmd *cobra.Command, cfg engine.Config) (*engine.Engi
 		return nil, nil, err
 	}
 	cfg.OnAdmission = hooks.changed
+	cfg.Admission = o.webhook.admission(o.dryRun, podNamespace(), podNamespace())
 	if onReady := cfg.OnReady; hooks != nil {
 		cfg.OnReady = func() {
 			hooks.ready()

@@ -18,8 +18,10 @@ import (
 const rbacExample = `  # What the scripts need, as a ClusterRole (or Roles), bindings and a ServiceAccount
   runner rbac --scripts ./scripts --service-account ops/jsinformer | kubectl apply -f -
 
-  # The flags you run the runner with count: -n, --gvr, --leader-elect, --sharded, --debug-addr
+  # The flags you run the runner with count: -n, --gvr, --leader-elect, --sharded, --debug-addr,
+  # --webhook-url, --webhook-service, --webhook-name, --webhook-cert-dir, --dry-run
   runner rbac --scripts ./scripts -n web --gvr deploy --leader-elect
+  runner rbac --scripts ./scripts --service-account ops/jsinformer --webhook-service ops/jsinformer-webhook
 
   # Does an RBAC file grant everything the scripts need (--strict: and nothing more)?
   runner rbac --scripts ./scripts --check deploy/rbac.yaml --strict`
@@ -30,7 +32,8 @@ type rbacOptions struct {
 	namespace, leaseName, leaseNamespace   string
 	debugAddr                              string
 	command                                string // for the header
-	leaderElect, sharded, strict           bool
+	leaderElect, sharded, strict, dryRun   bool
+	webhook                                webhookFlags
 }
 
 func newRBACCommand() *cobra.Command {
@@ -51,8 +54,15 @@ for calls whose resource is known at run time only. Such a call in a script that
 nothing is printed as NOT COVERED, with its file and line. Custom resources resolve offline
 when spelled group/version/resource or resource.group. See docs/permissions.md.
 
+A script with validate or mutate needs what serving admission takes, as the runner's
+--webhook-* flags say: its two webhook configurations by name when it registers them, and
+its certificate Secret by name unless --webhook-cert-dir is given. A script whose only
+handlers are validate and mutate, and that never reads ctx.cache, needs no list or watch.
+The --allow-net entries the scripts' 'net' declarations name are printed as a comment.
+
 With --check FILE it prints nothing but the difference: every need no ClusterRole or Role of
-FILE grants (FILE's Roles count for the runner's namespace and their own), and with --strict
+FILE grants, as applying FILE leaves them (an object replaces an earlier one of the same kind,
+namespace and name; a Role without a namespace is in the runner's), and with --strict
 also every verb a rule grants that nothing needs. Exit code 1 when there is a difference, 2
 on a usage error or a script that does not load.`,
 		Example:       rbacExample,
@@ -75,6 +85,7 @@ on a usage error or a script that does not load.`,
 	f.StringVar(&o.leaseName, "leader-elect-resource-name", permissions.DefaultLeaseName, "the runner's --leader-elect-resource-name")
 	f.StringVar(&o.leaseNamespace, "leader-elect-resource-namespace", "", "the runner's --leader-elect-resource-namespace (default: the runner's own)")
 	f.StringVar(&o.debugAddr, "debug-addr", "", "the runner's --debug-addr: off loopback it needs to create TokenReviews and SubjectAccessReviews")
+	o.webhook.addForRBAC(f, &o.dryRun)
 	return cmd
 }
 
@@ -89,12 +100,15 @@ func (o *rbacOptions) run(cmd *cobra.Command) error {
 	if err := checkScriptsDir(o.scripts); err != nil {
 		return usageError(err)
 	}
-	rep, err := permissions.Compute(cmd.Context(), o.computeOptions())
+	if err := o.checkWebhookFlags(id); err != nil {
+		return usageError(err)
+	}
+	rep, err := permissions.Compute(cmd.Context(), o.computeOptions(id))
 	if err != nil {
 		return usageError(err)
 	}
 	if o.check != "" {
-		return o.runCheck(cmd, rep)
+		return o.runCheck(cmd, rep, id.Namespace)
 	}
 	o.command = commandLine(cmd)
 	return o.print(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep, id)
@@ -114,8 +128,20 @@ func (o *rbacOptions) identity() (permissions.Identity, error) {
 	return permissions.Identity{Namespace: ns, Name: name}, nil
 }
 
-func (o *rbacOptions) computeOptions() permissions.Options {
-	opts := permissions.Options{Dir: o.scripts, Namespace: o.namespace, Runner: permissions.Runner{
+// checkWebhookFlags refuses what the runner would refuse, and a default webhook name that
+// cannot be told: it is made from the runner's namespace.
+func (o *rbacOptions) checkWebhookFlags(id permissions.Identity) error {
+	if err := o.webhook.validate(); err != nil {
+		return err
+	}
+	if o.webhook.serves() && o.webhook.name == "" && id.Namespace == "" {
+		return errors.New("--webhook-name is required when --service-account names no namespace: the runner's default is jsinformer-<its namespace>")
+	}
+	return nil
+}
+
+func (o *rbacOptions) computeOptions(id permissions.Identity) permissions.Options {
+	opts := permissions.Options{Dir: o.scripts, Namespace: o.namespace, Admission: o.webhook.admission(o.dryRun, id.Namespace, ""), Runner: permissions.Runner{
 		LeaderElect: o.leaderElect, Sharded: o.sharded, LeaseName: o.leaseName, LeaseNamespace: o.leaseNamespace,
 		DebugAuth: o.debugAddr != "" && !debugapi.IsLoopback(o.debugAddr),
 	}}
@@ -125,16 +151,50 @@ func (o *rbacOptions) computeOptions() permissions.Options {
 	return opts
 }
 
-// print writes the objects; the calls it cannot cover are also said on stderr.
+// print writes the objects; the calls it cannot cover, and admission scripts the flags serve
+// no admission for, are also said on stderr, and so is --allow-net for JSON (no comments).
 func (o *rbacOptions) print(out, errOut io.Writer, rep *permissions.Report, id permissions.Identity) error {
-	for _, d := range rep.Dynamic {
-		fmt.Fprintf(errOut, "warning: %s\n", d)
-	}
+	o.warn(errOut, rep)
 	roles := permissions.Roles(rep.Needs)
+	warnKustomizeNamespace(errOut, roles, id)
 	if o.output == "json" {
+		if allow := rep.AllowNet(); len(allow) > 0 {
+			fmt.Fprintf(errOut, "note: the scripts' net declarations need --allow-net %s\n", strings.Join(allow, ","))
+		}
 		return permissions.WriteJSON(out, roles, id)
 	}
 	return permissions.WriteYAML(out, roles, id, permissions.Header(o.command, rep))
+}
+
+// warn says on stderr what the printed rules cannot cover.
+func (o *rbacOptions) warn(errOut io.Writer, rep *permissions.Report) {
+	for _, d := range rep.Dynamic {
+		fmt.Fprintf(errOut, "warning: %s\n", d)
+	}
+	if len(rep.Admission) > 0 && !o.webhook.serves() {
+		fmt.Fprintf(errOut, "warning: %s define validate or mutate, but without --webhook-url, --webhook-service or --webhook-cert-dir the runner serves no admission: nothing is granted for it\n",
+			strings.Join(rep.Admission, ", "))
+	}
+}
+
+// warnKustomizeNamespace says, when the namespace is left to kustomize and some Role names
+// another, that kustomize's plain `namespace:` would move that Role into its own (an ID
+// conflict beside the runner's Role, or a grant in the wrong namespace), and what keeps it.
+func warnKustomizeNamespace(errOut io.Writer, roles []permissions.Role, id permissions.Identity) {
+	if id.Namespace != "" {
+		return
+	}
+	var named []string
+	for _, r := range roles {
+		if !r.Cluster && !r.Own {
+			named = append(named, r.Namespace)
+		}
+	}
+	if len(named) > 0 {
+		fmt.Fprintf(errOut, "warning: the Roles for namespaces %s name their namespace, and --service-account names none: "+
+			"kustomize's `namespace:` would move them into its own; use its NamespaceTransformer with unsetOnly: true "+
+			"(docs/permissions.md), or give --service-account NAMESPACE/NAME\n", strings.Join(named, ", "))
+	}
 }
 
 // commandLine is the command as it could be typed again: the flags given, sorted, for a
@@ -157,12 +217,13 @@ func commandLine(cmd *cobra.Command) string {
 	return strings.Join(parts, " ")
 }
 
-func (o *rbacOptions) runCheck(cmd *cobra.Command, rep *permissions.Report) error {
+// runCheck compares rep with the --check file, applied in namespace own ("" not known).
+func (o *rbacOptions) runCheck(cmd *cobra.Command, rep *permissions.Report, own string) error {
 	data, err := os.ReadFile(o.check)
 	if err != nil {
 		return usageError(fmt.Errorf("read --check file: %w", err))
 	}
-	grants, err := permissions.ReadGrants(data)
+	grants, err := permissions.ReadGrants(data, own)
 	if err != nil {
 		return usageError(fmt.Errorf("%s: %w", o.check, err))
 	}
@@ -178,9 +239,7 @@ func (o *rbacOptions) runCheck(cmd *cobra.Command, rep *permissions.Report) erro
 			fmt.Fprintf(out, "extra: %s, which no script needs\n", e)
 		}
 	}
-	for _, d := range rep.Dynamic {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", d)
-	}
+	o.warn(cmd.ErrOrStderr(), rep)
 	if len(missing)+len(extra) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%s: %d missing, %d extra", o.check, len(missing), len(extra))}
 	}

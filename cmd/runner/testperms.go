@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -49,6 +50,9 @@ func (u *usedPermissions) print(cmd *cobra.Command, files []string) error {
 		if static != nil {
 			needs = append(needs, static.Needs...)
 			rep.Dynamic = append(rep.Dynamic, static.Dynamic...)
+			rep.Admission = append(rep.Admission, static.Admission...)
+			rep.Unwatched = append(rep.Unwatched, static.Unwatched...)
+			rep.Net = append(rep.Net, static.Net...)
 		}
 	}
 	permissions.Sort(needs)
@@ -56,6 +60,10 @@ func (u *usedPermissions) print(cmd *cobra.Command, files []string) error {
 	fmt.Fprintln(cmd.OutOrStdout())
 	header := append([]string{"What the plugins need: their sources, and the k8s calls the tests made (\"in a test\")."},
 		permissions.Header("runner rbac", rep)[1:]...)
+	if len(rep.Admission) > 0 {
+		header = append(header, "Serving "+strings.Join(rep.Admission, ", ")+"'s validate/mutate takes more, as the runner's",
+			"--webhook-* flags say: `runner rbac` with those flags prints it.")
+	}
 	if err := permissions.WriteYAML(cmd.OutOrStdout(), permissions.Roles(needs), permissions.Identity{Name: "jsinformer"}, header); err != nil {
 		return fmt.Errorf("write permissions: %w", err)
 	}

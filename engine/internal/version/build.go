@@ -37,14 +37,17 @@ type Config struct {
 	Script   *scripting.Script
 	Recorder *trace.Worker
 	Def      scripting.Definition
-	Targets  []Target  // the resolved watches, at least one; the first is the reconciled resource
-	Started  time.Time // when building began, for the load duration
-	Standby  bool      // built while not leading: it calls nothing, ever
-	Lead     *leader.Elector
-	Shard    *shardgate.Gate
-	Book     *status.Book // the state API's record, told of every state change; nil in unit tests
-	Pauses   *inspect.Pauses
-	Logger   *slog.Logger // tagged with the script and content
+	Targets  []Target // the resolved watches, at least one; the first is the reconciled resource
+	// Unwatched: the script needs no informer of its targets (scripting.NeedsInformers), which
+	// only say what its webhooks cover; Subscribe acquires none.
+	Unwatched bool
+	Started   time.Time // when building began, for the load duration
+	Standby   bool      // built while not leading: it calls nothing, ever
+	Lead      *leader.Elector
+	Shard     *shardgate.Gate
+	Book      *status.Book // the state API's record, told of every state change; nil in unit tests
+	Pauses    *inspect.Pauses
+	Logger    *slog.Logger // tagged with the script and content
 	// MaxBacklog bounds each queue, past which updates of one object coalesce; 0: unbounded.
 	MaxBacklog int
 	// Handler resolves one handler's series and state counters (by its JS name); Coalesced
@@ -83,7 +86,7 @@ func New(cfg Config) (*Version, error) {
 	v := &Version{
 		name: cfg.Name, hash: cfg.Hash, standby: cfg.Standby, lead: cfg.Lead, shard: cfg.Shard, book: cfg.Book,
 		started: cfg.Started, onClose: cfg.OnClose, clock: cfg.Clock, script: cfg.Script, def: cfg.Def, logger: cfg.Logger,
-		store: scriptcache.New(cfg.Def.Indexers), targets: cfg.Targets, acquire: cfg.Acquire, resolve: cfg.Resolve, fans: cfg.Fanouts,
+		store: scriptcache.New(cfg.Def.Indexers), targets: cfg.Targets, unwatched: cfg.Unwatched, acquire: cfg.Acquire, resolve: cfg.Resolve, fans: cfg.Fanouts,
 		queue: NewQueue(), abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
 		ownerNamespaced: cfg.Targets[0].Resource.Namespaced, insp: NewInspect(cfg.Recorder, cfg.Pauses),
 	}

@@ -84,12 +84,12 @@ func (v *Version) Store() *scriptcache.Store { return v.store }
 // Indexers names v's index functions.
 func (v *Version) Indexers() []string { return v.def.Indexers }
 
-// Watches are v's resolved watches once subscribed.
+// Watches are v's resolved watches, an unwatched version's (Config.Unwatched) included: what
+// its webhooks cover, which explain may read.
 func (v *Version) Watches() []inspect.Watch {
-	subs := v.Subscriptions()
-	out := make([]inspect.Watch, len(subs))
-	for i, sub := range subs {
-		out[i] = inspect.Watch{Resource: sub.Target.Resource, Key: sub.Target.Key}
+	out := make([]inspect.Watch, len(v.targets))
+	for i, t := range v.targets {
+		out[i] = inspect.Watch{Resource: t.Resource, Key: t.Key}
 	}
 	return out
 }

@@ -41,6 +41,7 @@ type Version struct {
 	logger     *slog.Logger
 	store      *scriptcache.Store
 	targets    []Target
+	unwatched  bool // Config.Unwatched
 	acquire    func(dynamicinformer.Key) (Informer, error)
 	resolve    func(string) (string, error)
 	subs       []*Subscription         // the loader's: the worker reads scheduleCache instead
@@ -106,10 +107,11 @@ func (v *Version) ReconcileQueued() int {
 }
 
 // Subscribe acquires an informer per target and registers v's handler on it, then publishes
-// the subscriptions (Subscriptions). On error everything acquired so far is given back.
-// Called by the loader once, after Start.
+// the subscriptions (Subscriptions); none when v is unwatched (Config.Unwatched), which then
+// syncs at once. On error everything acquired so far is given back. Called by the loader
+// once, after Start.
 func (v *Version) Subscribe() error {
-	for _, t := range v.targets {
+	for _, t := range v.Informed() {
 		inf, err := v.acquire(t.Key)
 		if err != nil {
 			v.unsubscribe()
@@ -130,6 +132,14 @@ func (v *Version) Subscribe() error {
 	}
 	v.insp.SetSubscriptions(v.subs)
 	return nil
+}
+
+// Informed are the targets v acquires informers of: none when unwatched (Config.Unwatched).
+func (v *Version) Informed() []Target {
+	if v.unwatched {
+		return nil
+	}
+	return v.targets
 }
 
 // unsubscribe takes the subscriptions off their fanouts (the last one off an informer removes
