@@ -154,7 +154,7 @@ func TestServerRefusesPathologicalPathsCheaply(t *testing.T) {
 func TestServerRefusesHugeHeaders(t *testing.T) {
 	t.Parallel()
 	ts := serveTLS(t, Config{}, time.Second)
-	t.Cleanup(func() { ts.cancel(); <-ts.done })
+	t.Cleanup(func() { ts.stop(t) })
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: ts.clientTLS}}
 	defer client.CloseIdleConnections()
 	status, _, _ := postTLS(t, client, "https://"+ts.ln.Addr().String()+ValidateGroupPrefix+distinctGroup(50_000), nil)

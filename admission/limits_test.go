@@ -91,7 +91,7 @@ func postHead(path string, contentLength int64) string {
 func TestServerHoldsStalledAndSlowClientsWithinBounds(t *testing.T) {
 	lim := Limits{ReadHeaderTimeout: time.Second, ReadTimeout: 6 * time.Second}
 	ts := serveTLS(t, Config{Limits: lim}, time.Second)
-	t.Cleanup(func() { ts.cancel(); <-ts.done })
+	t.Cleanup(func() { ts.stop(t) })
 	before := liveHeap()
 	a := &attack{addr: ts.ln.Addr().String(), clientTLS: ts.clientTLS}
 	const stalled, slow, huge, halfHeaders = 100, 100, 50, 50
@@ -201,7 +201,7 @@ func waitClosed(t *testing.T, a *attack, max time.Duration) {
 func TestServerCapsItsConnections(t *testing.T) {
 	t.Parallel()
 	ts := serveTLS(t, Config{Limits: Limits{MaxConnections: 20}}, time.Second)
-	t.Cleanup(func() { ts.cancel(); <-ts.done })
+	t.Cleanup(func() { ts.stop(t) })
 	addr := ts.ln.Addr().String()
 	var held []net.Conn
 	for range 20 {
@@ -249,7 +249,7 @@ func TestServerCapsItsConnections(t *testing.T) {
 func TestServerSharesABudgetForLargeBodies(t *testing.T) {
 	t.Parallel()
 	ts := serveTLS(t, Config{Limits: Limits{BodyBytesInFlight: 512 << 10}}, time.Second)
-	t.Cleanup(func() { ts.cancel(); <-ts.done })
+	t.Cleanup(func() { ts.stop(t) })
 	a := &attack{addr: ts.ln.Addr().String(), clientTLS: ts.clientTLS}
 	big := bytes.Repeat([]byte("x"), 400<<10) // its buffer doubles to 512 KiB: 448 KiB of the budget
 	holder := a.open(t, false, postHead("/validate/p.js", 1<<20))

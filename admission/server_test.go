@@ -282,3 +282,11 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(parsed)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: parsed}, pool
 }
+
+// stop cancels the server and waits for Serve, reporting its error.
+func (ts tlsServer) stop(t *testing.T) {
+	ts.cancel()
+	if err := <-ts.done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}

@@ -66,7 +66,7 @@ var checkWriters = map[string]func(io.Writer, *check.Report) error{
 func (o *checkOptions) validate(args []string) error {
 	switch {
 	case o.scripts == "":
-		return errors.New("--scripts is required: runner check --scripts DIR FILE_OR_DIR...")
+		return errors.New("flag --scripts is required: runner check --scripts DIR FILE_OR_DIR")
 	case len(args) == 0:
 		return errors.New("no manifests: give files, folders or - for stdin")
 	case checkWriters[o.output] == nil:
