@@ -42,7 +42,7 @@ const (
 var DefaultOperations = []string{"CREATE", "UPDATE"}
 
 var (
-	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode"}
+	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode", "audit"}
 	admissionOps     = []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
 	admissionModes   = []string{ModeEnforce, ModeWarn, ModeAudit}
 	admissionPolicys = []string{FailurePolicyFail, FailurePolicyIgnore}
@@ -55,6 +55,7 @@ type AdmissionSpec struct {
 	FailurePolicy  string   // FailurePolicyFail (default) or FailurePolicyIgnore
 	TimeoutSeconds int      // the webhook's timeoutSeconds, 1 to 30; DefaultAdmissionTimeoutSeconds
 	Mode           string   // ModeEnforce (default), ModeWarn or ModeAudit
+	Audit          bool     // validate also audits the cached objects (audit.go); default false
 }
 
 // CallLimits are the Timeout and Grace of the runtimes that serve admission calls: within
@@ -87,7 +88,9 @@ func (s *instance) readAdmission(def *goja.Object, l locator) error {
 		}
 		return nil
 	}
-	s.def.Admission, err = readAdmissionSpec(opts, l)
+	if s.def.Admission, err = readAdmissionSpec(opts, l); err == nil && !isMissing(opts) {
+		err = readAudit(opts.(*goja.Object), &s.def.Admission, s.def.Validate, l)
+	}
 	return err
 }
 
