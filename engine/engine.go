@@ -81,9 +81,12 @@ type Engine struct {
 	// written by the loader, read by any goroutine.
 	admission atomic.Pointer[admissionTable]
 
-	perms  *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
-	trace  *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
-	pauses *inspect.Pauses      // scripts paused through the debug API
+	audits atomic.Pointer[auditSet] // nil until Run starts it, and in a driven engine (audit.go)
+	// reportsMissing: the cluster does not serve the openreports.io CRDs (reports.go)
+	reportsMissing atomic.Bool
+	perms          *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
+	trace          *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
+	pauses         *inspect.Pauses      // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -223,6 +226,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
 	defer e.shutdown()
+	defer e.startAudits(ctx)()      // stopped before the versions whose informers it reads
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are
 	return e.loop(ctx, watcher)
 }

@@ -1,0 +1,155 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+)
+
+// FieldManager is the server-side apply field manager of the reports.
+const FieldManager = "jsinformer-audit"
+
+// WriterConfig is what a Writer needs.
+type WriterConfig struct {
+	Client  dynamic.Interface
+	Results *Results
+	// Window is how long changes coalesce before the reports they touch are written.
+	Window time.Duration
+	// Leading reports whether this runner may write (the leader, or no election).
+	Leading func() bool
+	// HasCRDs reports whether the cluster serves the report resources.
+	HasCRDs func(ctx context.Context) (bool, error)
+	// OnMissing is told whether the CRDs are missing, on each check.
+	OnMissing func(missing bool)
+	Logger    *slog.Logger
+}
+
+// Writer publishes the results as reports: every Window, if they changed, it builds the
+// reports and applies those whose Content differs from what it knows the server holds (read
+// once, by listing its own reports, then what it applied), and deletes its reports no longer
+// built. Without the CRDs it keeps the results in memory and checks again every recheck.
+type Writer struct {
+	cfg     WriterConfig
+	known   map[ReportID]string // Content the server holds; nil until listed
+	written uint64              // Results' seq last published
+	retryAt time.Time
+	warned  bool
+	writes  int
+}
+
+// recheck is how long a missing CRD or a failed write waits before the next try.
+const recheck = 30 * time.Second
+
+// NewWriter returns a Writer for cfg; Run starts it.
+func NewWriter(cfg WriterConfig) *Writer { return &Writer{cfg: cfg} }
+
+// Run publishes until ctx is done.
+func (w *Writer) Run(ctx context.Context) {
+	t := time.NewTicker(w.cfg.Window)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			w.tick(ctx, now)
+		}
+	}
+}
+
+func (w *Writer) tick(ctx context.Context, now time.Time) {
+	seq := w.cfg.Results.Seq()
+	if (seq == w.written && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() {
+		return
+	}
+	if ok := w.checkCRDs(ctx); !ok {
+		w.retryAt = now.Add(recheck)
+		return
+	}
+	if err := w.publish(ctx); err != nil {
+		w.cfg.Logger.Warn("audit: write reports", "error", err.Error())
+		w.retryAt = now.Add(recheck)
+	}
+}
+
+func (w *Writer) checkCRDs(ctx context.Context) bool {
+	ok, err := w.cfg.HasCRDs(ctx)
+	if err != nil {
+		w.cfg.Logger.Warn("audit: look up the report resources", "error", err.Error())
+		return false
+	}
+	w.cfg.OnMissing(!ok)
+	if !ok && !w.warned {
+		w.warned = true
+		w.cfg.Logger.Warn("audit: the cluster does not serve openreports.io/v1alpha1 reports and clusterreports; audit results are kept in memory only (install deploy/crds/openreports.yaml)")
+	}
+	return ok
+}
+
+// publish writes the reports that changed; the seq it built from is published once all
+// writes succeeded.
+func (w *Writer) publish(ctx context.Context) error {
+	if w.known == nil {
+		if err := w.list(ctx); err != nil {
+			return err
+		}
+	}
+	seq, results := w.cfg.Results.Snapshot()
+	want := Build(results)
+	for id, obj := range want {
+		c := Content(obj)
+		if w.known[id] == c {
+			continue
+		}
+		if _, err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Apply(ctx, id.Name, obj,
+			metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+			return fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), id.Namespace, id.Name, err)
+		}
+		w.known[id] = c
+		w.writes++
+	}
+	for id := range w.known {
+		if _, ok := want[id]; ok {
+			continue
+		}
+		err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Delete(ctx, id.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete report %s/%s: %w", id.Namespace, id.Name, err)
+		}
+		delete(w.known, id)
+		w.writes++
+	}
+	w.written = seq
+	return nil
+}
+
+// list reads the reports the runner wrote before (this process or an earlier one, or the
+// previous leader), so that an unchanged report is not written again.
+func (w *Writer) list(ctx context.Context) error {
+	known := map[ReportID]string{}
+	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=" + ManagedBy}
+	for _, gvr := range []string{"reports", "clusterreports"} {
+		res := ReportGVR
+		if gvr == "clusterreports" {
+			res = ClusterReportGVR
+		}
+		list, err := w.cfg.Client.Resource(res).List(ctx, sel)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", gvr, err)
+		}
+		for i := range list.Items {
+			item := &list.Items[i]
+			known[ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}] = Content(item) // the server's numbers decode as int64, as Build's
+		}
+	}
+	w.known = known
+	return nil
+}
+
+// Writes is how many report writes (applies and deletes) w made; for tests and benchmarks.
+func (w *Writer) Writes() int { return w.writes }
