@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 
 var (
 	crdGVR    = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	reportGVR = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "reports"}
+	reportGVR        = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "reports"}
+	clusterReportGVR = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "clusterreports"}
 )
 
 // installReportCRDs installs deploy/crds/openreports.yaml and waits until reports are served.
@@ -38,10 +40,29 @@ func installReportCRDs(t *testing.T, dyn dynamic.Interface) {
 			t.Fatalf("install CRD: %v", err)
 		}
 	}
+	t.Cleanup(func() { deleteReports(t, dyn) }) // after the engine stopped: cleanups run last first
 	waitFor(t, "reports served", func() bool {
 		_, err := dyn.Resource(reportGVR).Namespace("default").List(t.Context(), metav1.ListOptions{})
 		return err == nil
 	})
+}
+
+// deleteReports deletes every report the runner wrote, so that the next test's writer starts
+// from none (a writer deletes the reports it does not build).
+func deleteReports(t *testing.T, dyn dynamic.Interface) {
+	for _, gvr := range []schema.GroupVersionResource{reportGVR, clusterReportGVR} {
+		list, err := dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=jsinformer"})
+		if err != nil {
+			t.Errorf("list %s: %v", gvr.Resource, err)
+			continue
+		}
+		for _, u := range list.Items {
+			err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Delete(context.Background(), u.GetName(), metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete %s %s/%s: %v", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+			}
+		}
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

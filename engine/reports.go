@@ -18,20 +18,22 @@ const auditWindow = time.Second
 // startReportWriter runs the Writer that publishes results as openreports.io reports, when
 // the engine talks to a cluster; returns what stops and waits for it.
 func (e *Engine) startReportWriter(ctx context.Context, results *audit.Results) (stop func()) {
-	if e.discovery == nil || e.cfg.RESTConfig == nil {
+	if e.discovery == nil || e.writeConfig == nil {
 		return func() {}
 	}
-	client, err := dynamic.NewForConfig(e.cfg.RESTConfig)
+	client, err := dynamic.NewForConfig(e.writeConfig) // fenced like every write client of the engine
+
 	if err != nil {
 		e.logger.Warn("audit: create the reports client", "error", err.Error())
 		return func() {}
 	}
 	w := audit.NewWriter(audit.WriterConfig{
-		Client: client, Results: results, Window: auditWindow, Logger: e.logger,
+		Client: client, Results: results, Window: auditWindow, Logger: e.logger, DryRun: e.cfg.DryRun,
 		Leading:   func() bool { return e.lead == nil || e.lead.Leading() },
 		HasCRDs:   e.hasReportCRDs,
 		OnMissing: e.reportsMissing.Store,
 	})
+	e.reportWriter.Store(w)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.Run(ctx) })
@@ -60,3 +62,21 @@ func (e *Engine) hasReportCRDs(context.Context) (bool, error) {
 // AuditReportsMissing reports whether audit results are kept in memory only because the
 // cluster does not serve the openreports.io CRDs (deploy/crds/openreports.yaml).
 func (e *Engine) AuditReportsMissing() bool { return e.reportsMissing.Load() }
+
+// AuditReportWrites is how many report writes (applies and deletes, dry-run ones included)
+// the report writer made, and how many times it found the reports up to date with the
+// results after writing what differed (its passes); zeros without a cluster. For tests and
+// benchmarks.
+func (e *Engine) AuditReportWrites() (writes, passes int) {
+	if w := e.reportWriter.Load(); w != nil {
+		return w.Writes(), w.Passes()
+	}
+	return 0, 0
+}
+
+// AuditReportsCurrent reports whether the report writer has read the reports and they match
+// every audit result (no initial pass under way); false without a cluster.
+func (e *Engine) AuditReportsCurrent() bool {
+	w := e.reportWriter.Load()
+	return w != nil && w.Current()
+}

@@ -54,6 +54,7 @@ func NewAuditor(cfg Config) *Auditor {
 // results it set stay: the next version's Run replaces them.
 func (a *Auditor) Run(ctx context.Context) {
 	a.ctx = ctx
+	a.cfg.Results.StartPass(a.cfg.Script)
 	var regs []cache.ResourceEventHandlerRegistration
 	defer func() {
 		for i, reg := range regs {
@@ -64,6 +65,7 @@ func (a *Auditor) Run(ctx context.Context) {
 		reg, err := src.Informer.AddEventHandler(a.handler(src.Resource))
 		if err != nil {
 			a.cfg.Logger.Warn("audit: register on informer", "resource", src.Resource, "error", err.Error())
+			a.cfg.Results.PassDone(a.cfg.Script) // it audits nothing: not a pass to wait for
 			return
 		}
 		regs = append(regs, reg)
@@ -94,6 +96,10 @@ func (a *Auditor) next() bool {
 		return false
 	}
 	defer a.queue.Done(key)
+	if key == passDone {
+		a.cfg.Results.PassDone(a.cfg.Script)
+		return true
+	}
 	a.audit(key)
 	return true
 }
@@ -147,6 +153,12 @@ func (a *Auditor) evaluate(resource string, u *unstructured.Unstructured) Result
 	return r
 }
 
+// passDone is the queue key retainAfterSync adds once the informers delivered their initial
+// lists: the queue is FIFO and holds each key once, so when it comes out every object of the
+// initial pass has been audited (a key re-added meanwhile may wait behind it: it is a change,
+// not the pass).
+const passDone = ""
+
 // errorMessage is err's text, cut to what a report result carries.
 func errorMessage(err error) string { return err.Error() }
 
@@ -170,4 +182,5 @@ func (a *Auditor) retainAfterSync(ctx context.Context, regs []cache.ResourceEven
 		_, exists, err := src.Informer.GetStore().GetByKey(objKey)
 		return err == nil && exists
 	})
+	a.queue.Add(passDone)
 }

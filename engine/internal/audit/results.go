@@ -51,13 +51,14 @@ type Results struct {
 	mu       sync.Mutex
 	byScript map[string]map[string]Result // script → object key → result
 	seq      uint64
+	passing  map[string]bool // scripts whose Auditor has not finished its initial pass
 	onChange func(script string, counts map[string]int)
 }
 
 // NewResults returns an empty store; onChange (may be nil) is told each script's counts after
 // they change, under the store's lock: it must not call back.
 func NewResults(onChange func(script string, counts map[string]int)) *Results {
-	return &Results{byScript: map[string]map[string]Result{}, onChange: onChange}
+	return &Results{byScript: map[string]map[string]Result{}, passing: map[string]bool{}, onChange: onChange}
 }
 
 // Set records r for the object key; a result saying the same as the one held keeps the held
@@ -104,11 +105,35 @@ func (s *Results) Retain(script string, keep func(key string) bool) {
 func (s *Results) DropScript(script string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.passing, script)
 	if _, ok := s.byScript[script]; !ok {
 		return
 	}
 	delete(s.byScript, script)
 	s.changed(script)
+}
+
+// StartPass records that script's Auditor began its initial pass; until PassDone the Writer
+// holds back, so that a half-done pass (after a restart or a save) never rewrites a report.
+func (s *Results) StartPass(script string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passing[script] = true
+}
+
+// PassDone records that script's Auditor has audited every object its informers held when
+// they synced.
+func (s *Results) PassDone(script string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.passing, script)
+}
+
+// Passing returns the scripts in their initial pass, sorted.
+func (s *Results) Passing() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.passing))
 }
 
 func (s *Results) changed(script string) {

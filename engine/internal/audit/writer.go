@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,7 +27,9 @@ type WriterConfig struct {
 	HasCRDs func(ctx context.Context) (bool, error)
 	// OnMissing is told whether the CRDs are missing, on each check.
 	OnMissing func(missing bool)
-	Logger    *slog.Logger
+	// DryRun sends every write with dryRun=All: the server checks it and stores nothing.
+	DryRun bool
+	Logger *slog.Logger
 }
 
 // Writer publishes the results as reports: every Window, if they changed, it builds the
@@ -36,10 +39,12 @@ type WriterConfig struct {
 type Writer struct {
 	cfg     WriterConfig
 	known   map[ReportID]string // Content the server holds; nil until listed
-	written uint64              // Results' seq last published
+	written atomic.Uint64       // Results' seq last published
 	retryAt time.Time
 	warned  bool
-	writes  int
+	writes  atomic.Int64 // applies and deletes sent
+	passes  atomic.Int64 // publishes that left the reports matching the results
+	listed  atomic.Bool  // known was read from the server
 }
 
 // recheck is how long a missing CRD or a failed write waits before the next try.
@@ -64,8 +69,11 @@ func (w *Writer) Run(ctx context.Context) {
 
 func (w *Writer) tick(ctx context.Context, now time.Time) {
 	seq := w.cfg.Results.Seq()
-	if (seq == w.written && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() {
+	if (seq == w.written.Load() && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() {
 		return
+	}
+	if len(w.cfg.Results.Passing()) > 0 {
+		return // a half-done initial pass would rewrite reports it has not reached yet
 	}
 	if ok := w.checkCRDs(ctx); !ok {
 		w.retryAt = now.Add(recheck)
@@ -107,24 +115,32 @@ func (w *Writer) publish(ctx context.Context) error {
 			continue
 		}
 		if _, err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Apply(ctx, id.Name, obj,
-			metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+			metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: w.dryRun()}); err != nil {
 			return fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), id.Namespace, id.Name, err)
 		}
 		w.known[id] = c
-		w.writes++
+		w.writes.Add(1)
 	}
 	for id := range w.known {
 		if _, ok := want[id]; ok {
 			continue
 		}
-		err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Delete(ctx, id.Name, metav1.DeleteOptions{})
+		err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: w.dryRun()})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete report %s/%s: %w", id.Namespace, id.Name, err)
 		}
 		delete(w.known, id)
-		w.writes++
+		w.writes.Add(1)
 	}
-	w.written = seq
+	w.written.Store(seq)
+	w.passes.Add(1)
+	return nil
+}
+
+func (w *Writer) dryRun() []string {
+	if w.cfg.DryRun {
+		return []string{metav1.DryRunAll}
+	}
 	return nil
 }
 
@@ -148,8 +164,20 @@ func (w *Writer) list(ctx context.Context) error {
 		}
 	}
 	w.known = known
+	w.listed.Store(true)
 	return nil
 }
 
 // Writes is how many report writes (applies and deletes) w made; for tests and benchmarks.
-func (w *Writer) Writes() int { return w.writes }
+// Safe from any goroutine.
+func (w *Writer) Writes() int { return int(w.writes.Load()) }
+
+// Current reports whether the reports were read and match the results as they are now.
+// Safe from any goroutine.
+func (w *Writer) Current() bool {
+	return w.listed.Load() && w.written.Load() == w.cfg.Results.Seq() && len(w.cfg.Results.Passing()) == 0
+}
+
+// Passes is how many times w brought the reports up to date with the results (a publish
+// that succeeded, whether or not it had anything to write). Safe from any goroutine.
+func (w *Writer) Passes() int { return int(w.passes.Load()) }
