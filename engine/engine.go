@@ -89,9 +89,9 @@ type Engine struct {
 	// shard) and honouring forced dry-run; the report writer's client is built from it.
 	writeConfig  *rest.Config
 	reportWriter atomic.Pointer[audit.Writer] // nil until Run starts it with a cluster (reports.go)
-	perms          *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
-	trace          *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
-	pauses         *inspect.Pauses      // scripts paused through the debug API
+	perms        *permissions.Checker         // nil in a driven engine or with the check off (permissions.go)
+	trace        *trace.Recorder              // nil with recording off (Config.TraceRecords < 0)
+	pauses       *inspect.Pauses              // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
