@@ -63,6 +63,10 @@ func TestAuditRestartRewritesNothing(t *testing.T) {
 	waitFor(t, "the second runner's initial pass, published", func() bool {
 		return len(second.engine.AuditResults("team.js")) == 8 && second.engine.AuditReportsCurrent()
 	})
+	if a := second.engine.Status().Audit; a == nil || len(a.Scripts) != 1 || a.Scripts[0].InitialPass ||
+		a.Scripts[0].Results["fail"] != 4 || a.Scripts[0].Results["pass"] != 4 || a.ReportsMissing {
+		t.Errorf("status audit = %+v, want team.js done with 4 fail and 4 pass, reports written", a)
+	}
 	if writes, _ := second.engine.AuditReportWrites(); writes != 0 {
 		t.Errorf("report writes after the restart = %d, want 0", writes)
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/jsinformer/jsinformer/engine/internal/audit"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // auditWindow is how long audit results coalesce before the reports are written.
@@ -79,4 +82,22 @@ func (e *Engine) AuditReportWrites() (writes, passes int) {
 func (e *Engine) AuditReportsCurrent() bool {
 	w := e.reportWriter.Load()
 	return w != nil && w.Current()
+}
+
+// auditStatus is the audit part of Status: nil while no script audits and the CRDs are not
+// known to be missing.
+func (e *Engine) auditStatus() *status.AuditStatus {
+	st := &status.AuditStatus{ReportsMissing: e.reportsMissing.Load()}
+	if s := e.audits.Load(); s != nil {
+		passing := s.results.Passing()
+		counts := s.results.Counts()
+		for _, script := range slices.Sorted(maps.Keys(counts)) {
+			st.Scripts = append(st.Scripts, status.AuditScriptStatus{Script: script, Results: counts[script],
+				InitialPass: slices.Contains(passing, script)})
+		}
+	}
+	if !st.ReportsMissing && len(st.Scripts) == 0 {
+		return nil
+	}
+	return st
 }

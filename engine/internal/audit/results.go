@@ -119,6 +119,9 @@ func (s *Results) StartPass(script string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.passing[script] = true
+	if s.byScript[script] == nil {
+		s.byScript[script] = map[string]Result{} // listed by Counts from the start
+	}
 }
 
 // PassDone records that script's Auditor has audited every object its informers held when
@@ -180,4 +183,15 @@ func (s *Results) Script(script string) map[string]Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.byScript[script])
+}
+
+// Counts returns each auditing script's results counted by outcome.
+func (s *Results) Counts() map[string]map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]map[string]int, len(s.byScript))
+	for script, m := range s.byScript {
+		out[script] = countsOf(m)
+	}
+	return out
 }
