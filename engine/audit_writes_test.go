@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -59,13 +60,19 @@ func TestAuditRestartRewritesNothing(t *testing.T) {
 		t.Fatalf("stop the first runner: stopped %v, err %v", stopped, err)
 	}
 
-	second := startEngine(t, scripts, nil)
+	reg := prometheus.NewRegistry()
+	second := startEngine(t, scripts, func(c *engine.Config) { c.Registerer = reg })
 	waitFor(t, "the second runner's initial pass, published", func() bool {
 		return len(second.engine.AuditResults("team.js")) == 8 && second.engine.AuditReportsCurrent()
 	})
 	if a := second.engine.Status().Audit; a == nil || len(a.Scripts) != 1 || a.Scripts[0].InitialPass ||
 		a.Scripts[0].Results["fail"] != 4 || a.Scripts[0].Results["pass"] != 4 || a.ReportsMissing {
 		t.Errorf("status audit = %+v, want team.js done with 4 fail and 4 pass, reports written", a)
+	}
+	for result, want := range map[string]float64{"pass": 4, "fail": 4, "error": 0} {
+		if got := metricValue(t, reg, "jsinformer_audit_results", map[string]string{"script": "team.js", "result": result}); got != want {
+			t.Errorf("jsinformer_audit_results{script=team.js,result=%s} = %v, want %v", result, got, want)
+		}
 	}
 	if writes, _ := second.engine.AuditReportWrites(); writes != 0 {
 		t.Errorf("report writes after the restart = %d, want 0", writes)
