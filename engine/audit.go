@@ -96,19 +96,21 @@ func (s *auditSet) update(name string, p *plugin, stopped bool) {
 		}
 		return
 	}
+	pass := s.results.StartPass(name) // now, so that the report writer never sees this script between passes
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.running[name] = &auditRun{v: want, cancel: cancel}
-	s.wg.Go(func() { s.run(ctx, name, want) })
+	s.wg.Go(func() { s.run(ctx, name, want, pass) })
 }
 
 // run audits with v until ctx is done, on a runtime made for it and closed after.
-func (s *auditSet) run(ctx context.Context, name string, v *loaded) {
+func (s *auditSet) run(ctx context.Context, name string, v *loaded, pass uint64) {
 	def := v.ver.Definition()
 	opts := v.opts
 	opts.Timeout, opts.Grace = def.Admission.CallLimits(opts.Timeout)
 	rt, err := v.prog.Instantiate(opts)
 	if err != nil {
 		v.ver.Logger().Warn("audit: instantiate runtime", "error", err.Error())
+		s.results.PassDone(name, pass) // nothing to wait for
 		return
 	}
 	defer rt.Close()
@@ -117,7 +119,7 @@ func (s *auditSet) run(ctx context.Context, name string, v *loaded) {
 		sources = append(sources, audit.Source{Informer: sub.Informer(), Resource: sub.Cache.Resource})
 	}
 	audit.NewAuditor(audit.Config{
-		Script: name, Mode: def.Admission.Mode, Sources: sources, Results: s.results, Logger: v.ver.Logger(), Now: s.e.clock.Now,
+		Script: name, Mode: def.Admission.Mode, Sources: sources, Results: s.results, Pass: pass, Logger: v.ver.Logger(), Now: s.e.clock.Now,
 		Validate: func(req scripting.AdmissionRequest) (scripting.Validation, error) {
 			req.Cache = v.ver.AuditCache(req.Resource)
 			return rt.Validate(req)

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/jsinformer/jsinformer/engine"
@@ -33,7 +34,8 @@ func TestAuditDryRunWritesNoReport(t *testing.T) {
 }
 
 // TestAuditRestartRewritesNothing: a runner started again over the same cluster, with the
-// same scripts and objects, reads the reports there and writes none of them again.
+// same scripts and objects, reads the reports there and writes none of them again; it leaves
+// alone the report of a script it does not have (another runner's).
 func TestAuditRestartRewritesNothing(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	dyn := dynamic.NewForConfigOrDie(cp.Config)
@@ -60,6 +62,12 @@ func TestAuditRestartRewritesNothing(t *testing.T) {
 		t.Fatalf("stop the first runner: stopped %v, err %v", stopped, err)
 	}
 
+	foreign := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "openreports.io/v1alpha1", "kind": "Report",
+		"metadata": map[string]any{"name": "jsinformer-other-js", "namespace": ns,
+			"labels": map[string]any{"app.kubernetes.io/managed-by": "jsinformer", "jsinformer.dev/script": "other-js"}}}}
+	if _, err := dyn.Resource(reportGVR).Namespace(ns).Create(t.Context(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create another runner's report: %v", err)
+	}
 	reg := prometheus.NewRegistry()
 	second := startEngine(t, scripts, func(c *engine.Config) { c.Registerer = reg })
 	waitFor(t, "the second runner's initial pass, published", func() bool {
@@ -76,6 +84,9 @@ func TestAuditRestartRewritesNothing(t *testing.T) {
 	}
 	if writes, _ := second.engine.AuditReportWrites(); writes != 0 {
 		t.Errorf("report writes after the restart = %d, want 0", writes)
+	}
+	if _, err := dyn.Resource(reportGVR).Namespace(ns).Get(t.Context(), "jsinformer-other-js", metav1.GetOptions{}); err != nil {
+		t.Errorf("another runner's report (a script not in this folder): %v; want it left alone", err)
 	}
 	after, err := dyn.Resource(reportGVR).Namespace(ns).Get(t.Context(), "jsinformer-team-js", metav1.GetOptions{})
 	if err != nil {

@@ -34,6 +34,8 @@ func (e *Engine) startReportWriter(ctx context.Context, results *audit.Results) 
 		Client: client, Results: results, Window: auditWindow, Logger: e.logger, DryRun: e.cfg.DryRun,
 		Leading:   func() bool { return e.lead == nil || e.lead.Leading() },
 		HasCRDs:   e.hasReportCRDs,
+		Ready:     e.readyOnce.Load,
+		Owns:      e.ownsScript,
 		OnMissing: e.reportsMissing.Store,
 	})
 	e.reportWriter.Store(w)
@@ -100,4 +102,11 @@ func (e *Engine) auditStatus() *status.AuditStatus {
 		return nil
 	}
 	return st
+}
+
+// ownsScript reports whether label (a report's audit.ScriptLabel) names one of the engine's
+// scripts (loaded or failed).
+func (e *Engine) ownsScript(label string) bool {
+	_, scripts := e.book.Scripts(func(string) map[string]status.HandlerCounts { return nil })
+	return slices.ContainsFunc(scripts, func(s status.ScriptStatus) bool { return audit.ScriptLabelValue(s.Name) == label })
 }

@@ -30,8 +30,10 @@ type Config struct {
 	// serves handlers or admission), within the script's admission deadline.
 	Validate func(req scripting.AdmissionRequest) (scripting.Validation, error)
 	Results  *Results
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Pass is the number Results.StartPass gave this Auditor's initial pass.
+	Pass   uint64
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Auditor evaluates one script version's validate over every object of its watch: each one
@@ -54,7 +56,6 @@ func NewAuditor(cfg Config) *Auditor {
 // results it set stay: the next version's Run replaces them.
 func (a *Auditor) Run(ctx context.Context) {
 	a.ctx = ctx
-	a.cfg.Results.StartPass(a.cfg.Script)
 	var regs []cache.ResourceEventHandlerRegistration
 	defer func() {
 		for i, reg := range regs {
@@ -65,7 +66,7 @@ func (a *Auditor) Run(ctx context.Context) {
 		reg, err := src.Informer.AddEventHandler(a.handler(src.Resource))
 		if err != nil {
 			a.cfg.Logger.Warn("audit: register on informer", "resource", src.Resource, "error", err.Error())
-			a.cfg.Results.PassDone(a.cfg.Script) // it audits nothing: not a pass to wait for
+			a.cfg.Results.PassDone(a.cfg.Script, a.cfg.Pass) // it audits nothing: not a pass to wait for
 			return
 		}
 		regs = append(regs, reg)
@@ -92,12 +93,12 @@ func (a *Auditor) handler(resource string) cache.ResourceEventHandler {
 // next audits the next key; false once the queue has shut down.
 func (a *Auditor) next() bool {
 	key, shutdown := a.queue.Get()
-	if shutdown {
-		return false
+	if shutdown || a.ctx.Err() != nil {
+		return false // a shut-down queue drains first: a stopped Auditor must not end its successor's pass
 	}
 	defer a.queue.Done(key)
 	if key == passDone {
-		a.cfg.Results.PassDone(a.cfg.Script)
+		a.cfg.Results.PassDone(a.cfg.Script, a.cfg.Pass)
 		return true
 	}
 	a.audit(key)

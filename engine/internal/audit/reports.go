@@ -118,7 +118,7 @@ func reportObject(id ReportID, results []Result) *unstructured.Unstructured {
 		items = append(items, resultObject(r))
 	}
 	meta := map[string]any{"name": id.Name, "labels": map[string]any{
-		"app.kubernetes.io/managed-by": ManagedBy, ScriptLabel: notName.ReplaceAllString(strings.ToLower(results[0].Script), "-")}}
+		"app.kubernetes.io/managed-by": ManagedBy, ScriptLabel: ScriptLabelValue(results[0].Script)}}
 	if id.Namespace != "" {
 		meta["namespace"] = id.Namespace
 	}
@@ -160,4 +160,9 @@ func Content(obj *unstructured.Unstructured) string {
 	summary, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "summary")
 	b, _ := json.Marshal(map[string]any{"results": stripped, "summary": summary}) // numbers read back as int64 or float64 print alike
 	return string(b)
+}
+
+// ScriptLabelValue is the value of ScriptLabel on the reports of script.
+func ScriptLabelValue(script string) string {
+	return notName.ReplaceAllString(strings.ToLower(script), "-")
 }

@@ -51,14 +51,15 @@ type Results struct {
 	mu       sync.Mutex
 	byScript map[string]map[string]Result // script → object key → result
 	seq      uint64
-	passing  map[string]bool // scripts whose Auditor has not finished its initial pass
+	passing  map[string]uint64 // scripts whose Auditor has not finished its initial pass → its pass
+	passes   uint64            // the last pass StartPass numbered
 	onChange func(script string, counts map[string]int)
 }
 
 // NewResults returns an empty store; onChange (may be nil) is told each script's counts after
 // they change, under the store's lock: it must not call back.
 func NewResults(onChange func(script string, counts map[string]int)) *Results {
-	return &Results{byScript: map[string]map[string]Result{}, passing: map[string]bool{}, onChange: onChange}
+	return &Results{byScript: map[string]map[string]Result{}, passing: map[string]uint64{}, onChange: onChange}
 }
 
 // Set records r for the object key; a result saying the same as the one held keeps the held
@@ -113,23 +114,28 @@ func (s *Results) DropScript(script string) {
 	s.changed(script)
 }
 
-// StartPass records that script's Auditor began its initial pass; until PassDone the Writer
-// holds back, so that a half-done pass (after a restart or a save) never rewrites a report.
-func (s *Results) StartPass(script string) {
+// StartPass records that script's Auditor begins its initial pass and returns the pass's
+// number; until PassDone with it the Writer holds back, so that a half-done pass (after a
+// restart or a save) never rewrites a report.
+func (s *Results) StartPass(script string) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.passing[script] = true
+	s.passes++
+	s.passing[script] = s.passes
 	if s.byScript[script] == nil {
 		s.byScript[script] = map[string]Result{} // listed by Counts from the start
 	}
+	return s.passes
 }
 
-// PassDone records that script's Auditor has audited every object its informers held when
-// they synced.
-func (s *Results) PassDone(script string) {
+// PassDone records that pass (StartPass's number) of script has audited every object its
+// informers held when they synced; a pass a newer one replaced changes nothing.
+func (s *Results) PassDone(script string, pass uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.passing, script)
+	if s.passing[script] == pass {
+		delete(s.passing, script)
+	}
 }
 
 // Passing returns the scripts in their initial pass, sorted.

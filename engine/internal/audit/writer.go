@@ -27,6 +27,13 @@ type WriterConfig struct {
 	HasCRDs func(ctx context.Context) (bool, error)
 	// OnMissing is told whether the CRDs are missing, on each check.
 	OnMissing func(missing bool)
+	// Ready reports whether the runner has loaded its scripts folder: until then the Writer
+	// does not know which reports are its own, and writes nothing.
+	Ready func() bool
+	// Owns reports whether a report's ScriptLabel names one of this runner's scripts (a file of
+	// its scripts folder): the Writer manages, and deletes when it builds them no more, only
+	// the reports of those, so that runners with other folders in the same cluster keep theirs.
+	Owns func(scriptLabel string) bool
 	// DryRun sends every write with dryRun=All: the server checks it and stores nothing.
 	DryRun bool
 	Logger *slog.Logger
@@ -69,7 +76,7 @@ func (w *Writer) Run(ctx context.Context) {
 
 func (w *Writer) tick(ctx context.Context, now time.Time) {
 	seq := w.cfg.Results.Seq()
-	if (seq == w.written.Load() && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() {
+	if (seq == w.written.Load() && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() || !w.cfg.Ready() {
 		return
 	}
 	if len(w.cfg.Results.Passing()) > 0 {
@@ -160,6 +167,9 @@ func (w *Writer) list(ctx context.Context) error {
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
+			if !w.cfg.Owns(item.GetLabels()[ScriptLabel]) {
+				continue // another runner's, or of a script this one no longer has: left alone
+			}
 			known[ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}] = Content(item) // the server's numbers decode as int64, as Build's
 		}
 	}
