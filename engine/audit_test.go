@@ -23,8 +23,17 @@ var (
 	clusterReportGVR = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "clusterreports"}
 )
 
-// installReportCRDs installs deploy/crds/openreports.yaml and waits until reports are served.
+// installReportCRDs installs deploy/crds/openreports.yaml, waits until reports are served, and
+// deletes every report of the runner when the test ends (not for parallel tests: see
+// installReportCRDsOnly).
 func installReportCRDs(t *testing.T, dyn dynamic.Interface) {
+	t.Helper()
+	t.Cleanup(func() { deleteReports(t, dyn) }) // after the engine stopped: cleanups run last first
+	installReportCRDsOnly(t, dyn)
+}
+
+// installReportCRDsOnly installs deploy/crds/openreports.yaml and waits until reports are served.
+func installReportCRDsOnly(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	data, err := os.ReadFile("../deploy/crds/openreports.yaml")
 	if err != nil {
@@ -40,7 +49,6 @@ func installReportCRDs(t *testing.T, dyn dynamic.Interface) {
 			t.Fatalf("install CRD: %v", err)
 		}
 	}
-	t.Cleanup(func() { deleteReports(t, dyn) }) // after the engine stopped: cleanups run last first
 	waitFor(t, "reports served", func() bool {
 		_, err := dyn.Resource(reportGVR).Namespace("default").List(t.Context(), metav1.ListOptions{})
 		return err == nil
