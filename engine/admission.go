@@ -40,6 +40,7 @@ type admissionTable map[string]admissionSlot
 // that the memory guard stopped the version serving) and tells Config.OnAdmission when it
 // changed. Loader goroutine only.
 func (e *Engine) publishAdmission(name string, stopped bool) {
+	defer e.audits.Load().update(name, e.plugins[name], stopped)
 	old := e.admissionTable()
 	slot, had := old[name]
 	switch p := e.plugins[name]; {

@@ -29,6 +29,9 @@ type loaded struct {
 	afterDrain func()
 	after      <-chan struct{} // the finished of the version it replaced (not the version: its memory must go)
 	finished   chan struct{}   // closed when retired and closed, after its predecessor's
+	// prog and opts make the runtime of its audit (audit.go), apart from the version's own.
+	prog *scripting.Program
+	opts scripting.Options
 }
 
 // Released is closed once v has closed its runtimes and is done (memguard.Version).
@@ -84,7 +87,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	if err != nil {
 		return nil, err // New closed the script, and so ended the lift
 	}
-	v := &loaded{ver: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{})}
+	v := &loaded{ver: ver, src: src, allocMark: allocs, gcLift: lift, finished: make(chan struct{}), prog: prog, opts: opts}
 	e.setNeeds(src.Name, prog, def) // checked while it syncs: a watch it may not list is named at once
 	if err := e.start(v, targets); err != nil {
 		return nil, err

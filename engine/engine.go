@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
+	"github.com/jsinformer/jsinformer/engine/internal/audit"
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/engine/internal/fanout"
 	"github.com/jsinformer/jsinformer/engine/internal/gcpace"
@@ -81,9 +82,16 @@ type Engine struct {
 	// written by the loader, read by any goroutine.
 	admission atomic.Pointer[admissionTable]
 
-	perms  *permissions.Checker // nil in a driven engine or with the check off (permissions.go)
-	trace  *trace.Recorder      // nil with recording off (Config.TraceRecords < 0)
-	pauses *inspect.Pauses      // scripts paused through the debug API
+	audits atomic.Pointer[auditSet] // nil until Run starts it, and in a driven engine (audit.go)
+	// reportsMissing: the cluster does not serve the openreports.io CRDs (reports.go)
+	reportsMissing atomic.Bool
+	// writeConfig is the RESTConfig of the engine's write clients: fenced by the Lease (and the
+	// shard) and honouring forced dry-run; the report writer's client is built from it.
+	writeConfig  *rest.Config
+	reportWriter atomic.Pointer[audit.Writer] // nil until Run starts it with a cluster (reports.go)
+	perms        *permissions.Checker         // nil in a driven engine or with the check off (permissions.go)
+	trace        *trace.Recorder              // nil with recording off (Config.TraceRecords < 0)
+	pauses       *inspect.Pauses              // scripts paused through the debug API
 }
 
 // plugin is the state of one script file: the version serving and the one syncing to replace it.
@@ -137,6 +145,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(k8sclient.ForcedDryRunTransport)
+	e.writeConfig = restCfg
 	dyn, err := dynamic.NewForConfig(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("create dynamic client: %w", err)
@@ -223,6 +232,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
 	defer e.shutdown()
+	defer e.startAudits(ctx)()      // stopped before the versions whose informers it reads
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are
 	return e.loop(ctx, watcher)
 }

@@ -52,6 +52,7 @@ func (e *Engine) Status() status.Status {
 		copied := *server // the snapshot is the caller's to change
 		st.Server = &copied
 	}
+	st.Audit = e.auditStatus()
 	return st
 }
 

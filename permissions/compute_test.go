@@ -245,3 +245,27 @@ func TestComputeNames(t *testing.T) {
 		t.Errorf("AllowNet() = %q", got)
 	}
 }
+
+// TestComputeAudit: a script with validate and admission.audit needs to write, read and
+// delete openreports.io reports and clusterreports; one without audit needs none of that.
+func TestComputeAudit(t *testing.T) {
+	t.Parallel()
+	dir := folder(t, nil, map[string]string{
+		"audited.js":  "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true },\n};\n",
+		"enforced.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n};\n",
+	})
+	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gr := range []string{"reports.openreports.io", "clusterreports.openreports.io"} {
+		for _, verb := range []string{"create", "patch", "get", "list", "delete"} {
+			if !has(rep.Needs, "audited.js", verb, gr, "") {
+				t.Errorf("audited.js needs no %s on %s", verb, gr)
+			}
+		}
+	}
+	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool { return n.Script == "enforced.js" && n.Group == "openreports.io" }) {
+		t.Errorf("enforced.js does not audit but needs report rights: %v", rep.Needs)
+	}
+}

@@ -103,3 +103,21 @@ func (a Admission) Needs(script string, validate, mutate bool) []Need {
 	}
 	return out
 }
+
+// AuditNeeds is what a script with validate and admission.audit needs besides admission:
+// the runner publishes its results as openreports.io reports and clusterreports, applied
+// server-side (patch, and create for a report that does not exist yet), read back at start
+// (get, list) and deleted once empty. The CRDs themselves (deploy/crds/openreports.yaml) are
+// installed by the cluster's admin, not by the runner.
+func AuditNeeds(script string, validate, audit bool) []Need {
+	if !validate || !audit {
+		return nil
+	}
+	var out []Need
+	for _, resource := range []string{"reports", "clusterreports"} {
+		for _, verb := range []string{"create", "delete", "get", "list", "patch"} {
+			out = append(out, Need{Script: script, Group: "openreports.io", Resource: resource, Verb: verb, Why: "audit reports"})
+		}
+	}
+	return out
+}

@@ -42,7 +42,7 @@ const (
 var DefaultOperations = []string{"CREATE", "UPDATE"}
 
 var (
-	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode", "subresources", "allowClusterLockout"}
+	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode", "subresources", "allowClusterLockout", "audit"}
 	admissionOps     = []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
 	admissionModes   = []string{ModeEnforce, ModeWarn, ModeAudit}
 	admissionPolicys = []string{FailurePolicyFail, FailurePolicyIgnore}
@@ -62,6 +62,8 @@ type AdmissionSpec struct {
 	// AllowClusterLockout accepts failurePolicy Fail on a resource where it could lock the
 	// cluster out (LockoutRisk); true only with FailurePolicyFail.
 	AllowClusterLockout bool
+	// Audit: validate also audits the cached objects (audit.go); default false.
+	Audit bool
 }
 
 // CallLimits are the Timeout and Grace of the runtimes that serve admission calls: within
@@ -100,7 +102,9 @@ func (s *instance) readAdmission(def *goja.Object, l locator) error {
 		}
 		return nil
 	}
-	s.def.Admission, err = readAdmissionSpec(opts, l)
+	if s.def.Admission, err = readAdmissionSpec(opts, l); err == nil && !isMissing(opts) {
+		err = readAudit(opts.(*goja.Object), &s.def.Admission, s.def.Validate, l)
+	}
 	return err
 }
 

@@ -28,6 +28,27 @@ type Status struct {
 	// Server is the API server the runner talks to, as its /version said at start; nil
 	// before the runner has connected, and in `runner test` (no API server).
 	Server *ServerStatus `json:"server,omitempty"`
+	// Audit is the state of continuous audit (admission.audit); nil while no script audits
+	// and the report CRDs are not known to be missing.
+	Audit *AuditStatus `json:"audit,omitempty"`
+}
+
+// AuditStatus is the state of continuous audit.
+type AuditStatus struct {
+	// ReportsMissing: the cluster does not serve the openreports.io CRDs, so the results are
+	// kept in memory only (deploy/crds/openreports.yaml installs them).
+	ReportsMissing bool                `json:"reportsMissing,omitempty"`
+	Scripts        []AuditScriptStatus `json:"scripts,omitempty"`
+}
+
+// AuditScriptStatus is one audit script's results and progress.
+type AuditScriptStatus struct {
+	Script string `json:"script"`
+	// InitialPass: the script's version is still auditing the objects its watch held when it
+	// loaded; its reports wait until it is done.
+	InitialPass bool `json:"initialPass,omitempty"`
+	// Results counts the objects audited by result: pass, fail, warn, error, skip.
+	Results map[string]int `json:"results"`
 }
 
 // WebhookStatus is one admission webhook entry of a script, as the runner registers it.

@@ -57,6 +57,41 @@ func Status(w io.Writer, st status.Status) {
 	printWebhooks(w, st.Webhooks)
 	printInformers(w, st.Informers)
 	printPermissions(w, st.Permissions)
+	printAudit(w, st.Audit)
+}
+
+// printAudit lists the audit scripts with their results and progress, and says when the
+// reports are kept in memory only.
+func printAudit(w io.Writer, a *status.AuditStatus) {
+	if a == nil {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nAudit:")
+	if a.ReportsMissing {
+		_, _ = fmt.Fprintln(w, "WARNING: the cluster does not serve openreports.io/v1alpha1 reports and clusterreports: audit results are kept in memory only (kubectl apply -f deploy/crds/openreports.yaml)")
+	}
+	if len(a.Scripts) == 0 {
+		return
+	}
+	t := newTable(w)
+	row(t, "SCRIPT", "INITIAL PASS", "PASS", "FAIL", "WARN", "ERROR", "SKIP")
+	for _, s := range a.Scripts {
+		pass := "done"
+		if s.InitialPass {
+			pass = fmt.Sprintf("running (%d audited)", total(s.Results))
+		}
+		r := s.Results
+		row(t, s.Script, pass, r["pass"], r["fail"], r["warn"], r["error"], r["skip"])
+	}
+	_ = t.Flush()
+}
+
+func total(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }
 
 // printPermissions lists what the runner lacks, when it lacks anything.

@@ -86,3 +86,37 @@ func TestStatusNamesTheScriptsSharingAWebhookEntry(t *testing.T) {
 		t.Errorf("status does not tell which scripts share an entry:\n%s", out)
 	}
 }
+
+// TestStatusAudit: runner status lists the audit scripts with their counts and initial pass,
+// warns when the report CRDs are missing, and shows no audit section when nothing audits.
+func TestStatusAudit(t *testing.T) {
+	t.Parallel()
+	var none bytes.Buffer
+	debugtext.Status(&none, status.Status{Ready: true})
+	if strings.Contains(none.String(), "Audit") {
+		t.Errorf("an audit section with no audit:\n%s", none.String())
+	}
+	var out bytes.Buffer
+	debugtext.Status(&out, status.Status{Ready: true, Audit: &status.AuditStatus{ReportsMissing: true, Scripts: []status.AuditScriptStatus{
+		{Script: "team.js", Results: map[string]int{"pass": 7, "fail": 2}},
+		{Script: "slow.js", InitialPass: true, Results: map[string]int{"error": 3}},
+	}}})
+	text := out.String()
+	for _, want := range []string{"kept in memory only", "deploy/crds/openreports.yaml"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status lacks %q:\n%s", want, text)
+		}
+	}
+	lines := map[string][]string{}
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = f
+		}
+	}
+	if got := strings.Join(lines["team.js"], " "); got != "team.js done 7 2 0 0 0" {
+		t.Errorf("team.js line = %q", got)
+	}
+	if got := strings.Join(lines["slow.js"], " "); got != "slow.js running (3 audited) 0 0 0 3 0" {
+		t.Errorf("slow.js line = %q", got)
+	}
+}
