@@ -48,10 +48,11 @@ func namesCache(node any) bool {
 
 // NeedsInformers reports whether a script of p with definition def needs the informers of its
 // watches. A script whose only handlers are validate and mutate, with no index functions, and
-// that never reads ctx.cache (ReadsCache) uses its watches only to say what its webhooks
-// cover: it needs no informer, and no list or watch permission.
+// that never reads ctx.cache (ReadsCache) and does not audit (admission.audit: the audit
+// walks the cache) uses its watches only to say what its webhooks cover: it needs no
+// informer, and no list or watch permission.
 func NeedsInformers(p *Program, def Definition) bool {
 	admissionOnly := (def.Validate || def.Mutate) && !def.OnAdd && !def.OnUpdate && !def.OnDelete && !def.Reconcile &&
-		len(def.Schedules) == 0 && len(def.Indexers) == 0
+		len(def.Schedules) == 0 && len(def.Indexers) == 0 && !def.Admission.Audit
 	return !admissionOnly || p.ReadsCache()
 }

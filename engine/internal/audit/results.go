@@ -201,3 +201,12 @@ func (s *Results) Counts() map[string]map[string]int {
 	}
 	return out
 }
+
+// Started reports whether any script has begun an audit pass in this process: until one has,
+// the Writer has nothing to write nor to clean up, and does not touch the API server (a runner
+// without audit scripts needs no permission on reports).
+func (s *Results) Started() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.passes > 0 || s.seq > 0
+}

@@ -76,6 +76,9 @@ func (w *Writer) Run(ctx context.Context) {
 
 func (w *Writer) tick(ctx context.Context, now time.Time) {
 	seq := w.cfg.Results.Seq()
+	if !w.cfg.Results.Started() {
+		return
+	}
 	if (seq == w.written.Load() && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() || !w.cfg.Ready() {
 		return
 	}
