@@ -169,6 +169,12 @@ interface AdmissionOptions {
    * it such a script does not load. Only with failurePolicy "Fail".
    */
   allowClusterLockout?: boolean;
+  /**
+   * true: validate also audits every object of the watch already in the cache (on each load
+   * of the script, then on each change), with ctx.operation "AUDIT", and the runner publishes
+   * the results as openreports.io Reports. Default false. Requires validate.
+   */
+  audit?: boolean;
 }
 
 /** What validate returns to decide; undefined allows. */
@@ -184,7 +190,11 @@ interface Validation {
 
 /** The ctx argument of validate and mutate; valid only during the call it was passed to. */
 interface AdmissionContext<T = KubeObject> {
-  readonly operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  /**
+   * "AUDIT" when the runner audits a cached object (admission.audit): there is no request, so
+   * oldObject and userInfo are null and dryRun is false; skip request-only checks then.
+   */
+  readonly operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT" | "AUDIT";
   /** The stored object on UPDATE and DELETE; null otherwise. */
   readonly oldObject: View<T> | null;
   /** Who asks, as the API server authenticated them. */
