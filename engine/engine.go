@@ -30,6 +30,7 @@ import (
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
+	"github.com/jsinformer/jsinformer/store"
 )
 
 // Engine runs the scripts of one folder against one cluster. Create it with New and call Run
@@ -56,6 +57,8 @@ type Engine struct {
 	defaults      []dynamicinformer.Resource
 	// closeConns closes the idle connections of the transport New built, if it built one.
 	closeConns func()
+	// store backs ctx.store (Config.Store); nil without one.
+	store *store.Store
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -134,6 +137,12 @@ func New(cfg Config) (*Engine, error) {
 		}
 		restCfg = rest.CopyConfig(restCfg)
 		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.shard.Valid) })
+	}
+	if cfg.Store != nil {
+		var err error
+		if e.store, err = newStore(restCfg, *cfg.Store, cfg.Logger); err != nil {
+			return nil, err
+		}
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(k8sclient.ForcedDryRunTransport)
@@ -222,6 +231,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.shard != nil {
 		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
+	defer e.closeStore() // after the scripts stopped: their last writes are then acknowledged
 	defer e.shutdown()
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are
 	return e.loop(ctx, watcher)
