@@ -138,11 +138,8 @@ func New(cfg Config) (*Engine, error) {
 		restCfg = rest.CopyConfig(restCfg)
 		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.shard.Valid) })
 	}
-	if cfg.Store != nil {
-		var err error
-		if e.store, err = newStore(restCfg, *cfg.Store, cfg.Logger); err != nil {
-			return nil, err
-		}
+	if err := e.initStore(restCfg); err != nil {
+		return nil, err
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(k8sclient.ForcedDryRunTransport)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -13,19 +12,21 @@ import (
 	"github.com/jsinformer/jsinformer/store"
 )
 
-// newStore builds ctx.store's backend (package store) on restCfg, the client the scripts'
-// writes go through, so that the store's writes are fenced like theirs: a runner that lost
-// its Lease (or a shard member its own) writes nothing.
-func newStore(restCfg *rest.Config, opts store.Options, logger *slog.Logger) (*store.Store, error) {
+// initStore builds ctx.store's backend (package store) when Config.Store asks for one, on
+// restCfg, the client the scripts' writes go through, so that the store's writes are fenced
+// like theirs: a runner that lost its Lease (or a shard member its own) writes nothing.
+func (e *Engine) initStore(restCfg *rest.Config) error {
+	if e.cfg.Store == nil {
+		return nil
+	}
 	cs, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		return nil, fmt.Errorf("create store client: %w", err)
+		return fmt.Errorf("create store client: %w", err)
 	}
-	st, err := store.New(cs, opts, logger.With("component", "store"))
-	if err != nil {
-		return nil, fmt.Errorf("create store: %w", err)
+	if e.store, err = store.New(cs, *e.cfg.Store, e.cfg.Logger.With("component", "store")); err != nil {
+		return fmt.Errorf("create store: %w", err)
 	}
-	return st, nil
+	return nil
 }
 
 // scriptStore is the store of the script named name as ctx.store sees it; nil without a store.

@@ -120,7 +120,7 @@ func TestStoreArguments(t *testing.T) {
       () => ctx.store.set("", 1),
       () => ctx.store.set("k", 1, { ttl: "soon" }),
       () => ctx.store.set("k", 1, { version: -1 }),
-      () => ctx.store.set("k", 1, { versoin: 1 }),
+      () => ctx.store.set("k", 1, { tll: 1 }),
       () => ctx.store.get(7),
     ]) { try { f(); errs.push("no error") } catch (e) { errs.push(e.name) } }
     ctx.store.set("t", 1, { ttl: 90000 });
