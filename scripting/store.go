@@ -61,7 +61,7 @@ func (s *storeObject) exports() *goja.Object {
 
 func (s *storeObject) storeFor(fn string) Store {
 	if s.store == nil {
-		s.throwf("%s: the store is not available here (the runner was started without one)", fn)
+		s.throwf("%s: the store is not available here (start the runner with --store)", fn)
 	}
 	return s.store
 }
