@@ -51,5 +51,5 @@
 //
 // Values never appear in this package's logs or errors; keys, sizes and counts do.
 //
-// A Store is safe for concurrent use. Close waits for the flushes in progress.
+// A Store is safe for concurrent use. Close writes what is queued at once and waits for it.
 package store

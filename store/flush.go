@@ -72,7 +72,10 @@ func (sh *shard) flushLoop() {
 	window := time.NewTimer(sh.sc.st.opts.Window)
 	defer window.Stop()
 	for {
-		<-window.C
+		select {
+		case <-window.C:
+		case <-sh.sc.st.closing.Done():
+		}
 		sh.mu.Lock()
 		batch := sh.pending
 		sh.pending = nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,6 +88,10 @@ type Store struct {
 	opts   Options
 	log    *slog.Logger
 
+	// closing is cancelled by Close: flushes waiting out their window write at once.
+	closing context.Context
+	close   context.CancelFunc
+
 	mu     sync.Mutex
 	scopes map[string]*Scope
 	closed bool
@@ -100,7 +105,8 @@ func New(client kubernetes.Interface, opts Options, log *slog.Logger) (*Store, e
 	if err != nil {
 		return nil, err
 	}
-	return &Store{client: client, opts: opts, log: log, scopes: map[string]*Scope{}}, nil
+	closing, cancel := context.WithCancel(context.Background())
+	return &Store{client: client, opts: opts, log: log, scopes: map[string]*Scope{}, closing: closing, close: cancel}, nil
 }
 
 // Scope returns the store of the script named script, the same *Scope for the same name.
@@ -115,12 +121,13 @@ func (s *Store) Scope(script string) *Scope {
 	return sc
 }
 
-// Close refuses new writes and waits for the flushes in progress, whose writes are then on
-// the API server or failed.
+// Close refuses new writes and waits for the flushes in progress, which write what is
+// queued without waiting out their window: those writes are then on the API server or failed.
 func (s *Store) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.close()
 	s.flushes.Wait()
 }
 
