@@ -11,6 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/jsinformer/jsinformer/store"
 )
 
 // memStore is a Store in memory with the same versions and conflicts as package store's.
@@ -44,6 +46,9 @@ func (m *memStore) Set(_ context.Context, key string, value []byte, opts StoreSe
 	defer m.mu.Unlock()
 	if err := m.check(key, opts.Expect); err != nil {
 		return 0, err
+	}
+	if len(value) > 100 {
+		return 0, &store.LimitError{Key: key, Limit: "max-value-bytes", Value: len(value), Max: 100}
 	}
 	m.seq++
 	m.entries[key] = StoreEntry{Key: key, Value: value, Version: m.seq}
@@ -90,16 +95,18 @@ func TestStoreFromHandlers(t *testing.T) {
     try { ctx.store.set(e.key, 0, { version: v1 }) } catch (err) { conflict = [err.code, err.reason] }
     let created;
     try { ctx.store.set(e.key, 0, { version: 0 }) } catch (err) { created = err.reason }
+    let limit;
+    try { ctx.store.set("big", "x".repeat(200)) } catch (err) { limit = [err.code, err.reason, err.message.includes("max-value-bytes")] }
     ctx.store.set("other", "x");
     const listed = ctx.store.list("seen/").map(x => [x.key, x.value, x.version === v2, x.expiresAt]);
-    globalThis.out = { v1, v2, conflict, created, listed, del: [ctx.store.delete("other"), ctx.store.delete("other")],
+    globalThis.out = { v1, v2, conflict, created, limit, listed, del: [ctx.store.delete("other"), ctx.store.delete("other")],
       gone: ctx.store.get("other") };
   },
 };`, Options{Store: st})
 	if err := s.OnAdd(sample(), Event{}); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"v1":1,"v2":2,"conflict":[409,"Conflict"],"created":"Conflict","listed":[["seen/web",{"n":2,"tags":["a"]},true,null]],"del":[true,false],"gone":null}`
+	want := `{"v1":1,"v2":2,"conflict":[409,"Conflict"],"created":"Conflict","limit":[413,"RequestEntityTooLarge",true],"listed":[["seen/web",{"n":2,"tags":["a"]},true,null]],"del":[true,false],"gone":null}`
 	if got := outJSON(t, s); got != want {
 		t.Errorf("out = %s\nwant  %s", got, want)
 	}
