@@ -23,7 +23,7 @@ func (e *Engine) initStore(restCfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("create store client: %w", err)
 	}
-	if e.store, err = store.New(cs, *e.cfg.Store, e.cfg.Logger.With("component", "store")); err != nil {
+	if e.store, err = store.New(cs.CoreV1(), *e.cfg.Store, e.cfg.Logger.With("component", "store")); err != nil {
 		return fmt.Errorf("create store: %w", err)
 	}
 	return nil

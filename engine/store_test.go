@@ -36,7 +36,7 @@ func TestStoreFromHandlersAndReconcile(t *testing.T) {
 	r.namespace(t, ns)
 	r.create(t, configmapsGVR, configmap(ns, "a", nil, nil))
 	r.create(t, configmapsGVR, configmap(ns, "b", nil, nil))
-	other, err := store.New(kubernetes.NewForConfigOrDie(controlplane.Require(t, env).Config),
+	other, err := store.New(kubernetes.NewForConfigOrDie(controlplane.Require(t, env).Config).CoreV1(),
 		store.Options{Namespace: storeNS}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestFailedWriteKeepsTheValueOut(t *testing.T) {
 	t.Parallel()
 	c, _ := client(t)
 	var logs syncBuffer
-	s, err := store.New(c, store.Options{Namespace: "no-such-namespace"}, slog.New(slog.NewTextHandler(&logs, nil)))
+	s, err := store.New(c.CoreV1(), store.Options{Namespace: "no-such-namespace"}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func namespace(t *testing.T) string {
 func newStore(t *testing.T, opts store.Options) (*store.Store, *writeCounter) {
 	t.Helper()
 	c, wc := client(t)
-	s, err := store.New(c, opts, slog.New(slog.DiscardHandler))
+	s, err := store.New(c.CoreV1(), opts, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("new store: %v", err)
 	}

@@ -109,7 +109,7 @@ func (sc *Scope) List(ctx context.Context, prefix string) ([]Entry, error) {
 
 // readAll lists the script's ConfigMaps (one call) and decodes those that are its shards.
 func (sc *Scope) readAll(ctx context.Context) ([]*document, error) {
-	list, err := sc.st.client.CoreV1().ConfigMaps(sc.st.opts.Namespace).List(ctx,
+	list, err := sc.st.client.ConfigMaps(sc.st.opts.Namespace).List(ctx,
 		metav1.ListOptions{LabelSelector: LabelScript + "=" + sc.id})
 	if err != nil {
 		return nil, err

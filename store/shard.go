@@ -38,7 +38,7 @@ func (sh *shard) read(ctx context.Context) (*document, error) {
 
 // get returns the ConfigMap, nil when it does not exist yet.
 func (sh *shard) get(ctx context.Context) (*corev1.ConfigMap, error) {
-	cm, err := sh.sc.st.client.CoreV1().ConfigMaps(sh.sc.st.opts.Namespace).Get(ctx, sh.name, metav1.GetOptions{})
+	cm, err := sh.sc.st.client.ConfigMaps(sh.sc.st.opts.Namespace).Get(ctx, sh.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (sh *shard) write(ctx context.Context, cm *corev1.ConfigMap, doc *document)
 	if err != nil {
 		return nil, fmt.Errorf("encode store configmap %s: %w", sh.name, err)
 	}
-	cms := sh.sc.st.client.CoreV1().ConfigMaps(sh.sc.st.opts.Namespace)
+	cms := sh.sc.st.client.ConfigMaps(sh.sc.st.opts.Namespace)
 	if cm == nil {
 		return cms.Create(ctx, sh.newConfigMap(string(data)), metav1.CreateOptions{})
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // Defaults of Options and Limits; the runner's flags document the same numbers.
@@ -84,7 +84,7 @@ func orDuration(v, def time.Duration) time.Duration {
 
 // Store is the stores of every script of one runner. Scope gives one script's.
 type Store struct {
-	client kubernetes.Interface
+	client corev1client.ConfigMapsGetter
 	opts   Options
 	log    *slog.Logger
 
@@ -99,8 +99,9 @@ type Store struct {
 	flushes sync.WaitGroup
 }
 
-// New returns a Store keeping its ConfigMaps in opts.Namespace through client.
-func New(client kubernetes.Interface, opts Options, log *slog.Logger) (*Store, error) {
+// New returns a Store keeping its ConfigMaps in opts.Namespace through client: a clientset's
+// CoreV1(), or Memory() for a store in this process only.
+func New(client corev1client.ConfigMapsGetter, opts Options, log *slog.Logger) (*Store, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
