@@ -176,6 +176,9 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
 	e.onParked = env.OnParked
+	if env.Store != nil {
+		e.store = env.Store
+	}
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *loaded), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
