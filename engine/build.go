@@ -51,7 +51,8 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
 	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.refusals(src.Name, e.newClient(logger)), Now: e.clock.Now,
-		HTTP: e.cfg.Fetch(src.Name), OnRequest: e.stats.fetchObserver(src.Name), Clock: e.clock, OnParked: e.onParked}
+		HTTP: e.cfg.Fetch(src.Name), OnRequest: e.stats.fetchObserver(src.Name), Clock: e.clock, OnParked: e.onParked,
+		Store: e.scriptStore(src.Name)}
 	workerOpts, recorder := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/store"
 )
 
 // DefaultDebounce is the quiet period after a script file changes before it is reloaded:
@@ -102,6 +103,10 @@ type Config struct {
 	// the one pooled transport and allow list; the offline harness's routes in tests. Nil
 	// refuses every request, naming --allow-net.
 	Fetch func(script string) scripting.HTTPClient
+	// Store, when set, backs ctx.store (package store): each script gets the store of its
+	// name, in ConfigMaps of Store.Namespace, written through the engine's fenced client.
+	// Nil: ctx.store throws.
+	Store *store.Options
 	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
 	// names (see LeaderElection).
 	LeaderElection *LeaderElection

@@ -31,6 +31,7 @@ import (
 	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
+	"github.com/jsinformer/jsinformer/store"
 )
 
 // Engine runs the scripts of one folder against one cluster. Create it with New and call Run
@@ -57,6 +58,8 @@ type Engine struct {
 	defaults      []dynamicinformer.Resource
 	// closeConns closes the idle connections of the transport New built, if it built one.
 	closeConns func()
+	// store backs ctx.store (Config.Store); nil without one.
+	store *store.Store
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -143,6 +146,9 @@ func New(cfg Config) (*Engine, error) {
 		restCfg = rest.CopyConfig(restCfg)
 		restCfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return leader.Fence(rt, e.shard.Valid) })
 	}
+	if err := e.initStore(restCfg); err != nil {
+		return nil, err
+	}
 	restCfg = rest.CopyConfig(restCfg)
 	restCfg.Wrap(k8sclient.ForcedDryRunTransport)
 	e.writeConfig = restCfg
@@ -179,6 +185,9 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) init(env Env) {
 	e.logger, e.factory, e.resolver, e.clock, e.newClient = e.cfg.Logger, env.Informers, env.Resolver, env.Clock, env.Client
 	e.onParked = env.OnParked
+	if env.Store != nil {
+		e.store = env.Store
+	}
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
 	e.synced, e.gc, e.needs = make(chan *loaded), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
@@ -231,6 +240,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.shard != nil {
 		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
+	defer e.closeStore() // after the scripts stopped: their last writes are then acknowledged
 	defer e.shutdown()
 	defer e.startAudits(ctx)()      // stopped before the versions whose informers it reads
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are

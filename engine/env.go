@@ -10,6 +10,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/dynamicinformer"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/store"
 )
 
 // Env is the engine's environment, as small interfaces the engine owns: where objects come
@@ -26,6 +27,9 @@ type Env struct {
 	// OnParked, when set, is every runtime's scripting.Options.OnParked: a driver on a
 	// virtual clock counts the calls that wait only on requests held for that clock.
 	OnParked func(delta int)
+	// Store, when set, backs ctx.store in a driven engine (Config.Store is for New's); its
+	// owner closes it after the engine. Nil: ctx.store throws.
+	Store *store.Store
 }
 
 // Informers hands out shared informers by key and reports on them.

@@ -32,7 +32,11 @@ func (e *Engine) newPermissions() error {
 			own = le.Namespace
 		}
 	}
-	e.perms = permissions.NewChecker(permissions.CheckerConfig{Reviewer: reviewer, Runner: runner.Needs(), OwnNamespace: own,
+	needs := runner.Needs()
+	if e.cfg.Store != nil {
+		needs = append(needs, permissions.StoreNeeds(e.cfg.Store.Namespace)...)
+	}
+	e.perms = permissions.NewChecker(permissions.CheckerConfig{Reviewer: reviewer, Runner: needs, OwnNamespace: own,
 		Interval: e.cfg.PermissionCheckInterval, Logger: e.logger, Changed: e.book.Bump})
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(permissionMetrics{e.perms})

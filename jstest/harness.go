@@ -35,6 +35,7 @@ type harness struct {
 	resolve *dynamicinformer.Resolver
 	logs    *capture
 	http    *httpRoutes // h.http: the plugin's fetch answers (http.go)
+	plugin  string      // the plugin's name, which its store is scoped to
 
 	mu     sync.Mutex
 	writes []memcluster.Write
@@ -49,12 +50,14 @@ type harnessOptions struct {
 	// Admission lists the admission scripts loaded beside the plugin; nil (absent) means the
 	// folder's (admitscripts.go).
 	Admission []string `json:"admission"`
+	// Store seeds the plugin's ctx.store before it starts (storeapi.go).
+	Store map[string]any `json:"store"`
 }
 
 // The properties harness() accepts in its options and their flags, as their json tags name
 // them; anything else is an error. jsinformer-test.d.ts declares the same (a test checks).
 var (
-	harnessOptionKeys = []string{"objects", "flags", "now", "http", "admission"}
+	harnessOptionKeys = []string{"objects", "flags", "now", "http", "admission", "store"}
 	harnessFlagKeys   = []string{"gvr", "namespace", "selector", "fieldSelector", "dryRun", "handlerTimeout", "allowNet"}
 )
 
@@ -171,6 +174,11 @@ func (h *harness) start(plugin string, opts harnessOptions) error {
 		return fmt.Errorf("harness: %w", err)
 	}
 	h.http.after = h.off.AfterFunc
+	h.plugin = name
+	if err := h.seedStore(name, opts.Store); err != nil {
+		h.off.Close()
+		return err
+	}
 	// The initial lists: nothing can move the clock before harness() returns.
 	h.http.loading = true
 	err = h.loadAll(admitting, name, plugin)

@@ -81,7 +81,7 @@ func TestHarnessLoadErrors(t *testing.T) {
 	})
 	got := []string{res.Tests[0].Failure.String(), res.Tests[1].Failure.String()}
 	want := []string{"h.test.js:2:3: Error: harness: ./p.js not loaded: p.js:3: 'onAdd' must be a function, got a number (5)",
-		"h.test.js:5:3: Error: harness: unknown option 'object' (valid: objects, flags, now, http, admission)"}
+		"h.test.js:5:3: Error: harness: unknown option 'object' (valid: objects, flags, now, http, admission, store)"}
 	for i := range want {
 		if !strings.HasSuffix(got[i], want[i]) {
 			t.Errorf("failure %q, want it to end with %q", got[i], want[i])

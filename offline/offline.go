@@ -19,6 +19,7 @@ import (
 	"github.com/jsinformer/jsinformer/permissions"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
+	"github.com/jsinformer/jsinformer/store"
 )
 
 // Config configures a Harness. Zero fields take the runner's defaults.
@@ -84,6 +85,8 @@ type Harness struct {
 	waiter *waiter
 	parked parkCount
 	admit  *admitter // admission.go: the cluster's admission hook and Admit
+	// store is ctx.store's: in memory (store.Memory), TTLs on the virtual clock.
+	store *store.Store
 }
 
 // New builds an engine on cfg.Cluster. It starts nothing until Load.
@@ -111,11 +114,16 @@ func New(cfg Config) (*Harness, error) {
 		// not vanish from a test's h.metrics().
 		MetricCollectTimeout: cfg.QuietTimeout,
 	}
-	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
-		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }, OnParked: h.parked.add}
 	var err error
+	if h.store, err = newStore(cfg); err != nil {
+		return nil, err
+	}
+	env := engine.Env{Informers: h.source, Resolver: resolver, Clock: h.clock,
+		Client: func(logger *slog.Logger) scripting.Client { return client.WithLogger(logger) }, OnParked: h.parked.add,
+		Store: h.store}
 	if h.e, err = engine.NewDriven(ecfg, env); err != nil {
 		factory.Shutdown()
+		h.store.Close()
 		return nil, err
 	}
 	h.admit = newAdmitter(h.e, cfg)
@@ -244,7 +252,22 @@ func (h *Harness) AfterFunc(d time.Duration, f func()) clock.Timer { return h.cl
 func (h *Harness) Close() {
 	h.cfg.Cluster.SetAdmission(nil)
 	h.e.Close()
+	h.store.Close()
 }
+
+// StoreNamespace is the namespace of the harness's in-memory store.
+const StoreNamespace = "jsinformer-store"
+
+// newStore is ctx.store in the harness: the runner's store on ConfigMaps kept in memory, so
+// the same versions, conflicts and limits, with TTLs on the virtual clock and writes
+// coalesced over a microsecond rather than the runner's window.
+func newStore(cfg Config) (*store.Store, error) {
+	return store.New(store.Memory(), store.Options{Namespace: StoreNamespace, Window: time.Microsecond, Now: cfg.Clock.Now},
+		cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)))
+}
+
+// Store is ctx.store's backend, for a test to seed or inspect (Scope(script)).
+func (h *Harness) Store() *store.Store { return h.store }
 
 // waiter polls a condition on the real clock, briefly at first, up to a timeout.
 type waiter struct{ timeout time.Duration }

@@ -18,14 +18,15 @@ type admitCtx struct {
 	obj   *goja.Object
 	cache goja.Value
 	name  goja.Value
+	store goja.Value // ctx.store, the handlers' (writes throw here: store.go)
 }
 
-var admitCtxKeys = []string{"operation", "oldObject", "userInfo", "dryRun", "subResource", "resource", "namespace", "name", "script", "cache"}
+var admitCtxKeys = []string{"operation", "oldObject", "userInfo", "dryRun", "subResource", "resource", "namespace", "name", "script", "cache", "store"}
 
 // admitCtx is the instance's admission ctx, made on first use.
 func (s *instance) admitCtx() *admitCtx {
 	if s.admission == nil {
-		c := &admitCtx{env: s.callEnv, name: s.rt.ToValue(s.name)}
+		c := &admitCtx{env: s.callEnv, name: s.rt.ToValue(s.name), store: s.ctx.store}
 		c.cache = newCache(s.callEnv, &c.ev).exports()
 		c.obj = s.rt.NewDynamicObject(c)
 		s.admission = c
@@ -59,6 +60,8 @@ func (c *admitCtx) Get(key string) goja.Value {
 		return c.name
 	case "cache":
 		return c.cache
+	case "store":
+		return c.store
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ type ctxObject struct {
 	script goja.Value
 	cache  goja.Value
 	enq    goja.Value
+	// store is ctx.store (store.go), the same for every call.
+	store goja.Value
 	// metrics is ctx.metrics, set once the definition is read (metrics.go).
 	metrics goja.Value
 	// The last resource string and its JS value: consecutive events are usually the same.
@@ -24,7 +26,7 @@ type ctxObject struct {
 	resourceVal goja.Value
 }
 
-var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue", "metrics"}
+var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue", "metrics", "store"}
 
 // newCtx makes the ctx of the script named script.
 func newCtx(env *callEnv, script string) *ctxObject {
@@ -54,6 +56,8 @@ func (c *ctxObject) Get(key string) goja.Value {
 		return c.enq
 	case "metrics":
 		return c.metrics
+	case "store":
+		return c.store
 	}
 	return nil
 }

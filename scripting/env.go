@@ -45,6 +45,7 @@ var rethrowProgram = goja.MustCompile(internalName, `(function (e) { throw e; })
 type internals struct {
 	rethrow        goja.Callable
 	stringify      goja.Callable // the original JSON.stringify; scripts get stringify.go's
+	parse          goja.Callable // the original JSON.parse
 	isArray        goja.Callable
 	errorCtor      *goja.Object
 	rangeErrorCtor *goja.Object
@@ -63,6 +64,7 @@ func (e *callEnv) captureInternals() error {
 	e.internals.rethrow, _ = goja.AssertFunction(v)
 	json := e.rt.Get("JSON").ToObject(e.rt)
 	e.internals.stringify, _ = goja.AssertFunction(json.Get("stringify"))
+	e.internals.parse, _ = goja.AssertFunction(json.Get("parse"))
 	e.internals.errorCtor = e.rt.Get("Error").ToObject(e.rt)
 	e.internals.rangeErrorCtor = e.rt.Get("RangeError").ToObject(e.rt)
 	e.internals.isArray, _ = goja.AssertFunction(e.rt.Get("Array").ToObject(e.rt).Get("isArray"))

@@ -24,6 +24,7 @@ type instance struct {
 	name     string
 	log      *slog.Logger
 	client   Client
+	store    Store
 	timeout  time.Duration
 	now      func() time.Time // Options.Now; nil is the wall clock
 	dog      *watchdog
@@ -87,7 +88,7 @@ type indexer struct {
 
 // newInstance creates a runtime without running anything in it; init, on the executor, does.
 func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
-	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, timeout: opts.Timeout, now: opts.Now, log: log}
+	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, store: opts.Store, timeout: opts.Timeout, now: opts.Now, log: log}
 	s.fetch = newFetch(s.callEnv, opts, s.context, func() *netguard.List { return s.netList })
 	if opts.Now != nil {
 		s.rt.SetTimeSource(opts.Now) // Date follows the engine's clock (virtual in offline tests)

@@ -43,6 +43,8 @@ type Options struct {
 	// counts such a call as idle until it moves the clock. Called from any goroutine, with a
 	// lock of the call's held; it must not block.
 	OnParked func(delta int)
+	// Store backs ctx.store: the script's own store. Nil makes every ctx.store call throw.
+	Store Store
 }
 
 // Script is one instance of a Program as its owner sees it: the definition it exported and

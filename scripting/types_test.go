@@ -34,7 +34,7 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 	t.Parallel()
 	s := newTestScript(t, "d.js", `export default { onAdd() {} }`, Options{})
 	globals := map[string][]string{}
-	var cache []string
+	var cache, store []string
 	present := map[string]bool{}
 	onRuntime(t, s, func(in *instance) {
 		for _, g := range []string{"log", "console", "util", "k8s", "defineScript"} {
@@ -44,6 +44,7 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 			}
 		}
 		cache = in.ctxObj.Get("cache").ToObject(in.rt).Keys()
+		store = in.ctxObj.Get("store").ToObject(in.rt).Keys()
 	})
 	keysOf := func(global string) []string { return globals[global] }
 	tests := []struct {
@@ -56,6 +57,8 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{"K8s", keysOf("k8s")},
 		{"Context", ctxKeys},
 		{"Cache", cache},
+		{"ScriptStore", store},
+		{"AdmissionContext", admitCtxKeys},
 		{"ScriptDefinition", definitionKeys},
 		{"WatchSpec", watchEntryKeys},
 		{"ScheduleEntry", scheduleKeys},

@@ -79,6 +79,7 @@ type options struct {
 	traceRecords      int
 	webhook           webhookFlags
 	fetch             fetchFlags
+	store             storeFlags
 }
 
 func newCommand() *cobra.Command {
@@ -143,11 +144,15 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	o.leader.add(f)
 	o.webhook.add(f)
 	o.fetch.add(f)
+	o.store.add(f)
 	o.kube.AddFlags(f)
 }
 
 func (o *options) validate(cmd *cobra.Command) error {
 	if err := o.fetch.check(); err != nil {
+		return err
+	}
+	if err := o.store.check(o.dryRun); err != nil {
 		return err
 	}
 	if o.scripts == "" {
@@ -247,6 +252,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		MetricCollectTimeout: o.metricCollect,
 		TraceRecords:         traceRecords(o.traceRecords), Fetch: o.fetch.forScript,
+		Store: o.store.opened,
 	})
 	if err != nil {
 		return err

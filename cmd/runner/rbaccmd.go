@@ -30,9 +30,11 @@ type rbacOptions struct {
 	scripts, serviceAccount, output, check string
 	resources                              []string
 	namespace, leaseName, leaseNamespace   string
+	storeNamespace                         string
 	debugAddr                              string
 	command                                string // for the header
 	leaderElect, sharded, strict, dryRun   bool
+	store                                  bool
 	webhook                                webhookFlags
 }
 
@@ -84,6 +86,8 @@ on a usage error or a script that does not load.`,
 	f.BoolVar(&o.sharded, "sharded", false, "the runner's --sharded: the replicas' Leases")
 	f.StringVar(&o.leaseName, "leader-elect-resource-name", permissions.DefaultLeaseName, "the runner's --leader-elect-resource-name")
 	f.StringVar(&o.leaseNamespace, "leader-elect-resource-namespace", "", "the runner's --leader-elect-resource-namespace (default: the runner's own)")
+	f.BoolVar(&o.store, "store", false, "the runner's --store: ctx.store's ConfigMaps")
+	f.StringVar(&o.storeNamespace, "store-namespace", "", "the runner's --store-namespace (default: the runner's own)")
 	f.StringVar(&o.debugAddr, "debug-addr", "", "the runner's --debug-addr: off loopback it needs to create TokenReviews and SubjectAccessReviews")
 	o.webhook.addForRBAC(f, &o.dryRun)
 	return cmd
@@ -106,6 +110,10 @@ func (o *rbacOptions) run(cmd *cobra.Command) error {
 	rep, err := permissions.Compute(cmd.Context(), o.computeOptions(id))
 	if err != nil {
 		return usageError(err)
+	}
+	if o.store {
+		rep.Needs = append(rep.Needs, permissions.StoreNeeds(o.storeNamespace)...)
+		permissions.Sort(rep.Needs)
 	}
 	if o.check != "" {
 		return o.runCheck(cmd, rep, id.Namespace)

@@ -127,6 +127,8 @@ interface HarnessOptions {
    * none (the plugin itself still admits when it defines them).
    */
   admission?: string[];
+  /** The plugin's ctx.store before it starts: keys and their values (JSON). */
+  store?: { [key: string]: unknown };
 }
 
 /** h.admit's request: what the API server sends the webhooks; any other property is an error. */
@@ -339,6 +341,8 @@ interface Harness {
    * \"...\" denied the request: message"), a mutation changes what is stored.
    */
   admit(request: HarnessAdmissionRequest): HarnessAdmission;
+  /** The plugin's ctx.store, in memory with the runner's versions, conflicts, limits and TTLs (on the virtual clock). */
+  readonly store: ScriptStore;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
   /** What the plugin logged with log and console, in order. */

@@ -212,6 +212,8 @@ interface AdmissionContext<T = KubeObject> {
   readonly script: string;
   /** Read-only queries over the objects this script version has been shown, with its indexes. */
   readonly cache: Cache<T>;
+  /** The script's store; only get and list here: set and delete throw "side effects are not allowed here". */
+  readonly store: ScriptStore;
 }
 
 /** One entry of `permissions`: verbs on a resource ("v1/secrets", "example.com/v1/widgets/status"). */
@@ -286,6 +288,39 @@ interface Context<T = KubeObject> {
   enqueue(key: string): void;
   /** The definition's metric families without collect, to update from handlers, reconcile and schedules. */
   readonly metrics: { readonly [name: string]: MetricHandle };
+  /** The script's key-value store, kept in the API server and shared by the runner's replicas (docs/store.md). */
+  readonly store: ScriptStore;
+}
+
+/**
+ * ctx.store: the script's keys (strings) and values (JSON), kept across restarts, reloads and
+ * replicas. A write returns once the API server has it. Errors carry code and reason: a
+ * compare-and-set that lost is reason "Conflict" (409), a limit "RequestEntityTooLarge" (413).
+ */
+interface ScriptStore {
+  /** The key's entry, or null when it is absent or expired. */
+  get<V = unknown>(key: string): StoreEntry<V> | null;
+  /**
+   * Stores value (JSON: functions and undefined are left out as JSON.stringify does) and
+   * returns the key's new version. ttl (a duration string such as "1h", or milliseconds)
+   * makes the key expire; version makes it a compare-and-set: it applies only if the key's
+   * version is still that (0: the key must be absent) and throws reason "Conflict" otherwise.
+   */
+  set(key: string, value: unknown, options?: { ttl?: string | number; version?: number }): number;
+  /** Removes the key; true when it existed. version as in set. */
+  delete(key: string, options?: { version?: number }): boolean;
+  /** The entries whose keys start with prefix (all when omitted), sorted by key. */
+  list<V = unknown>(prefix?: string): StoreEntry<V>[];
+}
+
+/** One key of ctx.store as get and list return it; value is the script's own copy. */
+interface StoreEntry<V = unknown> {
+  readonly key: string;
+  value: V;
+  /** What set's and delete's version option compare with; grows with every write. */
+  readonly version: number;
+  /** When the key expires, in milliseconds since the epoch; null when it does not. */
+  readonly expiresAt: number | null;
 }
 
 interface Cache<T = KubeObject> {
