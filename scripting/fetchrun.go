@@ -151,7 +151,9 @@ func (f *fetchModule) failure(req *http.Request, r *fetchReq, err error) error {
 	switch cause := context.Cause(req.Context()); {
 	case errors.Is(cause, errAborted), errors.Is(cause, errSignalTimeout):
 		return fmt.Errorf("fetch %s %s: %w", req.Method, host, cause)
-	case errors.Is(cause, errRequestTimeout):
+	case errors.Is(cause, errRequestTimeout), cause == nil && netguard.Kind(err) == netguard.KindTimeout:
+		// The transport's own timeouts are the same limit on the wall clock; whichever timer
+		// fires first, the script reads one message.
 		return fmt.Errorf("fetch %s %s: timed out after %s (--fetch-timeout): %w", req.Method, host, f.limits.Timeout, context.DeadlineExceeded)
 	}
 	var re *netguard.RequestError
