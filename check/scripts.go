@@ -24,7 +24,7 @@ func admissionScripts(ctx context.Context, dir string, only []string) ([]plugins
 	sources, problems := selectScripts(dir, sources, only)
 	var out []plugins.Source
 	for _, src := range sources {
-		admits, err := definesAdmission(dir, src)
+		admits, err := scripting.DefinesAdmission(dir, src.Name, src.Content)
 		switch {
 		case err != nil:
 			problems = append(problems, Problem{Script: src.Name, Message: "not loaded: " + err.Error()})
@@ -61,20 +61,4 @@ func selectScripts(dir string, sources []plugins.Source, only []string) ([]plugi
 	}
 	slices.SortFunc(out, func(a, b plugins.Source) int { return strings.Compare(a.Name, b.Name) })
 	return out, problems
-}
-
-// definesAdmission compiles and evaluates src, as the runner does before it validates the
-// definition, and reports whether it defines validate or mutate.
-func definesAdmission(dir string, src plugins.Source) (bool, error) {
-	prg, err := scripting.CompileIn(dir, src.Name, src.Content)
-	if err != nil {
-		return false, err
-	}
-	s, err := prg.Instantiate(scripting.Options{})
-	if err != nil {
-		return false, err
-	}
-	defer s.Close()
-	def := s.Definition()
-	return def.Validate || def.Mutate, nil
 }

@@ -64,21 +64,7 @@ func loadPlugin(dir string, src plugins.Source) (bool, error) {
 		return v.(loaded).admits, v.(loaded).err
 	}
 	var l loaded
-	l.admits, l.err = instantiate(dir, src)
+	l.admits, l.err = scripting.DefinesAdmission(dir, src.Name, src.Content)
 	loadedCache.Store(key, l)
 	return l.admits, l.err
-}
-
-func instantiate(dir string, src plugins.Source) (bool, error) {
-	prg, err := scripting.CompileIn(dir, src.Name, src.Content)
-	if err != nil {
-		return false, err
-	}
-	s, err := prg.Instantiate(scripting.Options{})
-	if err != nil {
-		return false, err
-	}
-	defer s.Close()
-	def := s.Definition()
-	return def.Validate || def.Mutate, nil
 }
