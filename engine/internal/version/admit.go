@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -76,6 +77,11 @@ func (p *admitPool) do(ctx context.Context, fn func(*scripting.Script) error) er
 func (p *admitPool) take(ctx context.Context) (*scripting.Script, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start the call: %w", context.Cause(ctx))
+	}
+	// ctx's own timer may not have fired yet at its deadline: the clock decides, so that a
+	// call is refused here rather than by the runtime an instant later.
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return nil, fmt.Errorf("start the call: %w", context.DeadlineExceeded)
 	}
 	select {
 	case s := <-p.free:
