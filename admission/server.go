@@ -220,7 +220,7 @@ func (s *Server) record(o Observation) {
 	}
 	req, d := o.Request, o.Decision
 	attrs := []any{"script", o.Script, "webhook", o.Kind, "operation", string(req.Operation), "resource", req.Resource.Resource,
-		"namespace", req.Namespace, "name", req.Name, "user", req.UserInfo.Username, "took", d.Took.String()}
+		"namespace", req.Namespace, "name", req.Name, "user", cut(req.UserInfo.Username), "took", d.Took.String()}
 	switch d.Outcome {
 	case OutcomeDenied:
 		s.logger.Info("admission denied", append(attrs, "message", d.Message)...)

@@ -33,15 +33,16 @@ func ObjectKey(req scripting.AdmissionRequest) string {
 }
 
 // TraceRecord is o as a trace record (Event "admission", Handler the webhook kind, Result
-// the outcome); the recorder fills in the script's version. Its error, message, warnings and
-// patch are cut to inspection.AdmissionPatchChars each.
+// the outcome); the recorder fills in the script's version. Its error, message, warnings,
+// patch, user and object are cut to inspection.AdmissionPatchChars each: the user and the
+// object's name come from the caller's body, which no check bounds below the body's limit.
 func (o Observation) TraceRecord() inspection.TraceRecord {
 	d, req := o.Decision, o.Request
 	rec := inspection.TraceRecord{Time: o.Received, Script: o.Script, Event: "admission", Handler: o.Kind,
-		Resource: dynamicinformer.FormatGVR(schema.GroupVersionResource(req.Resource)), Object: o.Object,
+		Resource: dynamicinformer.FormatGVR(schema.GroupVersionResource(req.Resource)), Object: cut(o.Object),
 		DurationMs: float64(d.Took.Microseconds()) / 1000, Result: d.Outcome,
 		Admission: &inspection.AdmissionDecision{Webhook: o.Kind, Operation: string(req.Operation), Subresource: req.SubResource,
-			User: req.UserInfo.Username, DryRun: req.DryRun != nil && *req.DryRun, Allowed: d.Allowed, Code: d.Code,
+			User: cut(req.UserInfo.Username), DryRun: req.DryRun != nil && *req.DryRun, Allowed: d.Allowed, Code: d.Code,
 			Message: cut(d.Message), Patch: cut(string(d.Patch))}}
 	if d.Err != nil {
 		rec.Error = cut(d.Err.Error())
