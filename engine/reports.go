@@ -37,12 +37,24 @@ func (e *Engine) startReportWriter(ctx context.Context, results *audit.Results) 
 		Ready:     e.readyOnce.Load,
 		Owns:      e.ownsScript,
 		OnMissing: e.reportsMissing.Store,
+		// Under --sharded a report is written by the owner of its key (audit.ReportKey), held
+		// like a handler call's, each write bounded below the ring's drain timeout.
+		Begin: e.shard.Begin, Generation: e.shardGeneration, WriteTimeout: e.cfg.HandlerTimeout,
 	})
 	e.reportWriter.Store(w)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.Run(ctx) })
 	return func() { cancel(); wg.Wait() }
+}
+
+// shardGeneration counts the ring changes this replica applied; 0 unsharded.
+func (e *Engine) shardGeneration() uint64 {
+	if e.shard == nil {
+		return 0
+	}
+	_, gen := e.shard.Members()
+	return gen
 }
 
 // hasReportCRDs reports whether the cluster serves openreports.io/v1alpha1 reports and

@@ -13,7 +13,9 @@ import (
 // is its namespace/name, so an object and the reconcile key of the same name belong to the
 // same replica whatever the script or resource; a schedule entry belongs to the replica
 // owning "schedule:SCRIPT#INDEX", and a metric family with collect to the one owning
-// "metric:SCRIPT#FAMILY", which alone computes and serves it. The keys a replica gains are replayed on the workers of the
+// "metric:SCRIPT#FAMILY", which alone computes and serves it; every replica audits every
+// object, and an audit script's reports in a namespace are written by the one owning
+// "report:SCRIPT#NAMESPACE" (audit.ReportKey; reports.go). The keys a replica gains are replayed on the workers of the
 // serving and syncing versions (version.Version.ReplayGained): their cached objects as initial
 // adds, the reconcile keys their watch entries map to, and the gained reconcile keys events
 // named while another replica handled them (an object deleted meanwhile, a key without one). What a version asks before each

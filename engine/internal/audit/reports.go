@@ -162,6 +162,14 @@ func Content(obj *unstructured.Unstructured) string {
 	return string(b)
 }
 
+// ReportKey is the sharding key of the reports of a script (its ScriptLabel value) in a
+// namespace ("" for its ClusterReports): "report:SCRIPT#NAMESPACE". Under --sharded the
+// replica owning it alone writes and deletes them; a split group's parts share it, so that
+// one replica renames them when the group grows or shrinks.
+func ReportKey(scriptLabel, namespace string) string {
+	return "report:" + scriptLabel + "#" + namespace
+}
+
 // ScriptLabelValue is the value of ScriptLabel on the reports of script.
 func ScriptLabelValue(script string) string {
 	return notName.ReplaceAllString(strings.ToLower(script), "-")

@@ -1,14 +1,19 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -34,6 +39,20 @@ type WriterConfig struct {
 	// its scripts folder): the Writer manages, and deletes when it builds them no more, only
 	// the reports of those, so that runners with other folders in the same cluster keep theirs.
 	Owns func(scriptLabel string) bool
+	// Begin starts a write of the reports of key (ReportKey) if this replica owns it, as a
+	// handler call on an object's key under --sharded: end is called once the write is over,
+	// so that the key moves to another replica only after it (the ring's drain). Nil: every
+	// key is this replica's.
+	Begin func(key string) (end func(), ok bool)
+	// Generation counts the ring changes this replica applied (nil: none ever): once it
+	// moved, the Writer reads the reports again before it compares, since the keys it gained
+	// were written by their previous owner.
+	Generation func() uint64
+	// WriteTimeout bounds each write (0: none, and Run's end cancels it), so that a key being
+	// moved away waits for this replica's write on it no longer than the ring's drain timeout.
+	// A write begun is finished within it even when Run's context ends: the runner releases
+	// its Lease after the Writer returned, so the next owner lists what it wrote.
+	WriteTimeout time.Duration
 	// DryRun sends every write with dryRun=All: the server checks it and stores nothing.
 	DryRun bool
 	Logger *slog.Logger
@@ -41,17 +60,26 @@ type WriterConfig struct {
 
 // Writer publishes the results as reports: every Window, if they changed, it builds the
 // reports and applies those whose Content differs from what it knows the server holds (read
-// once, by listing its own reports, then what it applied), and deletes its reports no longer
+// by listing its own reports, then what it applied), and deletes its reports no longer
 // built. Without the CRDs it keeps the results in memory and checks again every recheck.
+//
+// Under --sharded every replica holds every result, and each report is written by the
+// replica owning its key (ReportKey: one per script and namespace, all parts of a split
+// group together); the others neither apply nor delete it. Each write holds its key
+// (Begin), so the ring's drain-before-gain hand-over keeps two replicas from writing one
+// report at once. After each ring change it applied (Generation) the Writer lists the
+// reports again, so that it compares the keys it gained with what their previous owner
+// wrote: a hand-over over unchanged results writes nothing.
 type Writer struct {
 	cfg     WriterConfig
-	known   map[ReportID]string // Content the server holds; nil until listed
-	written atomic.Uint64       // Results' seq last published
+	known   map[ReportID]knownReport // what the server holds; nil until listed
+	written atomic.Uint64            // Results' seq last published
 	retryAt time.Time
 	warned  bool
-	writes  atomic.Int64 // applies and deletes sent
-	passes  atomic.Int64 // publishes that left the reports matching the results
-	listed  atomic.Bool  // known was read from the server
+	writes  atomic.Int64  // applies and deletes sent
+	passes  atomic.Int64  // publishes that left the reports matching the results
+	listed  atomic.Bool   // known was read from the server
+	gen     atomic.Uint64 // the ring generation known was listed in
 }
 
 // recheck is how long a missing CRD or a failed write waits before the next try.
@@ -79,7 +107,7 @@ func (w *Writer) tick(ctx context.Context, now time.Time) {
 	if !w.cfg.Results.Started() {
 		return
 	}
-	if (seq == w.written.Load() && w.known != nil) || now.Before(w.retryAt) || !w.cfg.Leading() || !w.cfg.Ready() {
+	if (seq == w.written.Load() && w.known != nil && w.generation() == w.gen.Load()) || now.Before(w.retryAt) || !w.cfg.Leading() || !w.cfg.Ready() {
 		return
 	}
 	if len(w.cfg.Results.Passing()) > 0 {
@@ -89,7 +117,7 @@ func (w *Writer) tick(ctx context.Context, now time.Time) {
 		w.retryAt = now.Add(recheck)
 		return
 	}
-	if err := w.publish(ctx); err != nil {
+	if err := w.publish(ctx); err != nil && ctx.Err() == nil {
 		w.cfg.Logger.Warn("audit: write reports", "error", err.Error())
 		w.retryAt = now.Add(recheck)
 	}
@@ -109,42 +137,102 @@ func (w *Writer) checkCRDs(ctx context.Context) bool {
 	return ok
 }
 
-// publish writes the reports that changed; the seq it built from is published once all
-// writes succeeded.
+// knownReport is what the server holds of one report: its Content, and its key (ReportKey).
+type knownReport struct{ content, key string }
+
+// publish writes the reports of this replica's keys that changed; the seq it built from is
+// published once all writes succeeded and the ring did not move meanwhile.
 func (w *Writer) publish(ctx context.Context) error {
-	if w.known == nil {
+	if gen := w.generation(); w.known == nil || gen != w.gen.Load() {
 		if err := w.list(ctx); err != nil {
 			return err
 		}
+		w.gen.Store(gen)
 	}
 	seq, results := w.cfg.Results.Snapshot()
 	want := Build(results)
-	for id, obj := range want {
-		c := Content(obj)
-		if w.known[id] == c {
-			continue
+	for _, id := range slices.SortedFunc(maps.Keys(want), compareIDs) {
+		if halt, err := w.sync(ctx, id, want[id]); halt || err != nil {
+			return err
 		}
-		if _, err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Apply(ctx, id.Name, obj,
-			metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: w.dryRun()}); err != nil {
-			return fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), id.Namespace, id.Name, err)
-		}
-		w.known[id] = c
-		w.writes.Add(1)
 	}
-	for id := range w.known {
+	for _, id := range slices.SortedFunc(maps.Keys(w.known), compareIDs) {
 		if _, ok := want[id]; ok {
 			continue
 		}
-		err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: w.dryRun()})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete report %s/%s: %w", id.Namespace, id.Name, err)
+		if halt, err := w.sync(ctx, id, nil); halt || err != nil {
+			return err
 		}
-		delete(w.known, id)
-		w.writes.Add(1)
 	}
 	w.written.Store(seq)
 	w.passes.Add(1)
 	return nil
+}
+
+// sync brings report id to obj (nil: deleted) if this replica owns its key, holding the key
+// meanwhile. halt reports that nothing was written and the publish is to end unfinished: Run
+// is ending, or the ring applied a change since the reports were listed (what is known of
+// the key may be its previous owner's; the next tick lists again).
+func (w *Writer) sync(ctx context.Context, id ReportID, obj *unstructured.Unstructured) (halt bool, err error) {
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	old, had := w.known[id]
+	key := old.key
+	if obj != nil {
+		key = ReportKey(obj.GetLabels()[ScriptLabel], id.Namespace)
+	}
+	end, ok := w.begin(key)
+	if !ok {
+		return false, nil // another replica's
+	}
+	defer end()
+	if w.generation() != w.gen.Load() { // asked after Begin: a gained key is held only once its gain counted
+		return true, nil
+	}
+	if w.cfg.WriteTimeout > 0 { // a write begun is finished, also at shutdown, so the next owner lists it
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), w.cfg.WriteTimeout)
+		defer cancel()
+	}
+	if obj == nil {
+		err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Delete(ctx, id.Name, metav1.DeleteOptions{DryRun: w.dryRun()})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("delete report %s/%s: %w", id.Namespace, id.Name, err)
+		}
+		delete(w.known, id)
+		w.writes.Add(1)
+		return false, nil
+	}
+	c := Content(obj)
+	if had && old.content == c {
+		return false, nil
+	}
+	if _, err := w.cfg.Client.Resource(id.GVR()).Namespace(id.Namespace).Apply(ctx, id.Name, obj,
+		metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: w.dryRun()}); err != nil {
+		return false, fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), id.Namespace, id.Name, err)
+	}
+	w.known[id] = knownReport{content: c, key: key}
+	w.writes.Add(1)
+	return false, nil
+}
+
+func (w *Writer) begin(key string) (end func(), ok bool) {
+	if w.cfg.Begin == nil {
+		return func() {}, true
+	}
+	return w.cfg.Begin(key)
+}
+
+func (w *Writer) generation() uint64 {
+	if w.cfg.Generation == nil {
+		return 0
+	}
+	return w.cfg.Generation()
+}
+
+func compareIDs(a, b ReportID) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 }
 
 func (w *Writer) dryRun() []string {
@@ -154,10 +242,11 @@ func (w *Writer) dryRun() []string {
 	return nil
 }
 
-// list reads the reports the runner wrote before (this process or an earlier one, or the
-// previous leader), so that an unchanged report is not written again.
+// list reads the reports the runner wrote before (this process or an earlier one, the
+// previous leader, or the replica that owned a key before), so that an unchanged report is
+// not written again.
 func (w *Writer) list(ctx context.Context) error {
-	known := map[ReportID]string{}
+	known := map[ReportID]knownReport{}
 	sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=" + ManagedBy}
 	for _, gvr := range []string{"reports", "clusterreports"} {
 		res := ReportGVR
@@ -170,10 +259,13 @@ func (w *Writer) list(ctx context.Context) error {
 		}
 		for i := range list.Items {
 			item := &list.Items[i]
-			if !w.cfg.Owns(item.GetLabels()[ScriptLabel]) {
+			label := item.GetLabels()[ScriptLabel]
+			if !w.cfg.Owns(label) {
 				continue // another runner's, or of a script this one no longer has: left alone
 			}
-			known[ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}] = Content(item) // the server's numbers decode as int64, as Build's
+			known[ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}] = knownReport{
+				content: Content(item), // the server's numbers decode as int64, as Build's
+				key:     ReportKey(label, item.GetNamespace())}
 		}
 	}
 	w.known = known
@@ -185,10 +277,11 @@ func (w *Writer) list(ctx context.Context) error {
 // Safe from any goroutine.
 func (w *Writer) Writes() int { return int(w.writes.Load()) }
 
-// Current reports whether the reports were read and match the results as they are now.
-// Safe from any goroutine.
+// Current reports whether the reports were read and those of this replica's keys match the
+// results as they are now, in the ring as it is now. Safe from any goroutine.
 func (w *Writer) Current() bool {
-	return w.listed.Load() && w.written.Load() == w.cfg.Results.Seq() && len(w.cfg.Results.Passing()) == 0
+	return w.listed.Load() && w.written.Load() == w.cfg.Results.Seq() && len(w.cfg.Results.Passing()) == 0 &&
+		w.gen.Load() == w.generation()
 }
 
 // Passes is how many times w brought the reports up to date with the results (a publish
