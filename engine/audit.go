@@ -15,7 +15,9 @@ import (
 // and its own runtime, so an audit, however slow, never takes a handler's, reconcile's or
 // admission call's runtime, and runs one call at a time under the script's admission
 // deadline. A new version replaces the Auditor (the new code re-audits every object); a
-// script that stops auditing loses its results.
+// script that stops auditing loses its results. Every runner audits, a follower under
+// --leader-elect and every replica under --sharded alike, so that the one that writes a
+// report (reports.go: the leader, or the owner of its audit.ReportKey) has every result.
 
 // auditSet is the Auditors running: started by Run, changed by the loader, joined when Run ends.
 type auditSet struct {
