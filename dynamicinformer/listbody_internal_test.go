@@ -67,7 +67,7 @@ func TestListMatchesTheDynamicClient(t *testing.T) {
 			})
 			want, wantErr := dynamic.NewForConfigOrDie(cfg).Resource(deploymentsGVR).Namespace("ns").List(t.Context(), metav1.ListOptions{})
 			requests.Store(0)
-			got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{})
+			got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, nil)
 			if (err != nil) != (wantErr != nil) || (err != nil && err.Error() != wantErr.Error()) {
 				t.Fatalf("error %v, client-go %v", err, wantErr)
 			}
@@ -107,7 +107,7 @@ func TestListAsksAgainAfterABrokenBody(t *testing.T) {
 		}
 		_, _ = w.Write(body)
 	})
-	got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{})
+	got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestListFailsAsClientGo(t *testing.T) {
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no","reason":"Forbidden","code":403}`))
 	})
-	_, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{})
+	_, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, nil)
 	if !apierrors.IsForbidden(err) || requests.Load() != 1 {
 		t.Fatalf("error %v after %d requests, want Forbidden after 1", err, requests.Load())
 	}
@@ -138,7 +138,7 @@ func TestListFailsAsClientGo(t *testing.T) {
 		cancel()
 		<-ctx.Done()
 	})
-	if _, err := newListClient(t, cfg).list(ctx, deploymentsGVR, "ns", metav1.ListOptions{}); !errors.Is(err, context.Canceled) || requests.Load() != 1 {
+	if _, err := newListClient(t, cfg).list(ctx, deploymentsGVR, "ns", metav1.ListOptions{}, nil); !errors.Is(err, context.Canceled) || requests.Load() != 1 {
 		t.Fatalf("error %v after %d requests, want %v after 1", err, requests.Load(), context.Canceled)
 	}
 }

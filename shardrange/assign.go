@@ -10,12 +10,12 @@ import (
 // ("namespace/name") and of schedules and metrics never look like it.
 func SliceKey(i int) string { return "shardrange/" + strconv.Itoa(i) }
 
-// Assign returns the partition of field that member owns in ring: the slices whose
+// Assign returns the partition of field, cut by layout, that member owns in ring: the slices whose
 // SliceKey the ring's rendezvous hashing gives to member. A member not in the ring owns
 // nothing. Every slice has exactly one owner in a non-empty ring, and a membership change
 // moves only the slices of the member that came or went (about Slices/N of them).
-func Assign(ring sharding.Ring, member string, field Field) Partition {
-	p := Partition{Field: field}
+func Assign(ring sharding.Ring, member string, field Field, layout *Layout) Partition {
+	p := Partition{Field: field, Layout: layout}
 	for i := 0; i < Slices; i++ {
 		if ring.Owner(SliceKey(i)) == member {
 			p.Mask = p.Mask.With(i)

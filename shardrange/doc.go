@@ -12,6 +12,12 @@
 // compared as a string. Keeps filters an object client-side with the same hash over the same
 // field, for API servers that ignore the selector.
 //
+// Slices are equal by default, which suits uids: random UUIDs hash uniformly. Namespace names
+// do not: FNV-1a barely carries the last bytes of a short string into its top bits, so
+// "team-001" … "team-400" fall into two of 256 equal slices, and half of them on one of four
+// replicas. A Layout cut at the namespaces' own hashes (QuantileLayout) gives each slice
+// about as many namespaces; replicas must agree on it (see docs/sharding.md).
+//
 // Why 256 slices: rendezvous hashing gives each member a binomial share of the slices, so
 // fewer slices mean a more uneven load: with 64, one of 4 replicas often owns 24 or more
 // (1.5× its share; 28 seen in 200 random rings), with 256 it owns 64 ± 7 (±11 %; 87, 1.36×,

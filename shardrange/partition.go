@@ -71,10 +71,12 @@ func (f Field) Short() string { return strings.TrimPrefix(string(f), "object.met
 type Partition struct {
 	Field Field
 	Mask  Mask
+	// Layout cuts the slices; nil: equal slices.
+	Layout *Layout
 }
 
 // IsZero reports whether p is the zero Partition: no partitioning.
-func (p Partition) IsZero() bool { return p == Partition{} }
+func (p Partition) IsZero() bool { return p.Field == "" && p.Mask == (Mask{}) }
 
 // Full reports whether p keeps every object (the zero Partition, or every slice).
 func (p Partition) Full() bool { return p.IsZero() || p.Mask == All }
@@ -105,12 +107,12 @@ func Hash(value string) uint64 {
 	return h
 }
 
-// SliceOf is the slice a hash falls in.
+// SliceOf is the equal slice a hash falls in (the nil Layout's).
 func SliceOf(hash uint64) int { return int(hash >> sliceShift) }
 
 // Contains reports whether the hash falls in one of p's slices (always, for a full p).
 func (p Partition) Contains(hash uint64) bool {
-	return p.Full() || p.Mask.Has(SliceOf(hash))
+	return p.Full() || p.Mask.Has(p.Layout.SliceOf(hash))
 }
 
 // Value is obj's value of p's field ("" when it has none, as for a cluster-scoped object's

@@ -45,23 +45,29 @@ func TestSelectorMatchesAPIMachinery(t *testing.T) {
 	for range 20 {
 		masks = append(masks, shardrange.Mask{rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()})
 	}
+	var names []string
+	for i := range 300 {
+		names = append(names, "ns-"+strconv.Itoa(i))
+	}
 	for _, field := range []shardrange.Field{shardrange.Namespace, shardrange.UID} {
-		for _, mask := range masks {
-			p := shardrange.Partition{Field: field, Mask: mask}
-			sel := requirements(p)
-			if got, want := p.Selector(), sel.String(); got != want {
-				t.Fatalf("Selector() = %q, apimachinery writes %q", got, want)
-			}
-			for i := range 200 {
-				u := &unstructured.Unstructured{}
-				u.SetNamespace("ns-" + strconv.Itoa(i))
-				u.SetUID(apiTypesUID(rng))
-				want, err := sel.Matches(u)
-				if err != nil {
-					t.Fatalf("apimachinery Matches: %v", err)
+		for _, layout := range []*shardrange.Layout{nil, shardrange.QuantileLayout(names), shardrange.QuantileLayout(nil)} {
+			for _, mask := range masks {
+				p := shardrange.Partition{Field: field, Mask: mask, Layout: layout}
+				sel := requirements(p)
+				if got, want := p.Selector(), sel.String(); got != want {
+					t.Fatalf("Selector() = %q, apimachinery writes %q", got, want)
 				}
-				if got := p.KeepsObject(u); got != want {
-					t.Fatalf("%s: Keeps(%s %s) = %v, apimachinery says %v", p, u.GetNamespace(), u.GetUID(), got, want)
+				for i := range 200 {
+					u := &unstructured.Unstructured{}
+					u.SetNamespace("ns-" + strconv.Itoa(i))
+					u.SetUID(apiTypesUID(rng))
+					want, err := sel.Matches(u)
+					if err != nil {
+						t.Fatalf("apimachinery Matches: %v", err)
+					}
+					if got := p.KeepsObject(u); got != want {
+						t.Fatalf("%s: Keeps(%s %s) = %v, apimachinery says %v", p, u.GetNamespace(), u.GetUID(), got, want)
+					}
 				}
 			}
 		}
@@ -131,7 +137,7 @@ func TestAssignMovesOnlyTheChangedMembersSlices(t *testing.T) {
 	owners := func(ring sharding.Ring) map[int]string {
 		out := map[int]string{}
 		for _, m := range ring {
-			p := shardrange.Assign(ring, m, shardrange.UID)
+			p := shardrange.Assign(ring, m, shardrange.UID, nil)
 			for i := range shardrange.Slices {
 				if p.Mask.Has(i) {
 					if prev, dup := out[i]; dup {
@@ -166,7 +172,7 @@ func TestAssignMovesOnlyTheChangedMembersSlices(t *testing.T) {
 			t.Errorf("slice %d moved from %s to %s when d left", i, four[i], three[i])
 		}
 	}
-	if got := shardrange.Assign(sharding.NewRing(members...), "stranger", shardrange.UID); got.Mask != (shardrange.Mask{}) {
+	if got := shardrange.Assign(sharding.NewRing(members...), "stranger", shardrange.UID, nil); got.Mask != (shardrange.Mask{}) {
 		t.Errorf("a member not in the ring owns %s", got)
 	}
 }

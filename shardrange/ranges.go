@@ -5,22 +5,18 @@ import (
 	"strings"
 )
 
-// Range is a run of contiguous slices [Lo, Hi), 0 ≤ Lo < Hi ≤ Slices.
-type Range struct{ Lo, Hi int }
+// Range is a run of contiguous slices [Lo, Hi), 0 ≤ Lo < Hi ≤ Slices, of a Layout.
+type Range struct {
+	Lo, Hi int
+	Layout *Layout
+}
 
 // Start is the range's first hash as the shardSelector writes it: "0x" and 16 hex digits.
-func (r Range) Start() string { return bound(r.Lo) }
+func (r Range) Start() string { return r.Layout.bound(r.Lo) }
 
 // End is the range's exclusive end: 16 hex digits, or "0x10000000000000000" (2^64) for the
 // last slice.
-func (r Range) End() string { return bound(r.Hi) }
-
-func bound(slice int) string {
-	if slice >= Slices {
-		return "0x10000000000000000"
-	}
-	return fmt.Sprintf("0x%016x", uint64(slice)<<sliceShift)
-}
+func (r Range) End() string { return r.Layout.bound(r.Hi) }
 
 // Ranges merges p's slices into contiguous ranges, in order; none for the zero Partition.
 func (p Partition) Ranges() []Range {
@@ -35,7 +31,7 @@ func (p Partition) Ranges() []Range {
 		if n := len(out); n > 0 && out[n-1].Hi == i {
 			out[n-1].Hi = i + 1
 		} else {
-			out = append(out, Range{Lo: i, Hi: i + 1})
+			out = append(out, Range{Lo: i, Hi: i + 1, Layout: p.Layout})
 		}
 	}
 	return out
