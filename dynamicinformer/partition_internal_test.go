@@ -24,14 +24,18 @@ func TestPartitionModeFromAnswers(t *testing.T) {
 		}
 		return l
 	}
-	obj := func(ns string) map[string]any { return map[string]any{"metadata": map[string]any{"namespace": ns, "name": "x"}} }
+	obj := func(ns string) map[string]any {
+		return map[string]any{"metadata": map[string]any{"namespace": ns, "name": "x"}}
+	}
 	steps := []struct {
 		do   func()
 		want ShardMode
 	}{
 		{func() {}, ShardPending},
 		{func() { s.answered(list("")) }, ShardClient},
-		{func() { s.answered(list("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")) }, ShardClient},
+		{func() {
+			s.answered(list("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"))
+		}, ShardClient},
 		{func() { s.answered(list(p.Selector())) }, ShardServer},
 		{func() { s.keep(obj(in)) }, ShardServer},
 		{func() { s.keep(obj(out)) }, ShardClient},
