@@ -2,6 +2,7 @@ package shardrange
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/jsinformer/jsinformer/sharding"
 )
@@ -22,4 +23,21 @@ func Assign(ring sharding.Ring, member string, field Field, layout *Layout) Part
 		}
 	}
 	return p
+}
+
+// NamespacePlace is the sharding.Config.Place of replicas whose caches are partitioned by
+// namespace with layout: a key "ns/name" (an object's, or a reconcile key) is placed on its
+// namespace's slice, so it belongs to the member whose partition holds the namespace: the
+// one caching its object. Keys without a namespace are their own ring keys: cluster-scoped
+// objects' "name" (their resources are cached whole on every replica), and keys whose part
+// before the first "/" holds a ':' ("schedule:team/a.js#0", "metric:…"), which no namespace
+// name can.
+func NamespacePlace(layout *Layout) func(key string) string {
+	return func(key string) string {
+		ns, _, found := strings.Cut(key, "/")
+		if !found || strings.Contains(ns, ":") {
+			return key
+		}
+		return SliceKey(layout.SliceOf(Hash(ns)))
+	}
 }

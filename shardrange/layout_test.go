@@ -78,3 +78,32 @@ func TestQuantileLayoutCuts(t *testing.T) {
 		t.Error("the layout depends on the values' order or repetitions")
 	}
 }
+
+// TestNamespacePlaceFollowsThePartition: a key "ns/name" belongs, by rendezvous over its
+// placed ring key, to the member whose namespace partition holds ns, for equal and quantile
+// layouts; keys without a namespace are placed on themselves.
+func TestNamespacePlaceFollowsThePartition(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for i := range 300 {
+		names = append(names, fmt.Sprintf("team-%03d", i))
+	}
+	ring := sharding.NewRing("a", "b", "c")
+	for _, layout := range []*shardrange.Layout{nil, shardrange.QuantileLayout(names)} {
+		place := shardrange.NamespacePlace(layout)
+		for _, m := range ring {
+			p := shardrange.Assign(ring, m, shardrange.Namespace, layout)
+			for _, ns := range names {
+				key := ns + "/object"
+				if owns, caches := ring.Owner(place(key)) == m, p.Contains(shardrange.Hash(ns)); owns != caches {
+					t.Fatalf("key %s: owned by %s = %v, in its namespace partition = %v", key, m, owns, caches)
+				}
+			}
+		}
+		for _, key := range []string{"cluster-object", "schedule:team/a.js#0", "metric:team/b.js#family"} {
+			if got := place(key); got != key {
+				t.Errorf("place(%q) = %q, want the key itself", key, got)
+			}
+		}
+	}
+}
