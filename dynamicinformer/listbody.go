@@ -46,12 +46,14 @@ func (c *client) list(ctx context.Context, gvr schema.GroupVersionResource, name
 		return nil, err
 	}
 	decode := unstructuredjson.Options{DropManagedFields: true}
+	var counts tally
 	if shard != nil {
-		decode.Keep = shard.keep
+		decode.Keep = shard.keepInto(&counts)
 	}
 	list, err := unstructuredjson.ReadList(body, decode)
 	_ = body.Close()
 	if err == nil {
+		shard.add(counts)
 		return list, nil
 	}
 	if ctx.Err() != nil {

@@ -19,16 +19,16 @@ import (
 type ShardMode string
 
 const (
-	// ShardOff: the informer is not partitioned; it caches every object.
+	// ShardOff means the informer is not partitioned; it caches every object.
 	ShardOff ShardMode = ""
-	// ShardPending: no answer has told yet whether the API server filters; the informer
+	// ShardPending means no answer has told yet whether the API server filters; the informer
 	// filters every object itself meanwhile.
 	ShardPending ShardMode = "pending"
-	// ShardServer: the API server echoed the selector in a list's shardInfo, so it sends
+	// ShardServer means the API server echoed the selector in a list's shardInfo, so it sends
 	// only the partition's objects. The informer still checks each one (a hash per object)
 	// and falls back to ShardClient should the server send one outside the partition.
 	ShardServer ShardMode = "server"
-	// ShardClient: the API server ignores the selector (its ShardedListAndWatch feature is
+	// ShardClient means the API server ignores the selector (its ShardedListAndWatch feature is
 	// off, or it is older), so it sends every object and the informer drops those outside
 	// the partition as they are decoded, before they are stored. Memory falls; the API
 	// server's work, the network and the decoding do not.
@@ -80,13 +80,36 @@ func (s *partition) keep(obj map[string]any) bool {
 	if s == nil {
 		return true
 	}
-	s.received.Add(1)
-	if s.p.Keeps(obj) {
-		s.kept.Add(1)
-		return true
+	var t tally
+	ok := s.keepInto(&t)(obj)
+	s.add(t)
+	return ok
+}
+
+// tally counts the objects of one list read, added to the partition's counts only if the
+// read succeeds: a list read again after a broken body counts its objects once.
+type tally struct{ received, kept uint64 }
+
+// keepInto is keep counting into t.
+func (s *partition) keepInto(t *tally) func(map[string]any) bool {
+	return func(obj map[string]any) bool {
+		t.received++
+		if s.p.Keeps(obj) {
+			t.kept++
+			return true
+		}
+		s.outside(obj)
+		return false
 	}
-	s.outside(obj)
-	return false
+}
+
+// add adds a read's counts; a no-op for nil.
+func (s *partition) add(t tally) {
+	if s == nil {
+		return
+	}
+	s.received.Add(t.received)
+	s.kept.Add(t.kept)
 }
 
 // keepEvent reports whether a watch event is to be handed on: bookmarks and errors are, and
@@ -104,14 +127,17 @@ func (s *partition) filterList(list *unstructured.UnstructuredList) {
 	if s == nil {
 		return
 	}
+	var t tally
+	keep := s.keepInto(&t)
 	kept := list.Items[:0]
 	for _, item := range list.Items {
-		if s.keep(item.Object) {
+		if keep(item.Object) {
 			kept = append(kept, item)
 		}
 	}
 	clear(list.Items[len(kept):])
 	list.Items = kept
+	s.add(t)
 }
 
 // outside notes an object the server sent outside the partition: in ShardServer mode the
