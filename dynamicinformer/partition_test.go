@@ -3,6 +3,7 @@ package dynamicinformer_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -184,6 +185,7 @@ func TestPartitionedInformer(t *testing.T) {
 
 			// Created later, in every namespace; then a barrier in the partition, so that once
 			// it is cached every earlier event has been received.
+			filteredBefore := filteredEvents(t, tc.cfg)
 			label := selector[len("shardtest="):]
 			var later []*corev1.ConfigMap
 			name := uniqueName("later")
@@ -200,6 +202,14 @@ func TestPartitionedInformer(t *testing.T) {
 				return fmt.Sprintf("the informer caches %v, want %v", cachedNames(inf), want)
 			})
 			checkCounts(t, shardStatus(t, f, key), len(all), len(want), tc.mode)
+			// The API server's own count of the watch events its shard selectors filtered
+			// out grew by at least the later objects outside the partition (other tests'
+			// watches add to it too).
+			if outside := len(later) - (len(want) - len(inPartition(p, cms))); tc.mode == dynamicinformer.ShardServer {
+				if grew := filteredEvents(t, tc.cfg) - filteredBefore; grew < float64(outside) {
+					t.Errorf("apiserver_watch_filtered_events_total for config maps grew by %v, want at least %d", grew, outside)
+				}
+			}
 		})
 	}
 }
@@ -219,6 +229,27 @@ func barrier(t *testing.T, client *kubernetes.Clientset, p shardrange.Partition,
 	}
 	t.Fatalf("barrier: 64 config maps created, none in %s", p)
 	return nil
+}
+
+// filteredEvents is the API server's apiserver_watch_filtered_events_total for config maps
+// (0 where it has no such series: the gate is off).
+func filteredEvents(t *testing.T, cfg *rest.Config) float64 {
+	t.Helper()
+	body, err := kubernetes.NewForConfigOrDie(cfg).RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("read the API server's metrics: %v", err)
+	}
+	const series = `apiserver_watch_filtered_events_total{group="",resource="configmaps"} `
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), series); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("parse %q: %v", line, err)
+			}
+			return f
+		}
+	}
+	return 0
 }
 
 // checkCounts: in server mode the informer received only its objects; in client mode it
