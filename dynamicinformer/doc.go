@@ -53,6 +53,14 @@
 // Factory methods are safe for concurrent use. Shutdown stops every informer and waits for
 // their goroutines; handles released after Shutdown are no-ops.
 //
+// Partitioned informers (Key.Partition, partition.go) cache only the objects whose 64-bit
+// FNV-1a hash of metadata.namespace or metadata.uid falls in the partition's ranges: every
+// list and watch carries the partition's shardSelector (KEP-5866); the informer trusts the
+// API server to filter once a list echoes it in shardInfo (a one-object probe list before a
+// streaming list, whose answer carries none), and drops what is outside the partition itself
+// in every case, list items as they are decoded and watch events before the cache. Health
+// reports the mode, why, and the objects received and kept.
+//
 // Resolver maps "apps/v1/deployments", "deployments.v1.apps", "deployments.apps",
 // "deployments", "deploy" and custom resources to a Resource, using discovery and a cached
 // RESTMapper that is reset on a miss so that CRDs created after start-up resolve. Resets are

@@ -55,6 +55,7 @@ type Factory struct {
 type entry struct {
 	informer cache.SharedIndexInformer
 	health   *tracker
+	shard    *partition // nil when not partitioned
 	refs     int
 	cancel   context.CancelFunc
 }
@@ -79,6 +80,9 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 	if f.shutdown {
 		return nil, fmt.Errorf("acquire informer %s: factory is shut down", key)
 	}
+	if err := key.Partition.Validate(); err != nil {
+		return nil, fmt.Errorf("acquire informer %s: %w", key, err)
+	}
 	e, ok := f.entries[key]
 	if !ok {
 		var err error
@@ -94,8 +98,10 @@ func (f *Factory) Acquire(key Key) (*Informer, error) {
 // start builds and runs an informer; called with f.mu held.
 func (f *Factory) start(key Key) (*entry, error) {
 	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
-	lw := &listWatch{inner: f.listWatch(key), client: f.client, health: health, known: newKnown(),
-		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists, support: f.support}
+	logger := f.opts.Logger.With("informer", key.String())
+	shard := newPartition(key.Partition, logger, f.probe(key))
+	lw := &listWatch{inner: f.listWatch(key, shard), client: f.client, health: health, known: newKnown(),
+		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists, support: f.support, shard: shard}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.opts.Resync,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -104,14 +110,13 @@ func (f *Factory) start(key Key) (*entry, error) {
 	if err := inf.SetTransform(f.transform); err != nil {
 		return nil, fmt.Errorf("set transform on informer %s: %w", key, err)
 	}
-	logger := f.opts.Logger.With("informer", key.String())
 	if err := inf.SetWatchErrorHandlerWithContext(watchErrorLogger(logger)); err != nil {
 		return nil, fmt.Errorf("set watch error handler on informer %s: %w", key, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.wg.Go(func() { inf.RunWithContext(ctx) })
 	logger.Debug("informer started")
-	return &entry{informer: inf, health: health, cancel: cancel}, nil
+	return &entry{informer: inf, health: health, shard: shard, cancel: cancel}, nil
 }
 
 // transform is StripManagedFields, then Options.OnCached.
@@ -124,16 +129,24 @@ func (f *Factory) transform(obj any) (any, error) {
 }
 
 // listWatch lists and watches key's objects with the dynamic client; NewClient's lists
-// decode the response while it arrives.
-func (f *Factory) listWatch(key Key) *cache.ListWatch {
+// decode the response while it arrives. A partitioned informer's requests carry its
+// shardSelector, and its lists drop the items outside the partition as they are decoded.
+func (f *Factory) listWatch(key Key, shard *partition) *cache.ListWatch {
 	ri := f.client.Resource(key.GVR).Namespace(key.Namespace)
 	tweak := func(o *metav1.ListOptions) {
 		o.LabelSelector, o.FieldSelector = key.LabelSelector, key.FieldSelector
+		shard.tweak(o)
 	}
-	list := ri.List
+	list := func(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+		out, err := ri.List(ctx, o)
+		if err == nil {
+			shard.filterList(out)
+		}
+		return out, err
+	}
 	if c, ok := f.client.(*client); ok {
 		list = func(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-			return c.list(ctx, key.GVR, key.Namespace, o)
+			return c.list(ctx, key.GVR, key.Namespace, o, shard)
 		}
 	}
 	return &cache.ListWatch{
@@ -145,6 +158,16 @@ func (f *Factory) listWatch(key Key) *cache.ListWatch {
 			tweak(&o)
 			return ri.Watch(ctx, o)
 		},
+	}
+}
+
+// probe lists one object of key with its shardSelector: the answer's shardInfo tells whether
+// the API server filters, which a streaming list's answer does not (partition.go).
+func (f *Factory) probe(key Key) func(context.Context) (runtime.Object, error) {
+	return func(ctx context.Context) (runtime.Object, error) {
+		o := metav1.ListOptions{LabelSelector: key.LabelSelector, FieldSelector: key.FieldSelector,
+			ShardSelector: key.Partition.Selector(), Limit: 1}
+		return f.client.Resource(key.GVR).Namespace(key.Namespace).List(ctx, o)
 	}
 }
 
@@ -187,8 +210,13 @@ func (f *Factory) Health() []Health {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]Health, 0, len(f.entries))
-	for _, e := range f.entries {
-		out = append(out, e.health.snapshot())
+	for k, e := range f.entries {
+		h := e.health.snapshot()
+		h.Shard = e.shard.status()
+		if e.shard == nil && !k.Partition.IsZero() {
+			h.Shard = ShardStatus{Partition: k.Partition, Mode: ShardOff, Reason: "the partition holds every slice: nothing to filter"}
+		}
+		out = append(out, h)
 	}
 	return out
 }

@@ -20,6 +20,9 @@ type Health struct {
 	// Relists counts lists (plain or streaming) after the initial one; WatchRestarts counts
 	// watches opened after the first.
 	Relists, WatchRestarts uint64
+	// Shard is how a partitioned informer's objects are filtered (Key.Partition); Mode
+	// ShardOff for one that is not partitioned.
+	Shard ShardStatus
 }
 
 // HealthEventKind says what changed.

@@ -35,22 +35,35 @@ var parameterCodec = func() runtime.ParameterCodec {
 // client-go's) has been consumed by then, so the list is asked for again through the
 // dynamic client's List, whose result or error is returned: client-go's verdict, at the
 // price of a second request, for what a healthy apiserver never sends.
-func (c *client) list(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+//
+// A partitioned informer's shard (nil for others) drops the items outside its partition as
+// each is decoded, so the list never holds them; the fallback list is filtered once decoded.
+func (c *client) list(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions, shard *partition) (*unstructured.UnstructuredList, error) {
 	body, err := c.rest.Get().AbsPath(resourcePath(gvr, namespace)...).
 		SpecificallyVersionedParams(&opts, parameterCodec, schema.GroupVersion{Version: "v1"}).
 		Stream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	list, err := unstructuredjson.ReadList(body, unstructuredjson.Options{DropManagedFields: true})
+	decode := unstructuredjson.Options{DropManagedFields: true}
+	var counts tally
+	if shard != nil {
+		decode.Keep = shard.keepInto(&counts)
+	}
+	list, err := unstructuredjson.ReadList(body, decode)
 	_ = body.Close()
 	if err == nil {
+		shard.add(counts)
 		return list, nil
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return c.Resource(gvr).Namespace(namespace).List(ctx, opts)
+	list, err = c.Resource(gvr).Namespace(namespace).List(ctx, opts)
+	if err == nil {
+		shard.filterList(list)
+	}
+	return list, err
 }
 
 // resourcePath is the dynamic client's URL path of a resource's collection.

@@ -3,6 +3,7 @@ package dynamicinformer
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/internal/deployments"
+	"github.com/jsinformer/jsinformer/shardrange"
 )
 
 var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
@@ -67,7 +69,7 @@ func TestListMatchesTheDynamicClient(t *testing.T) {
 			})
 			want, wantErr := dynamic.NewForConfigOrDie(cfg).Resource(deploymentsGVR).Namespace("ns").List(t.Context(), metav1.ListOptions{})
 			requests.Store(0)
-			got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{})
+			got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, nil)
 			if (err != nil) != (wantErr != nil) || (err != nil && err.Error() != wantErr.Error()) {
 				t.Fatalf("error %v, client-go %v", err, wantErr)
 			}
@@ -107,7 +109,7 @@ func TestListAsksAgainAfterABrokenBody(t *testing.T) {
 		}
 		_, _ = w.Write(body)
 	})
-	got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{})
+	got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func TestListFailsAsClientGo(t *testing.T) {
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"no","reason":"Forbidden","code":403}`))
 	})
-	_, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{})
+	_, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, nil)
 	if !apierrors.IsForbidden(err) || requests.Load() != 1 {
 		t.Fatalf("error %v after %d requests, want Forbidden after 1", err, requests.Load())
 	}
@@ -138,7 +140,39 @@ func TestListFailsAsClientGo(t *testing.T) {
 		cancel()
 		<-ctx.Done()
 	})
-	if _, err := newListClient(t, cfg).list(ctx, deploymentsGVR, "ns", metav1.ListOptions{}); !errors.Is(err, context.Canceled) || requests.Load() != 1 {
+	if _, err := newListClient(t, cfg).list(ctx, deploymentsGVR, "ns", metav1.ListOptions{}, nil); !errors.Is(err, context.Canceled) || requests.Load() != 1 {
 		t.Fatalf("error %v after %d requests, want %v after 1", err, requests.Load(), context.Canceled)
+	}
+}
+
+// TestPartitionedListOnBothPaths: a partitioned list keeps the same items, counted once,
+// whether the fast decoder reads it or a broken body sends it to client-go's List.
+func TestPartitionedListOnBothPaths(t *testing.T) {
+	t.Parallel()
+	body := deployments.ListJSON(40)
+	p := shardrange.Partition{Field: shardrange.UID, Mask: shardrange.Mask{^uint64(0), ^uint64(0)}}
+	for _, broken := range []bool{false, true} {
+		cfg, _ := countingServer(t, func(n int64, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if broken && n == 1 {
+				_, _ = w.Write(body[:len(body)*3/4])
+				panic(http.ErrAbortHandler) // the connection is cut, mid-body
+			}
+			_, _ = w.Write(body)
+		})
+		shard := newPartition(p, slog.New(slog.DiscardHandler), nil)
+		got, err := newListClient(t, cfg).list(t.Context(), deploymentsGVR, "ns", metav1.ListOptions{}, shard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range got.Items {
+			if !p.KeepsObject(&item) {
+				t.Errorf("broken=%v: item %s outside the partition kept", broken, item.GetUID())
+			}
+		}
+		st := shard.status()
+		if len(got.Items) == 0 || len(got.Items) == 40 || st.Received != 40 || st.Kept != uint64(len(got.Items)) {
+			t.Errorf("broken=%v: %d items kept; received %d, kept %d; want some of 40, all 40 received once", broken, len(got.Items), st.Received, st.Kept)
+		}
 	}
 }

@@ -33,6 +33,8 @@ type listWatch struct {
 	streaming bool
 	// support is what the factory learnt of the server's streaming lists (streaming.go).
 	support *streamingSupport
+	// shard filters a partitioned informer's objects (partition.go); nil for others.
+	shard *partition
 }
 
 // ListWithContext lists, retrying transient failures until the list succeeds or ctx ends.
@@ -49,6 +51,7 @@ func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 	if opts.Continue == "" { // later pages belong to the same list
 		lw.known.reset()
 		lw.health.listed()
+		lw.shard.answered(out)
 	}
 	if list, ok := out.(*unstructured.UnstructuredList); ok {
 		lw.known.addList(list)
@@ -79,6 +82,9 @@ func (lw *listWatch) open(ctx context.Context, opts metav1.ListOptions) (watch.I
 	streamingList := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	if streamingList && lw.support.isRefused() {
 		return nil, errStreamingRefused
+	}
+	if streamingList {
+		lw.shard.beforeStreamingList(ctx)
 	}
 	var w watch.Interface
 	err := lw.retry(ctx, func() (err error) {

@@ -136,6 +136,9 @@ func (p *proxy) pump() (ending, watch.Event) {
 			heard = true
 			p.lw.health.received(ev.Type == watch.Error, p.pending)
 			p.pending, settle = false, nil
+			if !p.lw.shard.keepEvent(ev) {
+				continue // another replica's object (partition.go)
+			}
 			p.lw.known.apply(ev)
 			if !p.send(ev) {
 				return endStopped, ev
@@ -253,7 +256,7 @@ func (p *proxy) snapshot() ([]*unstructured.Unstructured, watch.Event, bool) {
 			case !isObj:
 			case ev.Type == watch.Bookmark && u.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true":
 				return objs, ev, true
-			case ev.Type == watch.Added:
+			case ev.Type == watch.Added && p.lw.shard.keepEvent(ev):
 				objs = append(objs, u)
 			}
 		case <-p.stop:

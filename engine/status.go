@@ -39,6 +39,19 @@ func watchOf(k dynamicinformer.Key) status.WatchStatus {
 		LabelSelector: k.LabelSelector, FieldSelector: k.FieldSelector}
 }
 
+// informerShard is a partitioned informer's filtering for status; nil for one not partitioned.
+func informerShard(k dynamicinformer.Key, s dynamicinformer.ShardStatus) *status.InformerShard {
+	if k.Partition.IsZero() {
+		return nil
+	}
+	mode := string(s.Mode)
+	if s.Mode == dynamicinformer.ShardOff {
+		mode = "off"
+	}
+	return &status.InformerShard{Partition: k.Partition.String(), Selector: k.Partition.Selector(), Mode: mode,
+		Reason: s.Reason, Received: s.Received, Kept: s.Kept}
+}
+
 // Status returns a snapshot of the engine's state. Safe for concurrent use.
 func (e *Engine) Status() status.Status {
 	st := status.Status{Ready: true, Leader: e.leaderStatus(), Shard: e.shardStatus()}
@@ -87,6 +100,7 @@ func (e *Engine) informerStatus() []status.InformerStatus {
 			contact := h.LastContact
 			is.LastContact = &contact
 		}
+		is.Shard = informerShard(h.Key, h.Shard)
 		if inf := infs[h.Key]; inf != nil {
 			is.Synced = inf.HasSynced()
 			is.Objects = len(inf.GetStore().ListKeys())

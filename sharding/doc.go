@@ -24,6 +24,11 @@
 // remembered (named.go), and the Gain that gives it to the member lists it in Named, since no
 // cached object may map to it any more (an object deleted while its key moved).
 //
+// Config.Place maps keys to the ring keys owners are chosen by (nil: each key is its own), so
+// that keys move in groups: with caches partitioned by namespace (package shardrange) a key
+// "ns/name" goes with its namespace's hash slice, to the member caching its object. Drains,
+// gains and named keys work on the keys themselves; only the owner is the placed key's.
+//
 // Everything that reaches the API server goes through LeaseStore (APILeases in a cluster), and
 // time through Clock, so the protocol is unit-tested with fakes.
 package sharding

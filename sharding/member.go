@@ -24,6 +24,12 @@ type Config struct {
 	// member records that it drained.
 	DrainTimeout time.Duration
 	Logger       *slog.Logger
+	// Place, when set, maps a key to the ring key its owner is chosen by: keys with equal
+	// ring keys belong to one member and move together. Partitioned caches place an object's
+	// key "ns/name" on its namespace's hash slice (shardrange.NamespacePlace), so that a key
+	// belongs to the member caching its object. Nil: every key is its own ring key. It must
+	// be a pure function, the same on every member.
+	Place func(key string) string
 }
 
 // Clock is the member's time: the real one, or a fake in tests.
@@ -105,6 +111,7 @@ func (m *Member) Handles(key string) bool {
 }
 
 func (m *Member) handlesLocked(key string, now time.Time) bool {
+	key = m.place(key)
 	if !m.validLocked(now) || m.active.Owner(key) != m.cfg.Identity {
 		return false
 	}
@@ -188,7 +195,15 @@ func (m *Member) fenceLocked(now time.Time) {
 func (m *Member) Owner(key string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.active.Owner(key)
+	return m.active.Owner(m.place(key))
+}
+
+// place is key's ring key (Config.Place).
+func (m *Member) place(key string) string {
+	if m.cfg.Place == nil {
+		return key
+	}
+	return m.cfg.Place(key)
 }
 
 // Gain is one ring change this member applied: Has reports the keys it gained.
@@ -198,6 +213,7 @@ type Gain struct {
 	// in no order: an object deleted meanwhile, a key without an object.
 	Named          []string
 	self           string
+	place          func(string) string // Config.Place; nil: the key itself
 	before         Ring
 	beforeNarrowed []Ring
 	after          Ring
@@ -206,6 +222,9 @@ type Gain struct {
 // Has reports whether key is one the member gained in this change: its own in the new ring,
 // not handled before.
 func (g Gain) Has(key string) bool {
+	if g.place != nil {
+		key = g.place(key)
+	}
 	if g.after.Owner(key) != g.self {
 		return false
 	}

@@ -250,7 +250,7 @@ func (m *Member) othersDrained(drained map[string]string) bool {
 func (m *Member) gain() {
 	m.gen++
 	m.expired = false // joined again after a lapse: it gains every key it owns
-	g := Gain{Generation: m.gen, self: m.cfg.Identity, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
+	g := Gain{Generation: m.gen, self: m.cfg.Identity, place: m.cfg.Place, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
 	g.Named = m.takeNamedLocked(g, m.clock.Now())
 	m.active, m.narrowed = m.target, nil
 	m.gains = append(m.gains, g)

@@ -285,6 +285,26 @@ type InformerStatus struct {
 	// LastContact is when the informer last heard from the server (a list, a watch opened,
 	// an event or a bookmark).
 	LastContact *time.Time `json:"lastContact,omitempty"`
+	// Shard is set for an informer that caches only part of the objects (a partitioned
+	// cache over server-side sharded list and watch, docs/sharding.md).
+	Shard *InformerShard `json:"shard,omitempty"`
+}
+
+// InformerShard is how a partitioned informer's objects are filtered.
+type InformerShard struct {
+	// Partition names the field hashed and the slices kept: "namespace slices 0-40,77 of 256".
+	Partition string `json:"partition"`
+	// Selector is the shardSelector sent with its lists and watches ("" when it keeps every slice).
+	Selector string `json:"selector,omitempty"`
+	// Mode is "server" (the API server filters: it echoed the selector), "client" (it does
+	// not: the runner drops other objects as they are decoded), "pending" (no answer yet;
+	// the runner filters) or "off" (the partition holds every slice). Reason says why.
+	Mode   string `json:"mode"`
+	Reason string `json:"reason"`
+	// Received counts the objects the API server sent (list items, watch events); Kept those
+	// in the partition.
+	Received uint64 `json:"received"`
+	Kept     uint64 `json:"kept"`
 }
 
 // LeaderStatus is this runner's standing in leader election.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/jsinformer/jsinformer/status"
@@ -56,6 +57,7 @@ func Status(w io.Writer, st status.Status) {
 	printNet(w, st.Scripts)
 	printWebhooks(w, st.Webhooks)
 	printInformers(w, st.Informers)
+	printPartitions(w, st.Informers)
 	printPermissions(w, st.Permissions)
 	printAudit(w, st.Audit)
 }
@@ -211,6 +213,26 @@ func printInformers(w io.Writer, infs []status.InformerStatus) {
 		row(t, i.Resource, orAll(i.Namespace), orDash(sel), yesNo(i.Synced), healthy, contact, i.Objects, strings.Join(scripts, ","))
 	}
 	_ = t.Flush()
+}
+
+// printPartitions lists the partitioned informers (docs/sharding.md), if any: which slices
+// each caches, who filters them and why, and how many objects came and stayed.
+func printPartitions(w io.Writer, infs []status.InformerStatus) {
+	var t *tabwriter.Writer
+	for _, i := range infs {
+		if i.Shard == nil {
+			continue
+		}
+		if t == nil {
+			_, _ = fmt.Fprintln(w, "\nPartitioned informers:")
+			t = newTable(w)
+			row(t, "RESOURCE", "NAMESPACE", "PARTITION", "FILTERED BY", "RECEIVED", "KEPT", "WHY")
+		}
+		row(t, i.Resource, orAll(i.Namespace), i.Shard.Partition, i.Shard.Mode, i.Shard.Received, i.Shard.Kept, oneLine(i.Shard.Reason, 100))
+	}
+	if t != nil {
+		_ = t.Flush()
+	}
 }
 
 func shortHash(h string) string {

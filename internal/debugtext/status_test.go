@@ -120,3 +120,32 @@ func TestStatusAudit(t *testing.T) {
 		t.Errorf("slow.js line = %q", got)
 	}
 }
+
+// TestStatusPartitionedInformers: runner status shows a partitioned informer's slices, who
+// filters them and why, and the objects received and kept; nothing without partitions.
+func TestStatusPartitionedInformers(t *testing.T) {
+	t.Parallel()
+	var none bytes.Buffer
+	debugtext.Status(&none, status.Status{Ready: true, Informers: []status.InformerStatus{{WatchStatus: status.WatchStatus{Resource: "v1/pods"}}}})
+	if strings.Contains(none.String(), "Partitioned") {
+		t.Errorf("a partitions section without partitioned informers:\n%s", none.String())
+	}
+	var out bytes.Buffer
+	debugtext.Status(&out, status.Status{Ready: true, Informers: []status.InformerStatus{
+		{WatchStatus: status.WatchStatus{Resource: "v1/pods"}, Shard: &status.InformerShard{Partition: "namespace slices 0-127 of 256",
+			Mode: "client", Reason: "the API server's list answer has no shardInfo", Received: 40, Kept: 21}},
+	}})
+	lines := strings.Split(out.String(), "\n")
+	i := 0
+	for i < len(lines) && lines[i] != "Partitioned informers:" {
+		i++
+	}
+	if i+2 >= len(lines) {
+		t.Fatalf("no Partitioned informers section:\n%s", out.String())
+	}
+	for _, cell := range []string{"v1/pods", "(all)", "namespace slices 0-127 of 256", "client", "40", "21", "no shardInfo"} {
+		if !strings.Contains(lines[i+2], cell) {
+			t.Errorf("line %q lacks %q", lines[i+2], cell)
+		}
+	}
+}

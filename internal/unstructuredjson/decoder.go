@@ -33,8 +33,9 @@ type decoder struct {
 	strip bool // drop managedFields of root objects
 	frame bool // only find where a value ends: numbers are not converted
 
-	gvk   typeMeta         // the document's apiVersion and kind, read as apimachinery does
-	items []map[string]any // a list document's items
+	gvk   typeMeta                  // the document's apiVersion and kind, read as apimachinery does
+	items []map[string]any          // a list document's items
+	keep  func(map[string]any) bool // Options.Keep: which items to hold
 
 	// pairs and elems are stacks of the members and elements of the objects and arrays being
 	// decoded; each level uses the part above the length it found and truncates back to it,
@@ -65,7 +66,7 @@ var decoders = sync.Pool{New: func() any {
 func getDecoder(data []byte, strip bool) *decoder {
 	d := decoders.Get().(*decoder)
 	d.data, d.pos, d.depth, d.strip, d.frame = data, 0, 0, strip, false
-	d.gvk, d.items = typeMeta{}, nil
+	d.gvk, d.items, d.keep = typeMeta{}, nil, nil
 	return d
 }
 
@@ -73,7 +74,7 @@ func getDecoder(data []byte, strip bool) *decoder {
 // stacks hold references only below their length (a level clears what it pops); a decode
 // that failed may have left some there.
 func (d *decoder) put() {
-	d.data, d.items = nil, nil
+	d.data, d.items, d.keep = nil, nil, nil
 	clear(d.pairs)
 	clear(d.elems)
 	d.pairs, d.elems = d.pairs[:0], d.elems[:0]

@@ -33,6 +33,8 @@
 //
 // ReadList decodes a list from a reader, item by item as the bytes arrive, with List's
 // results and errors, holding only the value being decoded.
+// Options.Keep filters a list's items as they are decoded (a partitioned informer drops the
+// objects of other replicas there), so a refused item is never held.
 // All functions are safe for concurrent use; each call has its own decoder state (pooled).
 // The decoder is plain Go (no unsafe, no assembly, no JIT) and behaves the same on every
 // platform Go supports.

@@ -12,6 +12,11 @@ import (
 type Options struct {
 	// DropManagedFields skips metadata.managedFields of every object returned.
 	DropManagedFields bool
+	// Keep, when set, is asked about every item of a list (List, ReadList) as soon as it is
+	// decoded, once per item; an item it refuses is left out of the result at once, so that
+	// ReadList never holds it past the next item. It sees the item before the list's kind
+	// is filled into it. Not used for single objects and watch frames.
+	Keep func(item map[string]any) bool
 }
 
 // ErrUnusual is returned for a well-formed document the reference decoder treats in a way

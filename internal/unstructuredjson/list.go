@@ -13,6 +13,7 @@ import (
 // ErrUnusual.
 func List(data []byte, opts Options) (*unstructured.UnstructuredList, error) {
 	d := getDecoder(data, opts.DropManagedFields)
+	d.keep = opts.Keep
 	defer d.put()
 	m, err := d.document(document | list)
 	if err != nil {
@@ -93,14 +94,21 @@ func (d *decoder) listItem() error {
 		if err != nil {
 			return err
 		}
-		d.items = append(d.items, obj)
+		d.hold(obj)
 		return nil
 	case 'n':
 		if _, err := d.literal(); err != nil {
 			return err
 		}
-		d.items = append(d.items, map[string]any{})
+		d.hold(map[string]any{})
 		return nil
 	}
 	return ErrUnusual
+}
+
+// hold appends a decoded item to the list's items, unless Options.Keep refuses it.
+func (d *decoder) hold(obj map[string]any) {
+	if d.keep == nil || d.keep(obj) {
+		d.items = append(d.items, obj)
+	}
 }

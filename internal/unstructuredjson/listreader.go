@@ -22,6 +22,7 @@ const readBufferSize = 64 << 10
 // wants the reference decoder's verdict must read it again.
 func ReadList(r io.Reader, opts Options) (*unstructured.UnstructuredList, error) {
 	d := getDecoder(nil, opts.DropManagedFields)
+	d.keep = opts.Keep
 	defer d.put()
 	s := &listReader{r: r, d: d, buf: make([]byte, 0, readBufferSize)}
 	m, err := s.document()

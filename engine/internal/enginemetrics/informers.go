@@ -15,6 +15,7 @@ type Informers struct {
 	ready                          func() error
 	healthy, sinceContact, relists *prometheus.Desc
 	restarts, readyDesc            *prometheus.Desc
+	received, kept, serverFiltered *prometheus.Desc
 }
 
 // NewInformers reports the informers health lists and the readiness ready answers (nil:
@@ -31,6 +32,12 @@ func NewInformers(health func() []dynamicinformer.Health, ready func() error) *I
 			"Lists after the informer's initial one, such as after a watch expired (410 Gone).", labels, nil),
 		restarts: prometheus.NewDesc("jsinformer_informer_watch_restarts_total",
 			"Watches the informer opened after its first one.", labels, nil),
+		received: prometheus.NewDesc("jsinformer_informer_shard_received_total",
+			"Objects a partitioned informer received from the API server (list items and watch events).", labels, nil),
+		kept: prometheus.NewDesc("jsinformer_informer_shard_kept_total",
+			"Objects a partitioned informer received that are in its partition, which it cached.", labels, nil),
+		serverFiltered: prometheus.NewDesc("jsinformer_informer_shard_server_filtered",
+			"1 when the API server filters a partitioned informer's objects (it echoed the shardSelector), 0 when the runner does.", labels, nil),
 		readyDesc: prometheus.NewDesc("jsinformer_ready",
 			"1 when the runner is ready (what /readyz answers 200 for), else 0.", nil, nil),
 	}
@@ -38,7 +45,7 @@ func NewInformers(health func() []dynamicinformer.Health, ready func() error) *I
 
 // Describe implements prometheus.Collector.
 func (s *Informers) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.healthy, s.sinceContact, s.relists, s.restarts, s.readyDesc} {
+	for _, d := range []*prometheus.Desc{s.healthy, s.sinceContact, s.relists, s.restarts, s.received, s.kept, s.serverFiltered, s.readyDesc} {
 		ch <- d
 	}
 }
@@ -53,6 +60,11 @@ func (s *Informers) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(s.relists, prometheus.CounterValue, float64(h.Relists), name)
 		ch <- prometheus.MustNewConstMetric(s.restarts, prometheus.CounterValue, float64(h.WatchRestarts), name)
+		if h.Shard.Mode != dynamicinformer.ShardOff {
+			ch <- prometheus.MustNewConstMetric(s.received, prometheus.CounterValue, float64(h.Shard.Received), name)
+			ch <- prometheus.MustNewConstMetric(s.kept, prometheus.CounterValue, float64(h.Shard.Kept), name)
+			ch <- prometheus.MustNewConstMetric(s.serverFiltered, prometheus.GaugeValue, boolValue(h.Shard.Mode == dynamicinformer.ShardServer), name)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(s.readyDesc, prometheus.GaugeValue, boolValue(s.ready() == nil))
 }
