@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 
+	"github.com/jsinformer/jsinformer/engine/internal/audit"
+
 	"github.com/jsinformer/jsinformer/inspection"
 )
 
@@ -39,7 +41,8 @@ func (e *Engine) AuditSummaries(limit int) []inspection.AuditSummary {
 	out := make([]inspection.AuditSummary, 0, len(sums))
 	for _, sum := range sums {
 		v := inspection.AuditSummary{Script: sum.Script, Results: sum.Counts, InitialPass: sum.InitialPass,
-			Audited: sum.Audited, Objects: sum.Objects, Failing: make([]inspection.AuditFinding, 0, len(sum.Failing)), MoreFailing: sum.More}
+			Audited: sum.Audited, Objects: sum.Objects, Failing: make([]inspection.AuditFinding, 0, len(sum.Failing)), MoreFailing: sum.More,
+			ReportSelector: audit.ScriptLabel + "=" + audit.ScriptLabelValue(sum.Script)}
 		for _, f := range sum.Failing {
 			resource, object, _ := strings.Cut(f.Key, "|")
 			v.Failing = append(v.Failing, inspection.AuditFinding{Resource: resource, Object: object,

@@ -35,6 +35,9 @@ type AuditSummary struct {
 	// resource and key; at most the limit asked for. MoreFailing is how many more there are.
 	Failing     []AuditFinding `json:"failing"`
 	MoreFailing int            `json:"moreFailing,omitempty"`
+	// ReportSelector is the label selector of the script's openreports.io reports, which
+	// list every result: "jsinformer.dev/script=team-js".
+	ReportSelector string `json:"reportSelector"`
 }
 
 // AuditFinding is one object's result that is not a pass.
