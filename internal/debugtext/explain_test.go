@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jsinformer/jsinformer/internal/debugtext"
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/internal/debugtext"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/ from the output")
