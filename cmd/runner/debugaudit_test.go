@@ -41,7 +41,8 @@ func TestExplainAndStatusShowAudit(t *testing.T) {
 		return ""
 	}
 	st := d.must(t, "status")
-	if got := fields(st[strings.Index(st, "\nAudit:"):], "audit.js"); got != "audit.js done 1 1 0 0 0" {
+	_, auditPart, ok := strings.Cut(st, "\nAudit:\n")
+	if got := fields(auditPart, "audit.js"); !ok || got != "audit.js done 1 1 0 0 0" {
 		t.Errorf("runner status's audit line for audit.js = %q, want \"audit.js done 1 1 0 0 0\":\n%s", got, st)
 	}
 
@@ -53,11 +54,11 @@ func TestExplainAndStatusShowAudit(t *testing.T) {
 		t.Errorf("explain api -o json: audit %+v, want audit.js pass", x.Audit)
 	}
 	text := d.must(t, "explain", "cm", d.ns+"/target")
-	i := strings.Index(text, "\nAudit:\n")
-	if i < 0 {
+	_, auditText, ok := strings.Cut(text, "\nAudit:\n")
+	if !ok {
 		t.Fatalf("runner explain has no Audit section:\n%s", text)
 	}
-	line := fields(text[i:], "audit.js")
+	line := fields(auditText, "audit.js")
 	if !strings.HasPrefix(line, "audit.js fail ") || !strings.HasSuffix(line, " no team label") {
 		t.Errorf("runner explain's audit line = %q, want audit.js fail SINCE no team label:\n%s", line, text)
 	}
