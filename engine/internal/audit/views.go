@@ -125,16 +125,16 @@ func (s *Results) Summaries(limit int) []Summary {
 		top := findingHeap{}
 		failing := 0
 		for k, r := range m {
-			if failRank(r.Result) < 0 {
+			rank := failRank(r.Result)
+			if rank < 0 {
 				continue
 			}
 			failing++
-			f := Finding{Key: k, Result: r}
 			switch {
 			case len(top) < limit:
-				heap.Push(&top, f)
-			case limit > 0 && findingLess(f, top[0]):
-				top[0] = f
+				heap.Push(&top, Finding{Key: k, Result: r})
+			case limit > 0 && rankedLess(rank, k, failRank(top[0].Result.Result), top[0].Key):
+				top[0] = Finding{Key: k, Result: r}
 				heap.Fix(&top, 0)
 			}
 		}
@@ -148,10 +148,14 @@ func (s *Results) Summaries(limit int) []Summary {
 }
 
 func findingLess(a, b Finding) bool {
-	if ra, rb := failRank(a.Result.Result), failRank(b.Result.Result); ra != rb {
+	return rankedLess(failRank(a.Result.Result), a.Key, failRank(b.Result.Result), b.Key)
+}
+
+func rankedLess(ra int, ka string, rb int, kb string) bool {
+	if ra != rb {
 		return ra < rb
 	}
-	return a.Key < b.Key
+	return ka < kb
 }
 
 // findingHeap is a max-heap of findings: the one that sorts last on top, the first to go.
