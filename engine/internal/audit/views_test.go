@@ -81,3 +81,15 @@ func TestProgressFollowsItsPass(t *testing.T) {
 		t.Errorf("progress after the pass = %d of %d (%v), want none", a, o, ok)
 	}
 }
+
+// BenchmarkSummaries is what a connected web page costs the results' lock once a snapshot:
+// the summary of one script with 100,000 failing results, 100 listed.
+func BenchmarkSummaries(b *testing.B) {
+	s := NewResults(nil)
+	for i := range 100_000 {
+		s.Set(fmt.Sprintf("v1/configmaps|ns/cm-%06d", i), Result{Script: "p.js", Result: Fail, Time: time.Unix(1, 0)})
+	}
+	for b.Loop() {
+		s.Summaries(100)
+	}
+}
