@@ -274,6 +274,8 @@ interface HarnessExplanation {
   }[];
   dropped?: boolean;
   recording: boolean;
+  /** Each audit script's (admission.audit) result for the object; absent when none audits it. */
+  audit?: { script: string; result: "pass" | "fail" | "warn" | "error" | "skip"; message?: string; time: string }[];
   /** The printed form, as runner explain prints it. */
   text: string;
 }

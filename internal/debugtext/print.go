@@ -191,6 +191,7 @@ func Explanation(w io.Writer, x inspection.Explanation) {
 		row(t, d.Script, d.Version, d.State, yesNo(d.Delivered), yesNo(d.Cached), reason, detail)
 	}
 	_ = t.Flush()
+	auditResults(w, x.Audit)
 	_, _ = fmt.Fprintln(w)
 	switch {
 	case !x.Recording:
@@ -208,6 +209,20 @@ func Explanation(w io.Writer, x inspection.Explanation) {
 	for _, r := range x.Records {
 		Record(w, r, false)
 	}
+}
+
+// auditResults prints the object's audit results, if any script audits it.
+func auditResults(w io.Writer, results []inspection.AuditResult) {
+	if len(results) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nAudit:")
+	t := newTable(w)
+	row(t, "SCRIPT", "RESULT", "SINCE", "MESSAGE")
+	for _, r := range results {
+		row(t, r.Script, r.Result, r.Time.Local().Format(time.DateTime), orDash(oneLine(r.Message, 200)))
+	}
+	_ = t.Flush()
 }
 
 // Record prints one trace record: a line, then its logs, writes, keys and error indented.

@@ -80,20 +80,12 @@ func printAudit(w io.Writer, a *status.AuditStatus) {
 	for _, s := range a.Scripts {
 		pass := "done"
 		if s.InitialPass {
-			pass = fmt.Sprintf("running (%d audited)", total(s.Results))
+			pass = fmt.Sprintf("running (%d of %d audited)", s.Audited, s.Objects)
 		}
 		r := s.Results
 		row(t, s.Script, pass, r["pass"], r["fail"], r["warn"], r["error"], r["skip"])
 	}
 	_ = t.Flush()
-}
-
-func total(counts map[string]int) int {
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	return n
 }
 
 // printPermissions lists what the runner lacks, when it lacks anything.

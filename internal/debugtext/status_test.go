@@ -99,7 +99,7 @@ func TestStatusAudit(t *testing.T) {
 	var out bytes.Buffer
 	debugtext.Status(&out, status.Status{Ready: true, Audit: &status.AuditStatus{ReportsMissing: true, Scripts: []status.AuditScriptStatus{
 		{Script: "team.js", Results: map[string]int{"pass": 7, "fail": 2}},
-		{Script: "slow.js", InitialPass: true, Results: map[string]int{"error": 3}},
+		{Script: "slow.js", InitialPass: true, Audited: 3, Objects: 20, Results: map[string]int{"error": 3}},
 	}}})
 	text := out.String()
 	for _, want := range []string{"kept in memory only", "deploy/crds/openreports.yaml"} {
@@ -116,7 +116,7 @@ func TestStatusAudit(t *testing.T) {
 	if got := strings.Join(lines["team.js"], " "); got != "team.js done 7 2 0 0 0" {
 		t.Errorf("team.js line = %q", got)
 	}
-	if got := strings.Join(lines["slow.js"], " "); got != "slow.js running (3 audited) 0 0 0 3 0" {
+	if got := strings.Join(lines["slow.js"], " "); got != "slow.js running (3 of 20 audited) 0 0 0 3 0" {
 		t.Errorf("slow.js line = %q", got)
 	}
 }

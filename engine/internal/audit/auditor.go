@@ -45,6 +45,8 @@ type Auditor struct {
 	ctx   context.Context // Run's: once done, nothing more is recorded
 	cfg   Config
 	queue workqueue.TypedInterface[string]
+	// passed: the initial pass is done (Run's goroutine only).
+	passed bool
 }
 
 // NewAuditor returns an Auditor for cfg; Run starts it.
@@ -80,14 +82,24 @@ func (a *Auditor) Run(ctx context.Context) {
 	}
 }
 
-// handler queues the key of every add, update and delete of resource.
+// handler queues the key of every add, update and delete of resource, and counts the
+// objects of the initial list for the pass's progress.
 func (a *Auditor) handler(resource string) cache.ResourceEventHandler {
 	add := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 			a.queue.Add(resource + "|" + key)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj any) { add(obj) }, DeleteFunc: add}
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if initial {
+				a.cfg.Results.Listed(a.cfg.Script, a.cfg.Pass)
+			}
+			add(obj)
+		},
+		UpdateFunc: func(_, obj any) { add(obj) },
+		DeleteFunc: add,
+	}
 }
 
 // next audits the next key; false once the queue has shut down.
@@ -99,9 +111,13 @@ func (a *Auditor) next() bool {
 	defer a.queue.Done(key)
 	if key == passDone {
 		a.cfg.Results.PassDone(a.cfg.Script, a.cfg.Pass)
+		a.passed = true
 		return true
 	}
 	a.audit(key)
+	if !a.passed {
+		a.cfg.Results.Audited(a.cfg.Script, a.cfg.Pass)
+	}
 	return true
 }
 

@@ -54,6 +54,8 @@ type Results struct {
 	passing  map[string]uint64 // scripts whose Auditor has not finished its initial pass → its pass
 	passes   uint64            // the last pass StartPass numbered
 	onChange func(script string, counts map[string]int)
+
+	progress map[string]progress // script → how far its latest pass has got (views.go)
 }
 
 // NewResults returns an empty store; onChange (may be nil) is told each script's counts after
