@@ -69,6 +69,13 @@ type procSample struct {
 	wall time.Duration
 	rss  int64
 	cpu  time.Duration // user and system CPU of the whole run, shut-down included
+	// until is the wall time from exec until runProcessUntil's until returned; 0 without one.
+	until time.Duration
+	// hwm is the process's own peak RSS (VmHWM) just before it was told to stop; 0 for a
+	// process that exits by itself. Unlike rss it leaves out the parent: a child started by
+	// os/exec (vfork, then exec) gets the parent's peak RSS in its ru_maxrss, as the kernel
+	// folds the replaced address space's peak into it at exec.
+	hwm int64
 }
 
 // BenchmarkProcessInitialSync compares whole processes, from exec until every seeded
@@ -150,6 +157,13 @@ func runProcessRounds(b *testing.B, cp *controlplane.ControlPlane, sh *shape, pr
 // exits by itself, and returns its wall time to the marker and its peak RSS.
 func runProcess(b *testing.B, cmd *exec.Cmd, exitsOwn bool) procSample {
 	b.Helper()
+	return runProcessUntil(b, cmd, exitsOwn, nil)
+}
+
+// runProcessUntil is runProcess that, once the marker is seen, also waits for until (when
+// not nil) to return before it stops the process, and records when it returned (procSample.until).
+func runProcessUntil(b *testing.B, cmd *exec.Cmd, exitsOwn bool, until func() error) procSample {
+	b.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -183,7 +197,19 @@ func runProcess(b *testing.B, cmd *exec.Cmd, exitsOwn bool) procSample {
 		_ = cmd.Process.Kill()
 		b.Fatalf("%s printed no %q within %s:\n%s", cmd.Path, handledMarker, readyTimeout, tail)
 	}
+	var untilWall time.Duration
+	if until != nil {
+		if err := until(); err != nil {
+			_ = cmd.Process.Kill()
+			<-ended
+			_ = cmd.Wait()
+			b.Fatalf("%s: %v\n%s", cmd.Path, err, tail)
+		}
+		untilWall = time.Since(start)
+	}
+	var hwm int64
 	if !exitsOwn {
+		hwm = readServer(b, cmd.Process.Pid).hwm
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
 	<-ended
@@ -191,7 +217,7 @@ func runProcess(b *testing.B, cmd *exec.Cmd, exitsOwn bool) procSample {
 		b.Fatalf("%s: %v\n%s", cmd.Path, err, tail)
 	}
 	usage := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return procSample{wall: wall, rss: usage.Maxrss * 1024, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
+	return procSample{wall: wall, rss: usage.Maxrss * 1024, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), until: untilWall, hwm: hwm}
 }
 
 // scanFor reads r to its end, closing seen (once) at the first line with the marker and
