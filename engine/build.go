@@ -60,6 +60,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		return nil, err
 	}
 	def := script.Definition()
+	e.storeOwners.declare(src.Name, def.Store.Shared)
 	if err := e.checkMetricNames(src.Name, def); err != nil {
 		script.Close()
 		lift()

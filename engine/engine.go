@@ -60,6 +60,8 @@ type Engine struct {
 	closeConns func()
 	// store backs ctx.store (Config.Store); nil without one.
 	store *store.Store
+	// storeOwners keeps the stores of the scripts in the folder from the retention (storesweep.go).
+	storeOwners storeOwners
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -241,6 +243,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
 	defer e.closeStore() // after the scripts stopped: their last writes are then acknowledged
+	defer e.startStoreSweeper(ctx)()
 	defer e.shutdown()
 	defer e.startAudits(ctx)()      // stopped before the versions whose informers it reads
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are

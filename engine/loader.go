@@ -27,11 +27,13 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 	e.failures.Supersede(ev.Source.Name) // and a failure held until its content settled
 	switch ev.Kind {
 	case plugins.Loaded:
+		e.storeOwners.present(ev.Source.Name)
 		if !e.watcherSynced {
 			e.initial[ev.Source.Name] = true
 		}
 		e.load(ev.Source)
 	case plugins.Removed:
+		e.storeOwners.remove(ev.Source.Name)
 		e.failures.Forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)

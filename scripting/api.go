@@ -50,6 +50,8 @@ type Definition struct {
 	// Net is the `net` declaration, the --allow-net entries the script may reach (within the
 	// runner's list); nil when the script declares none and may reach the whole list.
 	Net []string
+	// Store is the `store` declaration: shared namespaces and readable keys (storedef.go).
+	Store StoreSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

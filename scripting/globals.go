@@ -40,7 +40,7 @@ func (s *instance) installGlobals() error {
 		return err
 	}
 	s.ctx = newCtx(s.callEnv, s.name)
-	s.ctx.store = newStoreObject(s.callEnv, s.store, s.context).exports()
+	s.ctx.store = newStoreObject(s.callEnv, s.store, &s.def.Store, s.context).exports()
 	s.ctxObj = s.rt.NewDynamicObject(s.ctx)
 	return nil
 }

@@ -16,6 +16,8 @@ type op struct {
 	del    bool
 	ttl    time.Duration
 	expect *int64
+	// readable marks the value fit to show (SetOptions.Readable).
+	readable bool
 
 	res  result
 	done chan struct{}

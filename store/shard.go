@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -75,19 +74,19 @@ func (sh *shard) remember(cm *corev1.ConfigMap) (*document, error) {
 // write creates or updates the ConfigMap with doc; an update carries cm's resourceVersion, so
 // it fails with Conflict when another writer came between.
 func (sh *shard) write(ctx context.Context, cm *corev1.ConfigMap, doc *document) (*corev1.ConfigMap, error) {
-	data, err := json.Marshal(doc)
+	data, err := encodeDocument(sh.name, doc)
 	if err != nil {
-		return nil, fmt.Errorf("encode store configmap %s: %w", sh.name, err)
+		return nil, err
 	}
 	cms := sh.sc.st.client.ConfigMaps(sh.sc.st.opts.Namespace)
 	if cm == nil {
-		return cms.Create(ctx, sh.newConfigMap(string(data)), metav1.CreateOptions{})
+		return cms.Create(ctx, sh.newConfigMap(data), metav1.CreateOptions{})
 	}
 	cm = cm.DeepCopy()
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	cm.Data[DataKey] = string(data)
+	cm.Data[DataKey] = data
 	return cms.Update(ctx, cm, metav1.UpdateOptions{})
 }
 
@@ -96,7 +95,7 @@ func (sh *shard) newConfigMap(data string) *corev1.ConfigMap {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: sh.name, Namespace: sh.sc.st.opts.Namespace,
 			Labels:      map[string]string{LabelScript: sh.sc.id, labelManagedBy: "jsinformer"},
-			Annotations: map[string]string{AnnotationScript: sh.sc.script},
+			Annotations: map[string]string{sh.sc.annotation(): sh.sc.script},
 		},
 		Data: map[string]string{DataKey: data},
 	}

@@ -105,7 +105,7 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.addFlags(cmd)
-	cmd.AddCommand(newTypesCommand(), newTestCommand(), newCheckCommand(), newRecordCommand(), newRBACCommand())
+	cmd.AddCommand(newTypesCommand(), newTestCommand(), newCheckCommand(), newRecordCommand(), newRBACCommand(), newStoreCommand())
 	cmd.AddCommand(newListCommand(), newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
 		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd

@@ -273,6 +273,9 @@ func Record(w io.Writer, r inspection.TraceRecord, withObject bool) {
 		}
 		_, _ = fmt.Fprintln(w, line)
 	}
+	for _, op := range r.Store {
+		_, _ = fmt.Fprintln(w, "    store  "+storeLine(op))
+	}
 	if len(r.Enqueued) > 0 {
 		_, _ = fmt.Fprintf(w, "    enqueued %s\n", strings.Join(r.Enqueued, ", "))
 	}
@@ -330,4 +333,31 @@ func admissionRecord(w io.Writer, r inspection.TraceRecord, withObject bool) {
 	if r.Error != "" {
 		_, _ = fmt.Fprintf(w, "    error  %s\n", oneLine(r.Error, 300))
 	}
+}
+
+// storeLine is one ctx.store call of a record: the value only when the record has it (the
+// key is readable).
+func storeLine(op inspection.StoreOp) string {
+	line := op.Op
+	if op.Shared != "" {
+		line += " [" + op.Shared + "]"
+	}
+	line += " " + op.Key
+	switch {
+	case op.Op == "list":
+		line += fmt.Sprintf(" -> %d keys", op.Count)
+	case op.Op == "get" && !op.Found:
+		line += " -> absent"
+	}
+	line += fmt.Sprintf("  %dB", op.Bytes)
+	if op.Version != 0 {
+		line += fmt.Sprintf(" v%d", op.Version)
+	}
+	if op.Value != "" {
+		line += " = " + oneLine(op.Value, 200)
+	}
+	if op.Error != "" {
+		line += "  " + oneLine(op.Error, 120)
+	}
+	return line
 }

@@ -415,6 +415,7 @@ function renderRecord(r) {
     (r.logs || []).map((l) => h("div", { class: "sub mono" }, `${l.level} ${l.message}`, l.attrs ? " " + JSON.stringify(l.attrs) : "")),
     (r.writes || []).map((w) => h("div", { class: "sub mono" + (w.error ? " err" : "") }, `write: ${w.verb} ${w.resource} ${w.namespace ? w.namespace + "/" : ""}${w.name || ""}${w.dryRun ? " (dry run)" : ""} → ${w.code}${w.error ? " " + w.error : ""}`)),
     (r.requests || []).map((q) => h("div", { class: "sub mono" + (q.error ? " err" : "") }, `fetch: ${q.method} ${q.host}${q.path} → ${q.status} ${q.durationMs.toFixed(1)} ms ${q.bytes} B${q.error ? " " + q.error : ""}`)),
+    (r.store || []).map((o) => h("div", { class: "sub mono" + (o.error ? " err" : "") }, `store: ${o.op}${o.shared ? " [" + o.shared + "]" : ""} ${o.key}${o.op === "list" ? " → " + (o.count || 0) + " keys" : ""}${o.op === "get" && !o.found ? " → absent" : ""} ${o.bytes} B${o.version ? " v" + o.version : ""}${o.value ? " = " + o.value : ""}${o.error ? " " + o.error : ""}`)),
     (r.enqueued || []).length ? h("div", { class: "sub mono" }, "enqueued: " + r.enqueued.join(", ")) : null);
 }
 
