@@ -132,6 +132,14 @@ interface ScriptDefinition<T = KubeObject> {
    */
   net?: string[];
   /**
+   * ctx.store's declaration (docs/store.md). shared: the shared namespaces (DNS labels) this
+   * script reaches with ctx.store.shared(name); scripts share keys only in a namespace they all
+   * declare. readable: key prefixes whose values the runner may show (traces, explain, the
+   * debug page, `runner store show`); other values show only their size. "" makes every key
+   * readable.
+   */
+  store?: { shared?: string[]; readable?: string[] };
+  /**
    * Admission: decides on a request before the API server stores it. obj is the request's
    * object (null on DELETE; ctx.oldObject is then the object deleted). Return undefined to
    * allow. Runs with no side effects: k8s writes, events and fetch throw.
@@ -311,6 +319,17 @@ interface ScriptStore {
   delete(key: string, options?: { version?: number }): boolean;
   /** The entries whose keys start with prefix (all when omitted), sorted by key. */
   list<V = unknown>(prefix?: string): StoreEntry<V>[];
+  /**
+   * The store of a shared namespace the definition declares (store.shared), which every
+   * script declaring it reads and writes; the same methods. An undeclared name throws.
+   */
+  shared(name: string): SharedStore;
+}
+
+/** ctx.store.shared(name): a shared namespace's store. */
+interface SharedStore extends Omit<ScriptStore, "shared"> {
+  /** The namespace's name. */
+  readonly name: string;
 }
 
 /** One key of ctx.store as get and list return it; value is the script's own copy. */
