@@ -48,8 +48,8 @@ type TraceRecord struct {
 	// Requests are the fetch requests the call made, next to its writes.
 	Requests []HTTPRequest `json:"requests,omitempty"`
 	// Store are the ctx.store calls the call made (counted with the writes' limit).
-	Store []StoreOp `json:"store,omitempty"`
-	Enqueued []string      `json:"enqueued,omitempty"` // reconcile keys this call enqueued
+	Store    []StoreOp `json:"store,omitempty"`
+	Enqueued []string  `json:"enqueued,omitempty"` // reconcile keys this call enqueued
 	// Truncated counts log lines and writes not kept (TraceLogsPerCall, TraceWritesPerCall).
 	Truncated int `json:"truncated,omitempty"`
 	// Admission is the decision of an admission record (Event "admission"), nil otherwise.
