@@ -8,10 +8,9 @@ package permissions
 // be limited by name anyway, so nothing is limited to names.
 func StoreNeeds(namespace string) []Need {
 	var out []Need
-	for _, verb := range []string{"create", "get", "list", "update"} {
+	for _, verb := range []string{"create", "delete", "get", "list", "update"} {
 		out = append(out, Need{Script: "(--store)", Resource: "configmaps", Verb: verb,
-			Namespace: namespace, Own: namespace == "", Why: "ctx.store: the scripts' stores"})
+			Namespace: namespace, Own: namespace == "", Why: "ctx.store: the scripts' stores (delete: after --store-retention)"})
 	}
-	return append(out, Need{Script: "(--store)", Resource: "configmaps", Verb: "delete",
-		Namespace: namespace, Own: namespace == "", Why: "ctx.store: deletes the stores of deleted scripts after --store-retention"})
+	return out
 }

@@ -19,7 +19,7 @@ func TestRBACStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "kind: Role\nmetadata:\n  name: runner\n  namespace: ops\n  labels:\n    app.kubernetes.io/name: jsinformer\nrules:\n" +
-		"  # (--store): ctx.store: the scripts' stores\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [create, get, list, update]\n"
+		"  # (--store): ctx.store: the scripts' stores (delete: after --store-retention)\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [create, delete, get, list, update]\n"
 	if !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
