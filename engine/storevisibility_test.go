@@ -141,3 +141,113 @@ func has(t *testing.T, sc *store.Scope, key, want string) error {
 	}
 	return nil
 }
+
+// Two runners (engines) sharing the store's namespace run the same script on the same
+// objects: for each object both compare-and-set one key as "create only" at once, and exactly
+// one wins; the other's set throws reason Conflict, which it records.
+func TestStoreCompareAndSetTwoEngines(t *testing.T) {
+	t.Parallel()
+	ns, storeNS := uniqueName("store-cas"), uniqueName("store-cas-data")
+	script := func(me string) string {
+		return reconcileScript(ns, "", `
+  onAdd(obj, ctx) {
+    const key = "winner/" + obj.metadata.name;
+    try { ctx.store.set(key, "`+me+`", { version: 0 }) }
+    catch (e) { ctx.store.set("lost/" + obj.metadata.name + "/`+me+`", [e.reason, e.code]) }
+  },`)
+	}
+	opts := func(c *engine.Config) { c.Store = &store.Options{Namespace: storeNS, Window: 5 * time.Millisecond} }
+	a := startEngine(t, map[string]string{"cas.js": script("A")}, opts)
+	startEngine(t, map[string]string{"cas.js": script("B")}, opts)
+	a.namespace(t, storeNS)
+	a.namespace(t, ns)
+	const n = 10
+	for i := range n {
+		a.create(t, configmapsGVR, configmap(ns, fmt.Sprint("o", i), nil, nil))
+	}
+	other, err := store.New(kubernetes.NewForConfigOrDie(controlplane.Require(t, env).Config).CoreV1(),
+		store.Options{Namespace: storeNS}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	sc := other.Scope("cas.js")
+	eventually(t, "every object has a winner and a loser", func() error {
+		winners, err := sc.List(t.Context(), "winner/")
+		if err != nil {
+			return err
+		}
+		lost, err := sc.List(t.Context(), "lost/")
+		if err != nil {
+			return err
+		}
+		if len(winners) != n || len(lost) != n {
+			return fmt.Errorf("%d winners, %d losers; want %d of each", len(winners), len(lost), n)
+		}
+		for i, w := range winners {
+			var who string
+			_ = json.Unmarshal(w.Value, &who)
+			loser := map[string]string{"A": "B", "B": "A"}[who]
+			if want := "lost/" + strings.TrimPrefix(w.Key, "winner/") + "/" + loser; lost[i].Key != want || string(lost[i].Value) != `["Conflict",409]` {
+				return fmt.Errorf("%s won %s, loser record %s = %s; want %s = [\"Conflict\",409]", who, w.Key, lost[i].Key, lost[i].Value, want)
+			}
+		}
+		return nil
+	})
+}
+
+// The errors a script sees from the store on the real control plane are as docs/store.md
+// documents them: a limit is code 413, reason RequestEntityTooLarge, its message naming the
+// flag; a stale compare-and-set is code 409, reason Conflict; neither changes the store.
+func TestStoreErrorsAsDocumented(t *testing.T) {
+	t.Parallel()
+	ns, storeNS := uniqueName("store-err"), uniqueName("store-err-data")
+	r := startEngine(t, map[string]string{"err.js": reconcileScript(ns, "", `
+  onAdd(obj, ctx) {
+    const seen = (f) => { try { f(); return "no error" } catch (e) { return [e.code, e.reason, e.message] } };
+    const v = ctx.store.set("k", 1);
+    ctx.store.set("k", 2);
+    const out = {
+      value: seen(() => ctx.store.set("big", "x".repeat(2000))),
+      key: seen(() => ctx.store.set("k".repeat(40), 1)),
+      keys: seen(() => ctx.store.set("third", 1)),
+      conflict: seen(() => ctx.store.set("k", 3, { version: v })),
+      del: seen(() => ctx.store.delete("k", { version: v })),
+    };
+    ctx.store.delete("k");
+    ctx.store.set("out", out);
+  },`)}, func(c *engine.Config) {
+		c.Store = &store.Options{Namespace: storeNS, Window: 5 * time.Millisecond,
+			Limits: store.Limits{MaxValueBytes: 1000, MaxKeyBytes: 32, MaxKeys: 1}}
+	})
+	r.namespace(t, storeNS)
+	r.namespace(t, ns)
+	r.create(t, configmapsGVR, configmap(ns, "a", nil, nil))
+	other, err := store.New(kubernetes.NewForConfigOrDie(controlplane.Require(t, env).Config).CoreV1(),
+		store.Options{Namespace: storeNS}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var out map[string][]any
+	eventually(t, "the script recorded its errors", func() error {
+		e, ok, err := other.Scope("err.js").Get(t.Context(), "out")
+		if err != nil || !ok {
+			return fmt.Errorf("no out yet: %v", err)
+		}
+		return json.Unmarshal(e.Value, &out)
+	})
+	for name, want := range map[string][]string{
+		"value": {"413", "RequestEntityTooLarge", "max-value-bytes"}, "key": {"413", "RequestEntityTooLarge", "max-key-bytes"},
+		"keys": {"413", "RequestEntityTooLarge", "max-keys"}, "conflict": {"409", "Conflict", "expected version"},
+		"del": {"409", "Conflict", "expected version"},
+	} {
+		got := out[name]
+		if len(got) != 3 || fmt.Sprint(got[0]) != want[0] || got[1] != want[1] || !strings.Contains(fmt.Sprint(got[2]), want[2]) {
+			t.Errorf("%s: %v; want code %s, reason %s, message naming %s", name, got, want[0], want[1], want[2])
+		}
+	}
+	if list, _ := other.Scope("err.js").List(t.Context(), ""); len(list) != 1 || list[0].Key != "out" {
+		t.Errorf("keys after the refused writes: %+v; want only out (k deleted, nothing refused stored)", list)
+	}
+}
