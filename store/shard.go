@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,8 @@ type shard struct {
 	mu       sync.Mutex
 	pending  []*op // queued writes, in call order
 	flushing bool  // a flush goroutine runs for this shard and will take pending
+	// lastFlush is when the shard's last update ended: a write within a window of it waits.
+	lastFlush time.Time
 	// seenRV and seen are the last document decoded, reused while the resourceVersion is the
 	// same; never modified (writes decode their own copy).
 	seenRV string

@@ -41,7 +41,9 @@ type Options struct {
 	// Shards is the number of ConfigMaps per script. Changing it on a store that holds data
 	// makes keys hash to other shards: existing keys then read as absent.
 	Shards int
-	// Window is how long a shard's first queued write waits for others to join its update.
+	// Window is the least time between two updates of one shard: a write to a shard updated
+	// less than Window ago waits for the rest of it, and the writes queued meanwhile go in one
+	// update; a write to a shard idle for longer goes at once.
 	Window time.Duration
 	// RequestTimeout bounds each API call of a flush (flushes outlive their callers' contexts).
 	RequestTimeout time.Duration

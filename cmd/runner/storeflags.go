@@ -28,7 +28,7 @@ func (s *storeFlags) add(f *pflag.FlagSet) {
 	f.BoolVar(&s.enabled, "store", false, "give scripts ctx.store, a key-value store per script kept in ConfigMaps of --store-namespace (docs/store.md); without it ctx.store throws")
 	f.StringVar(&s.namespace, "store-namespace", "", "namespace of the store's ConfigMaps (default: the pod's namespace in a cluster, else default)")
 	f.IntVar(&s.opts.Shards, "store-shards", store.DefaultShards, "ConfigMaps per script the keys are spread over; changing it on a store holding data hides the keys that move")
-	f.DurationVar(&s.opts.Window, "store-write-window", store.DefaultWindow, "how long a ConfigMap's first queued write waits for others to join its update")
+	f.DurationVar(&s.opts.Window, "store-write-window", store.DefaultWindow, "least time between two updates of one of the store's ConfigMaps: writes meanwhile wait and go in one update; a write to a ConfigMap idle that long goes at once")
 	f.IntVar(&s.opts.Limits.MaxKeyBytes, "store-max-key-bytes", store.DefaultMaxKeyBytes, "largest key, in bytes")
 	f.IntVar(&s.opts.Limits.MaxValueBytes, "store-max-value-bytes", store.DefaultMaxValueBytes, "largest value, in bytes of JSON")
 	f.IntVar(&s.opts.Limits.MaxKeys, "store-max-keys", store.DefaultMaxKeys, "most keys one script may store")
