@@ -25,22 +25,23 @@ import (
 
 // BenchmarkStore: ctx.store against the real control plane, short (seconds).
 //
-//   - get and set latency from a handler: a JS onAdd doing one ctx.store.get (or set), called
-//     JSINFORMER_STORE_CALLS times each (default 300, one of each every 30 ms), against the baseline of a Go client-go
-//     GET (or Update carrying the resourceVersion) of a ConfigMap holding the same key, in
-//     the same run; ratios of p50 and p99.
+//   - get and set latency from a handler: a JS onAdd doing one ctx.store.get (or set),
+//     called JSINFORMER_STORE_CALLS times each (default 300, one of each every 30 ms),
+//     against the baseline of a Go client-go GET (or Update carrying the resourceVersion) of
+//     a ConfigMap holding the same key, in the same run; ratios of p50 and p99.
+//
 //   - writes per second to the API server for 1,000 keys updated every second, for
 //     JSINFORMER_STORE_SECONDS seconds (default 3): all 1,000 at the start of each second
 //     (burst), and spread evenly over the second, key k at k ms (spread; and spread with
-//     --store-write-window 1s); the ConfigMap
-//     writes (POST, PUT) counted at the client. PeprStore's design for the same workload: one
+//     --store-write-window 1s); the ConfigMap writes (POST, PUT) counted at the client. PeprStore's design for the same workload: one
 //     JSON Patch per capability every 4 s (src/lib/controller/store.ts, debounceBackoffSend):
 //     0.25 writes/s, unacknowledged and without a resourceVersion.
+//
 //   - memory per 1,000 keys: the live heap a Store holding 10,000 keys (read once, so every
 //     shard's document is cached) adds, per 1,000 keys, against the keys' and values' own
 //     bytes; and the ConfigMap bytes per 1,000 keys on the API server.
 //
-//	go test ./bench/ -run '^$' -bench BenchmarkStore -benchtime 1x -v
+//     go test ./bench/ -run '^$' -bench BenchmarkStore -benchtime 1x -v
 func BenchmarkStore(b *testing.B) {
 	cp := controlplane.Require(b, env)
 	calls, seconds := envInt(b, "JSINFORMER_STORE_CALLS", 300), envInt(b, "JSINFORMER_STORE_SECONDS", 3)
@@ -254,7 +255,7 @@ func storeMemory(b *testing.B, cs kubernetes.Interface, ns string) {
 	for _, e := range list {
 		raw += len(e.Key) + len(e.Value)
 	}
-	list = nil
+	// list is dead from here: what stays is the Store's cache of each shard's document.
 	heapAfter := liveHeap()
 	cms, err := cs.CoreV1().ConfigMaps(ns).List(b.Context(), metav1.ListOptions{LabelSelector: store.LabelScript + "=" + store.ScriptID("memory")})
 	if err != nil {

@@ -233,7 +233,7 @@ func TestStoreErrorsAsDocumented(t *testing.T) {
 	eventually(t, "the script recorded its errors", func() error {
 		e, ok, err := other.Scope("err.js").Get(t.Context(), "out")
 		if err != nil || !ok {
-			return fmt.Errorf("no out yet: %v", err)
+			return fmt.Errorf("no out yet: %w", err)
 		}
 		return json.Unmarshal(e.Value, &out)
 	})
