@@ -55,6 +55,15 @@ func TestStoreFlags(t *testing.T) {
 	if _, err := parse("--store", "--store-max-value-bytes", "0"); err == nil {
 		t.Error("a zero limit was accepted")
 	}
+	if opts.Retention != store.DefaultRetention {
+		t.Errorf("retention = %v; want the default %v", opts.Retention, store.DefaultRetention)
+	}
+	if opts, err := parse("--store", "--store-retention", "0"); err != nil || opts.Retention != 0 {
+		t.Errorf("--store-retention 0 = %+v, %v; want kept forever", opts, err)
+	}
+	if _, err := parse("--store", "--store-retention", "-1h"); err == nil {
+		t.Error("a negative retention was accepted")
+	}
 }
 
 func parseDry(t *testing.T, dryRun bool, args ...string) (*store.Options, error) {
