@@ -343,7 +343,10 @@ interface Harness {
    * \"...\" denied the request: message"), a mutation changes what is stored.
    */
   admit(request: HarnessAdmissionRequest): HarnessAdmission;
-  /** The plugin's ctx.store, in memory with the runner's versions, conflicts, limits and TTLs (on the virtual clock). */
+  /**
+   * The plugin's ctx.store, in memory with the runner's versions, conflicts, limits and TTLs
+   * (on the virtual clock); shared(name) reaches any shared namespace, declared or not.
+   */
   readonly store: ScriptStore;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
