@@ -69,4 +69,3 @@ test("shared namespace", () => {
 });
 `})
 }
-
