@@ -87,7 +87,9 @@ type Engine struct {
 	// written by the loader, read by any goroutine.
 	admission atomic.Pointer[admissionTable]
 
-	audits atomic.Pointer[auditSet] // nil until Run starts it, and in a driven engine (audit.go)
+	audits atomic.Pointer[auditSet] // nil until Run (or NewDriven) starts it (audit.go)
+	// stopDrivenAudits stops the audits NewDriven started; Close calls it.
+	stopDrivenAudits func()
 	// reportsMissing: the cluster does not serve the openreports.io CRDs (reports.go)
 	reportsMissing atomic.Bool
 	// writeConfig is the RESTConfig of the engine's write clients: fenced by the Lease (and the

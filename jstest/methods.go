@@ -32,7 +32,7 @@ func (h *harness) object() goja.Value {
 		"add": h.add, "update": h.update, "delete": h.delete, "patch": h.patch,
 		"get": h.get, "list": h.list, "settle": h.settle, "advance": h.advance, "now": h.now,
 		"replay": h.replay, "metrics": h.metrics, "metricsText": h.metricsText,
-		"explain": h.explain, "admit": h.admit,
+		"explain": h.explain, "admit": h.admit, "audit": h.audit,
 	}
 	for name, fn := range methods {
 		_ = o.Set(name, fn)
