@@ -248,11 +248,14 @@ func TestComputeNames(t *testing.T) {
 
 // TestComputeAudit: a script with validate and admission.audit needs to write, read and
 // delete openreports.io reports and clusterreports; one without audit needs none of that.
+// An audit selecting namespaces by label lists and watches namespaces; one excluding them by
+// name, or a selector without audit (the API server matches it), does not.
 func TestComputeAudit(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, nil, map[string]string{
-		"audited.js":  "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true },\n};\n",
-		"enforced.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n};\n",
+		"audited.js":  "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true, excludeNamespaces: [\"x\"] },\n};\n",
+		"enforced.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { namespaceSelector: { matchLabels: { a: \"b\" } } },\n};\n",
+		"selected.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true, namespaceSelector: { matchLabels: { a: \"b\" } } },\n};\n",
 	})
 	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
 	if err != nil {
@@ -267,5 +270,15 @@ func TestComputeAudit(t *testing.T) {
 	}
 	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool { return n.Script == "enforced.js" && n.Group == "openreports.io" }) {
 		t.Errorf("enforced.js does not audit but needs report rights: %v", rep.Needs)
+	}
+	for _, verb := range []string{"list", "watch"} {
+		if !has(rep.Needs, "selected.js", verb, "namespaces", "") {
+			t.Errorf("selected.js needs no %s on namespaces: %v", verb, rep.Needs)
+		}
+	}
+	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool {
+		return n.Resource == "namespaces" && (n.Script == "audited.js" || n.Script == "enforced.js")
+	}) {
+		t.Errorf("a script that does not select namespaces by label in an audit needs namespaces: %v", rep.Needs)
 	}
 }

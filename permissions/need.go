@@ -131,7 +131,7 @@ func Script(prg *scripting.Program, def scripting.Definition, defaults []scripti
 		b.add(res, sub, nss, nil, fmt.Sprintf("permissions[%d]", i), p.Verbs...)
 	}
 	b.needs = append(b.needs, adm.Needs(prg.Name(), def.Validate, def.Mutate)...)
-	b.needs = append(b.needs, AuditNeeds(prg.Name(), def.Validate, def.Admission.Audit)...)
+	b.needs = append(b.needs, AuditNeeds(prg.Name(), def.Validate, def.Admission)...)
 	return b.needs, b.dynamic, b.err
 }
 

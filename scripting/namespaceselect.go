@@ -70,8 +70,8 @@ func readNamespaceSelector(v goja.Value, l locator) (*metav1.LabelSelector, erro
 		return nil, bad("is not a label selector: " + strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if errs := metav1validation.ValidateLabelSelector(&sel, metav1validation.LabelSelectorValidationOptions{},
-		field.NewPath("namespaceSelector")); len(errs) > 0 {
-		return nil, bad(selectorError(errs[0]))
+		field.NewPath("admission", "namespaceSelector")); len(errs) > 0 {
+		return nil, invalidf(l.file, l.line("namespaceSelector"), selectorError(errs[0]))
 	}
 	if _, err := metav1.LabelSelectorAsSelector(&sel); err != nil {
 		return nil, bad(err.Error())
@@ -79,15 +79,16 @@ func readNamespaceSelector(v goja.Value, l locator) (*metav1.LabelSelector, erro
 	return &sel, nil
 }
 
-// selectorError is the API server's complaint about a selector, with a suggestion when an
-// operator is written in another case.
+// selectorError is the API server's complaint about a selector; a bad operator is named with
+// the valid ones, and the one meant when it is only written in another case.
 func selectorError(e *field.Error) string {
-	msg := e.Error()
-	if op, ok := e.BadValue.(metav1.LabelSelectorOperator); ok && e.Type == field.ErrorTypeNotSupported {
-		ops := []string{"In", "NotIn", "Exists", "DoesNotExist"}
-		if s := closest(string(op), ops); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
+	if !strings.HasSuffix(e.Field, ".operator") {
+		return e.Error()
+	}
+	ops := []string{"In", "NotIn", "Exists", "DoesNotExist"}
+	msg := fmt.Sprintf("%s: %q is not an operator; valid operators are %s", e.Field, fmt.Sprint(e.BadValue), strings.Join(ops, ", "))
+	if s := closest(fmt.Sprint(e.BadValue), ops); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return msg
 }
