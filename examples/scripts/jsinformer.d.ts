@@ -183,6 +183,21 @@ interface AdmissionOptions {
    * the results as openreports.io Reports. Default false. Requires validate.
    */
   audit?: boolean;
+  /**
+   * Only objects in namespaces with these labels (a webhook's namespaceSelector, within the
+   * watch's namespace): requests elsewhere never reach the script, and the audit gives them
+   * no result. A Namespace object is matched by its own labels; other cluster-scoped objects
+   * always. Default: every namespace. kube-system and kube-node-lease are never selected.
+   */
+  namespaceSelector?: AdmissionLabelSelector;
+  /** Namespaces, by name, whose objects the script never admits nor audits. */
+  excludeNamespaces?: string[];
+}
+
+/** A label selector, as in a ValidatingWebhookConfiguration; its parts are ANDed. */
+interface AdmissionLabelSelector {
+  matchLabels?: { [key: string]: string };
+  matchExpressions?: { key: string; operator: "In" | "NotIn" | "Exists" | "DoesNotExist"; values?: string[] }[];
 }
 
 /** What validate returns to decide; undefined allows. */
