@@ -71,4 +71,3 @@ test("another loaded script, and a plugin that does not audit", () => {
 });
 `})
 }
-
