@@ -21,9 +21,18 @@ export default {
     excludeNamespaces: ["sandbox"] },
 };`
 
+// ownerPolicy audits Namespaces: a cluster-scoped resource, in ClusterReports; a Namespace is
+// selected by its own labels.
+const ownerPolicy = `
+export default {
+  watch: "v1/namespaces",
+  validate(ns) { if (!ns.metadata.labels?.owner) return { allowed: false, message: "no owner" }; },
+  admission: { audit: true, failurePolicy: "Ignore", namespaceSelector: { matchLabels: { managed: "yes" } } },
+};`
+
 func TestHarnessAudit(t *testing.T) {
 	t.Parallel()
-	allPass(t, map[string]string{"size.js": sizePolicy, "plain.js": `export default { watch: "v1/configmaps", onAdd() {} };`, "h.test.js": `
+	allPass(t, map[string]string{"size.js": sizePolicy, "owner.js": ownerPolicy, "plain.js": `export default { watch: "v1/configmaps", onAdd() {} };`, "h.test.js": `
 const cm = (name, size, ns = "prod") => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns }, data: { size } });
 const ns = (name, labels) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels } });
 
@@ -61,6 +70,18 @@ test("a namespace relabelled into and out of the selection", () => {
   expect(h.audit().results).toEqual([{ kind: "ConfigMap", namespace: "team", name: "x", result: "fail", message: "x is too big" }]);
   h.update(ns("team", { audit: "off" }));
   expect(h.audit().results).toEqual([]);
+});
+
+test("a cluster-scoped resource: a ClusterReport; a Namespace selected by its own labels", () => {
+  const h = harness("./owner.js", { objects: [ns("a", { managed: "yes" }), ns("b", { managed: "yes", owner: "x" }), ns("c")], admission: [] });
+  const a = h.audit();
+  expect(a.results).toEqual([
+    { kind: "Namespace", name: "a", result: "fail", message: "no owner" },
+    { kind: "Namespace", name: "b", result: "pass", message: "" },
+  ]);
+  expect(a.reports.map((r) => r.kind + " " + r.metadata.name + " " + (r.metadata.namespace ?? "-"))).toEqual(["ClusterReport jsinformer-owner-js -"]);
+  h.update(ns("c", { managed: "yes", owner: "y" }));
+  expect(h.audit().summary).toMatchObject({ pass: 2, fail: 1 });
 });
 
 test("another loaded script, and a plugin that does not audit", () => {
