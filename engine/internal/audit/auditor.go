@@ -205,11 +205,7 @@ func errorMessage(err error) string { return err.Error() }
 // then forgets the results of objects no source holds any more (those a previous version
 // audited that this one does not watch, or that went while none was auditing).
 func (a *Auditor) retainAfterSync(ctx context.Context, regs []cache.ResourceEventHandlerRegistration) {
-	synced := make([]cache.InformerSynced, len(regs))
-	for i, reg := range regs {
-		synced[i] = reg.HasSynced
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitSynced(ctx, regs...) {
 		return
 	}
 	a.cfg.Results.Retain(a.cfg.Script, func(key string) bool {

@@ -77,7 +77,7 @@ func (a *Auditor) watchNamespaces(ctx context.Context) (stop func(), ok bool) {
 		return func() {}, false
 	}
 	stop = func() { _ = inf.RemoveEventHandler(reg) } // the informer may have stopped
-	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+	if !waitSynced(ctx, reg) {
 		return stop, false
 	}
 	return stop, true
@@ -94,4 +94,19 @@ func (a *Auditor) requeueNamespace(ns string) {
 			a.queue.add(src.Resource + "|" + k)
 		}
 	}
+}
+
+// waitSynced waits until every registration has been given its informer's initial list, on
+// the registrations' channels rather than by polling (client-go's WaitForCacheSync polls every
+// 100 ms, which a `runner test` harness would wait for at every load); false when ctx ends
+// first.
+func waitSynced(ctx context.Context, regs ...cache.ResourceEventHandlerRegistration) bool {
+	for _, reg := range regs {
+		select {
+		case <-reg.HasSyncedChecker().Done():
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
