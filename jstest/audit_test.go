@@ -56,6 +56,9 @@ test("the initial pass, then every change", () => {
   expect(a.reports[1].results[1]).toMatchObject({ policy: "size.js", result: "fail",
     resources: [{ apiVersion: "v1", kind: "ConfigMap", namespace: "prod", name: "b" }] });
 
+  // runner explain shows the same verdict (the harness's engine is the runner's).
+  expect(h.explain("v1/configmaps", "prod/b").audit).toMatchObject([{ script: "size.js", result: "fail", message: "b is too big" }]);
+
   h.update(cm("b", "small"));
   h.delete("v1/configmaps", "prod", "c");
   h.add(cm("e", "huge", "sandbox"));
