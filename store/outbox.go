@@ -313,12 +313,13 @@ func (o *Outbox) Done(ctx context.Context, c *Claim) error {
 }
 
 // Fail records c's delivery as failed with cause: pending again after the policy's backoff,
-// or failed for good when its attempts are spent (final).
-func (o *Outbox) Fail(ctx context.Context, c *Claim, cause string) (final bool, next time.Time, err error) {
+// or failed for good (final) when its attempts are spent or giveUp says so (a delivery whose
+// outcome is unknown, under a policy that does not redeliver).
+func (o *Outbox) Fail(ctx context.Context, c *Claim, cause string, giveUp bool) (final bool, next time.Time, err error) {
 	rec := c.OutboxRecord
 	now := o.now()
 	rec.LastError, rec.ClaimedUntil = cause, 0
-	if rec.Attempts >= o.policy.Attempts {
+	if giveUp || rec.Attempts >= o.policy.Attempts {
 		rec.State, rec.Finished = OutboxFailed, now.UnixMilli()
 	} else {
 		next = now.Add(o.policy.backoff(rec.Attempts))

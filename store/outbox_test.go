@@ -80,7 +80,7 @@ func TestOutboxRetriesThenFails(t *testing.T) {
 		if err != nil || c == nil {
 			t.Fatalf("claim #%d = %v, %v", i+1, c, err)
 		}
-		final, next, err := ob.Fail(ctx, c, "answered 500")
+		final, next, err := ob.Fail(ctx, c, "answered 500", false)
 		if err != nil || final || !next.Equal(clock.now().Add(wait)) {
 			t.Fatalf("fail #%d = %v %v %v; want a retry after %s", i+1, final, next, err, wait)
 		}
@@ -90,7 +90,7 @@ func TestOutboxRetriesThenFails(t *testing.T) {
 		clock.add(wait)
 	}
 	c, _ := ob.Claim(ctx, "k", "a")
-	if final, _, err := ob.Fail(ctx, c, "answered 500"); !final || err != nil {
+	if final, _, err := ob.Fail(ctx, c, "answered 500", false); !final || err != nil {
 		t.Fatalf("third failure final = %v, %v; want final", final, err)
 	}
 	e, _, _ := ob.Get(ctx, "k")
