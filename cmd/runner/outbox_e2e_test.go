@@ -119,7 +119,7 @@ func (le *leaderEnv) failRollout(t *testing.T, name string) string {
 	}
 	created.Object["status"] = map[string]any{"conditions": []any{map[string]any{
 		"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
-		"message": fmt.Sprintf("ReplicaSet %q has timed out progressing.", name),
+		"message":        fmt.Sprintf("ReplicaSet %q has timed out progressing.", name),
 		"lastUpdateTime": time.Now().UTC().Format(time.RFC3339), "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
 	if _, err := res.UpdateStatus(t.Context(), created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
