@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -224,29 +226,45 @@ func (o *Outbox) List(ctx context.Context) ([]OutboxEntry, error) {
 	return out, nil
 }
 
-// Due lists the records: the keys due now (pending and due, or claimed past their lease), the
-// earliest time another becomes due (zero: none will), and counts by state.
-func (o *Outbox) Due(ctx context.Context) (keys []string, next time.Time, counts map[string]int, err error) {
+// OutboxListing is what Due finds in the outbox.
+type OutboxListing struct {
+	Due    []string       // the keys due now: pending and due, or claimed past their lease
+	Next   time.Time      // when the earliest other record becomes due; zero: none will
+	Counts map[string]int // records by state
+	// Failed are the failed records, the latest first, at most MaxListedFailures.
+	Failed []OutboxEntry
+}
+
+// MaxListedFailures bounds OutboxListing.Failed.
+const MaxListedFailures = 10
+
+// Due lists the records: which are due, when the next is, and the failed ones.
+func (o *Outbox) Due(ctx context.Context) (OutboxListing, error) {
 	entries, err := o.List(ctx)
 	if err != nil {
-		return nil, time.Time{}, nil, fmt.Errorf("list outbox: %w", err)
+		return OutboxListing{}, fmt.Errorf("list outbox: %w", err)
 	}
 	now := o.now().UnixMilli()
-	counts = map[string]int{}
+	l := OutboxListing{Counts: map[string]int{}}
 	var first int64
 	for i := range entries {
 		e := &entries[i]
-		counts[e.State]++
-		if e.due(now) {
-			keys = append(keys, e.Key)
-		} else if w := e.when(); w != 0 && (first == 0 || w < first) {
+		l.Counts[e.State]++
+		switch w := e.when(); {
+		case e.due(now):
+			l.Due = append(l.Due, e.Key)
+		case w != 0 && (first == 0 || w < first):
 			first = w
+		case e.State == OutboxFailed:
+			l.Failed = append(l.Failed, *e)
 		}
 	}
 	if first != 0 {
-		next = time.UnixMilli(first)
+		l.Next = time.UnixMilli(first)
 	}
-	return keys, next, counts, nil
+	slices.SortFunc(l.Failed, func(a, b OutboxEntry) int { return cmp.Compare(b.Finished, a.Finished) })
+	l.Failed = l.Failed[:min(len(l.Failed), MaxListedFailures)]
+	return l, nil
 }
 
 // Claim is one delivery of a record: what to deliver, and the version Done and Fail expect.

@@ -40,9 +40,9 @@ func TestOutboxSendClaimDone(t *testing.T) {
 			t.Fatalf("send #%d = %v, %v; want %v", i, got, err, want)
 		}
 	}
-	keys, _, counts, err := ob.Due(ctx)
-	if err != nil || len(keys) != 1 || counts[store.OutboxPending] != 1 {
-		t.Fatalf("due = %v %v %v; want [k], one pending", keys, counts, err)
+	l, err := ob.Due(ctx)
+	if err != nil || len(l.Due) != 1 || l.Counts[store.OutboxPending] != 1 {
+		t.Fatalf("due = %+v %v; want [k], one pending", l, err)
 	}
 	c, err := ob.Claim(ctx, "k", "a")
 	if err != nil || c == nil || c.Attempts != 1 || string(c.Message) != `{"n":1}` {
@@ -54,8 +54,8 @@ func TestOutboxSendClaimDone(t *testing.T) {
 	if err := ob.Done(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if keys, next, _, _ := ob.Due(ctx); len(keys) != 0 || !next.IsZero() {
-		t.Fatalf("due after done = %v next %v; want nothing, ever", keys, next)
+	if l, _ := ob.Due(ctx); len(l.Due) != 0 || !l.Next.IsZero() || l.Counts[store.OutboxDone] != 1 {
+		t.Fatalf("due after done = %+v; want nothing, ever, and one done", l)
 	}
 	if got, _ := ob.Send(ctx, "k", json.RawMessage(`1`), nil); got {
 		t.Fatal("a done key was sent again")
@@ -96,6 +96,9 @@ func TestOutboxRetriesThenFails(t *testing.T) {
 	e, _, _ := ob.Get(ctx, "k")
 	if e.State != store.OutboxFailed || e.LastError != "answered 500" || e.Attempts != 3 {
 		t.Fatalf("record = %+v; want failed after 3 attempts with the last error", e.OutboxRecord)
+	}
+	if l, _ := ob.Due(ctx); len(l.Failed) != 1 || l.Failed[0].Key != "k" || len(l.Due) != 0 || !l.Next.IsZero() {
+		t.Fatalf("listing = %+v; want k failed, nothing due", l)
 	}
 }
 

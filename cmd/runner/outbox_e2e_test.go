@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/status"
 )
 
 // receiver is the webhook of the notifier example on loopback: it answers by mode and counts
@@ -219,11 +221,15 @@ func TestOutboxNotifierExactlyOnceAcrossKills(t *testing.T) {
 
 	t.Run("a restart sends nothing again: the initial adds find their keys", func(t *testing.T) {
 		kill9(t, c)
-		metrics := freeAddr(t)
-		d := le.start(t, "d", cp.Kubeconfig, append(flags, "--metrics-addr", metrics)...)
+		metrics, debug := freeAddr(t), freeAddr(t)
+		d := le.start(t, "d", cp.Kubeconfig, append(flags, "--metrics-addr", metrics, "--debug-addr", debug)...)
 		d.waitLog(t, "became leader", "", 30*time.Second)
 		// The listing that follows the version's start, after its initial adds.
 		waitHTTP(t, "http://"+metrics+"/metrics", `jsinformer_outbox_messages{script="notify.js",state="done"} 2`)
+		waitFor(t, 30*time.Second, "runner status to show both messages done", func() bool {
+			o := outboxStatus(t, "http://"+debug+"/debug/status", "notify.js")
+			return o != nil && o.Done == 2 && o.Pending+o.Claimed+o.Failed == 0
+		})
 		if n, seen := rcv.counts(first); n != 1 || len(seen) != 2 {
 			t.Errorf("first key: accepted %d, posts %v; want accepted once after one refusal", n, seen)
 		}
@@ -231,6 +237,27 @@ func TestOutboxNotifierExactlyOnceAcrossKills(t *testing.T) {
 			t.Errorf("%d posts in all; want 4 (refused, accepted; held, accepted)", got)
 		}
 	})
+}
+
+// outboxStatus reads the outbox of script's serving version from the state API at url; nil
+// while there is none.
+func outboxStatus(t *testing.T, url, script string) *status.OutboxStatus {
+	t.Helper()
+	resp, err := http.Get(url) //nolint:noctx // test poll
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var st status.Status
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return nil
+	}
+	for _, s := range st.Scripts {
+		if v, ok := s.Current(); ok && s.Name == script {
+			return v.Outbox
+		}
+	}
+	return nil
 }
 
 func (r *receiver) total() int {

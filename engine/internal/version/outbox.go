@@ -12,6 +12,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/status"
 	"github.com/jsinformer/jsinformer/store"
 )
 
@@ -63,6 +64,7 @@ type outboxLoop struct {
 	timer clock.Timer
 
 	mu     sync.Mutex
+	status *status.OutboxStatus // the last listing's, for the state API
 	queued map[string]bool
 	due    time.Time // when the timer fires
 	wakeAt time.Time // the earliest retry a delivery asked for since the last listing
@@ -118,17 +120,18 @@ func (l *outboxLoop) scan(ctx context.Context) time.Time {
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
 	defer cancel()
-	keys, next, counts, err := l.cfg.Box.Due(ctx)
+	listing, err := l.cfg.Box.Due(ctx)
 	if err != nil {
 		l.v.logger.Warn("list outbox", "error", err)
 		return poll
 	}
-	l.cfg.Metrics.Listed(l.v.name, counts)
-	for _, key := range keys {
+	l.cfg.Metrics.Listed(l.v.name, listing.Counts)
+	l.setStatus(listing)
+	for _, key := range listing.Due {
 		l.sent(key)
 	}
-	if !next.IsZero() && next.Before(poll) {
-		return next
+	if !listing.Next.IsZero() && listing.Next.Before(poll) {
+		return listing.Next
 	}
 	return poll
 }
@@ -257,6 +260,7 @@ func (v *Version) deliver(ctx context.Context, c *store.Claim) {
 func (v *Version) outboxGivenUp(ctx context.Context, c *store.Claim) {
 	l := v.outbox
 	l.cfg.Metrics.Delivered(v.name, enginemetrics.OutboxFailed)
+	l.wakeBy(v.clock.Now()) // list again: the state API shows the failure
 	v.logger.Error("outbox message failed for good", "key", c.Key, "attempts", c.Attempts, "error", c.LastError)
 	if c.About == nil || l.cfg.Event == nil {
 		return
@@ -267,4 +271,28 @@ func (v *Version) outboxGivenUp(ctx context.Context, c *store.Claim) {
 	if err := l.cfg.Event(ctx, about, "OutboxDeliveryFailed", msg); err != nil {
 		v.logger.Warn("record outbox failure event", "key", c.Key, "error", err)
 	}
+}
+
+// setStatus keeps what listing says for the state API.
+func (l *outboxLoop) setStatus(listing store.OutboxListing) {
+	st := &status.OutboxStatus{Pending: listing.Counts[store.OutboxPending], Claimed: listing.Counts[store.OutboxClaimed],
+		Done: listing.Counts[store.OutboxDone], Failed: listing.Counts[store.OutboxFailed], Listed: l.v.clock.Now()}
+	for _, e := range listing.Failed {
+		st.Failures = append(st.Failures, status.OutboxFailure{Key: e.Key, Attempts: e.Attempts, Error: e.LastError,
+			Time: time.UnixMilli(e.Finished)})
+	}
+	l.mu.Lock()
+	l.status = st
+	l.mu.Unlock()
+}
+
+// outboxStatus is v's outbox as last listed; nil without an outbox or before a listing.
+func (v *Version) outboxStatus() *status.OutboxStatus {
+	l := v.outbox
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status
 }
