@@ -1,7 +1,6 @@
 package jstest
 
 import (
-	"encoding/json"
 
 	"github.com/dop251/goja"
 
@@ -38,6 +37,6 @@ func (h *harness) outboxObject(plugin string) goja.Value {
 // outboxEntry is a record as h.outbox shows it: {key, state, message, attempts, lastError,
 // interrupted}.
 func outboxEntry(e store.OutboxEntry) map[string]any {
-	return map[string]any{"key": e.Key, "state": e.State, "message": json.RawMessage(e.Message),
+	return map[string]any{"key": e.Key, "state": e.State, "message": e.Message,
 		"attempts": e.Attempts, "lastError": e.LastError, "interrupted": e.Interrupted}
 }
