@@ -269,3 +269,64 @@ func (r *receiver) total() int {
 	}
 	return n
 }
+
+// Two --sharded replicas share the notifier's outbox: each failed rollout is posted once. While
+// the webhook refuses (500), both replicas deliver the keys they own; one is killed with
+// kill -9, the other gains its keys and, once the webhook recovers, delivers every message,
+// each accepted exactly once.
+func TestOutboxShardedHandOver(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", "scripts", "26-rollout-notifier-once.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	se := newShardEnv(t, cp, "")
+	writeScript(t, se.scripts, "shard.js", string(src)) // as it is: newShardEnv's replacing NAMESPACE would change it
+	rcv := startReceiver(t)
+	se.webhookSecret(t, "http://"+rcv.addr+"/hook")
+	flags := []string{"--store", "--store-namespace", se.ns, "--allow-net", "127.0.0.1", "--namespace", se.ns,
+		"--outbox-lease", "6s", "--handler-timeout", "3s"}
+	x := se.start(t, "x", flags...)
+	y := se.start(t, "y", flags...)
+	se.waitMembers(t, "x", "y")
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, r := range []*shardReplica{x, y} {
+				data, _ := os.ReadFile(r.log)
+				for _, l := range strings.Split(string(data), "\n") {
+					if strings.Contains(l, "outbox") || strings.Contains(l, "ERROR") || strings.Contains(l, "WARN") {
+						t.Logf("%s: %s", r.id, l)
+					}
+				}
+			}
+		}
+	})
+
+	var keys []string
+	for i := range 6 {
+		keys = append(keys, se.failRollout(t, fmt.Sprintf("app-%d", i)))
+	}
+	waitFor(t, 60*time.Second, "a refused post of every key", func() bool {
+		for _, k := range keys {
+			if _, seen := rcv.counts(k); len(seen) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	kill9(t, x.replica)
+	rcv.setMode("ok")
+	waitFor(t, 90*time.Second, "every key accepted", func() bool {
+		for _, k := range keys {
+			if n, _ := rcv.counts(k); n == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, k := range keys {
+		if n, seen := rcv.counts(k); n != 1 {
+			t.Errorf("key %s accepted %d times (posts %v); want once", k, n, seen)
+		}
+	}
+}
