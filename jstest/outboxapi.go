@@ -1,7 +1,6 @@
 package jstest
 
 import (
-
 	"github.com/dop251/goja"
 
 	"github.com/jsinformer/jsinformer/store"
