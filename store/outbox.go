@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // The outbox: messages a script sends under an idempotency key, kept as records of the
@@ -117,6 +118,13 @@ func (p OutboxPolicy) backoff(attempts int) time.Duration {
 	return min(d, p.MaxBackoff)
 }
 
+// outboxHeadroom is what a record may need beyond its message: the state, times, claimant,
+// the object it is about and the last error (at most maxOutboxError).
+const outboxHeadroom = 2 << 10
+
+// maxOutboxError bounds the last error a record keeps, in bytes.
+const maxOutboxError = 1 << 10
+
 // Outbox is one script's outbox. Safe for concurrent use.
 type Outbox struct {
 	sc     *Scope
@@ -136,6 +144,10 @@ func (o *Outbox) Policy() OutboxPolicy { return o.policy }
 // already (pending, claimed, done or failed): it reports whether it recorded one. When it
 // returns true the record is on the API server.
 func (o *Outbox) Send(ctx context.Context, key string, message json.RawMessage, about *ObjectRef) (bool, error) {
+	// The record grows as it is claimed and failed: leave it the room, or it could not be.
+	if n, limit := len(message)+outboxHeadroom, o.sc.st.opts.Limits.MaxValueBytes; n > limit {
+		return false, &LimitError{Key: key, Limit: "max-value-bytes", Value: n, Max: limit}
+	}
 	rec := OutboxRecord{State: OutboxPending, Message: message, About: about, Sent: o.now().UnixMilli()}
 	rec.Next = rec.Sent
 	_, err := o.put(ctx, key, rec, 0)
@@ -336,7 +348,7 @@ func (o *Outbox) Done(ctx context.Context, c *Claim) error {
 func (o *Outbox) Fail(ctx context.Context, c *Claim, cause string, giveUp bool) (final bool, next time.Time, err error) {
 	rec := c.OutboxRecord
 	now := o.now()
-	rec.LastError, rec.ClaimedUntil = cause, 0
+	rec.LastError, rec.ClaimedUntil = truncate(cause, maxOutboxError), 0
 	if giveUp || rec.Attempts >= o.policy.Attempts {
 		rec.State, rec.Finished = OutboxFailed, now.UnixMilli()
 	} else {
@@ -355,4 +367,16 @@ func (o *Outbox) finish(ctx context.Context, c *Claim, rec OutboxRecord) error {
 		return fmt.Errorf("record outbox key %q as %s: %w", c.Key, rec.State, err)
 	}
 	return nil
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary, marking the cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

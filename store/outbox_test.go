@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jsinformer/jsinformer/store"
 )
@@ -145,5 +147,34 @@ func TestOutboxOneClaimWins(t *testing.T) {
 	wg.Wait()
 	if won.Load() != 1 {
 		t.Fatalf("%d claims won; want 1", won.Load())
+	}
+}
+
+// A message too large to leave its record room to grow is refused at Send, a limit error for
+// that call; a huge error is kept cut, so the failed record still fits.
+func TestOutboxLimits(t *testing.T) {
+	t.Parallel()
+	clock := newFakeNow()
+	s, err := store.New(store.Memory(), store.Options{Namespace: "ns", Now: clock.now, Window: time.Millisecond,
+		Limits: store.Limits{MaxValueBytes: 4 << 10}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ob, ctx := s.Outbox("n.js", store.OutboxPolicy{Attempts: 1}), t.Context()
+	big := json.RawMessage(`"` + strings.Repeat("x", 3<<10) + `"`)
+	if _, err := ob.Send(ctx, "big", big, nil); !errors.Is(err, store.ErrLimit) {
+		t.Fatalf("send of a 3 KiB message with a 4 KiB limit = %v; want ErrLimit", err)
+	}
+	if _, err := ob.Send(ctx, "k", json.RawMessage(`"`+strings.Repeat("x", 1<<10)+`"`), nil); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := ob.Claim(ctx, "k", "a")
+	if final, _, err := ob.Fail(ctx, c, strings.Repeat("é", 10<<10), false); err != nil || !final {
+		t.Fatalf("fail with a 20 KiB error = %v, %v; want recorded, final", final, err)
+	}
+	e, _, _ := ob.Get(ctx, "k")
+	if len(e.LastError) > 1<<10 || !strings.HasSuffix(e.LastError, "…") || !utf8.ValidString(e.LastError) {
+		t.Fatalf("kept error of %d bytes; want at most 1 KiB, cut on a rune", len(e.LastError))
 	}
 }
