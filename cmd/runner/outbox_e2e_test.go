@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -129,7 +130,8 @@ func (le *leaderEnv) failRollout(t *testing.T, name string) string {
 	return fmt.Sprintf("rollout-failed/%s/%d", created.GetUID(), created.GetGeneration())
 }
 
-// webhookSecret creates the example's Secret (namespace jsinformer) pointing at url.
+// webhookSecret creates the example's Secret (namespace jsinformer) pointing at url; the
+// tests that use it do not run in parallel.
 func (le *leaderEnv) webhookSecret(t *testing.T, url string) {
 	t.Helper()
 	nsRes := le.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"})
@@ -140,10 +142,16 @@ func (le *leaderEnv) webhookSecret(t *testing.T, url string) {
 	secrets := le.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace("jsinformer")
 	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "slack-webhook", "namespace": "jsinformer"}, "stringData": map[string]any{"url": url}}}
-	if _, err := secrets.Create(t.Context(), secret, metav1.CreateOptions{}); err != nil {
+	_, err := secrets.Create(t.Context(), secret, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) { // left by a run that was killed: the example has one name
+		_ = secrets.Delete(t.Context(), "slack-webhook", metav1.DeleteOptions{})
+		_, err = secrets.Create(t.Context(), secret, metav1.CreateOptions{})
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = secrets.Delete(t.Context(), "slack-webhook", metav1.DeleteOptions{}) })
+	// t.Context() is done by the time cleanups run.
+	t.Cleanup(func() { _ = secrets.Delete(context.Background(), "slack-webhook", metav1.DeleteOptions{}) })
 }
 
 func kill9(t *testing.T, r *replica) {
