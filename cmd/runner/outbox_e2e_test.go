@@ -33,6 +33,7 @@ type receiver struct {
 	mu       sync.Mutex
 	mode     string              // "ok", "fail" (500) or "hold"
 	accepted map[string]int      // by key: posts answered 200
+	lastOK   time.Time           // when the latest post was accepted
 	seen     map[string][]string // by key: every post's outcome, in order
 	held     chan string         // the key of each post held
 }
@@ -62,6 +63,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.seen[key] = append(r.seen[key], mode)
 	if mode == "ok" {
 		r.accepted[key]++
+		r.lastOK = time.Now()
 	}
 	r.mu.Unlock()
 	switch mode {
@@ -194,6 +196,15 @@ func TestOutboxNotifierExactlyOnceAcrossKills(t *testing.T) {
 		rcv.setMode("ok")
 		b.waitLog(t, "became leader", "", 30*time.Second)
 		waitFor(t, 60*time.Second, "the retry, accepted", func() bool { n, _ := rcv.counts(first); return n == 1 })
+		// The window: from the webhook's answer to the done record acknowledged (then logged).
+		done := b.waitLog(t, "outbox message delivered", "", 30*time.Second)
+		rcv.mu.Lock()
+		window := done.Time.Sub(rcv.lastOK)
+		rcv.mu.Unlock()
+		t.Logf("window between the webhook's answer and the done record: %s", window)
+		if window > lease/2 {
+			t.Errorf("the done record took %s after the answer; the lease is %s", window, lease)
+		}
 	})
 
 	top := t // c outlives the subtest that starts it
