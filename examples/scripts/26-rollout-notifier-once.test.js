@@ -65,6 +65,9 @@ test("a refused post is retried with backoff, then delivered", () => {
   expect(h.http.requests).toHaveLength(3);
   expect(h.outbox.list()[0]).toMatchObject({ state: "done", attempts: 3 });
   expect(h.errors.map((e) => e.handler)).toEqual(["outbox.deliver", "outbox.deliver"]);
+  // runner explain shows each attempt under the Deployment: its number, its request, its error.
+  const attempts = h.explain("deploy", "shop/web").records.filter((r) => r.event === "deliver");
+  expect(attempts.map((r) => [r.attempt, r.result, r.requests[0].status])).toEqual([[1, "error", 500], [2, "error", 500], [3, "ok", 200]]);
 });
 
 test("a message still refused after its attempts fails: a Warning Event on the Deployment", () => {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/jsinformer/jsinformer/engine/internal/enginemetrics"
+	"github.com/jsinformer/jsinformer/inspection"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/status"
 	"github.com/jsinformer/jsinformer/store"
@@ -225,9 +226,17 @@ func (v *Version) deliver(ctx context.Context, c *store.Claim) {
 	if first := v.scheduleCache; first != nil {
 		ev.Resource, ev.Cache = first.Resource, first
 	}
-	start := time.Now()
+	const handler = "outbox.deliver"
+	rec, resource, object := v.deliveryRecord(c)
+	start := v.recorder().Call(handler, resource, object, rec, false)
 	err := v.script.Deliver(c.Message, scripting.Delivery{Key: c.Key, Attempt: c.Attempts, Attempts: policy.Attempts, Interrupted: c.Interrupted}, ev)
-	v.metrics[EventDeliver].Observe(time.Since(start), err)
+	took := time.Since(start)
+	v.recorder().Ended(handler, rec, took, err)
+	v.metrics[EventDeliver].Observe(took, err)
+	if rec != nil {
+		rec.Attempt = c.Attempts
+	}
+	v.traceDone(rec)
 	if err == nil {
 		if err := l.cfg.Box.Done(ctx, c); err != nil {
 			l.cfg.Metrics.Delivered(v.name, enginemetrics.OutboxUnrecorded)
@@ -295,4 +304,34 @@ func (v *Version) outboxStatus() *status.OutboxStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.status
+}
+
+// deliveryRecord begins the trace record of c's delivery, filed under the object the message
+// is about when it is of a resource v watches (so `runner explain` of that object shows each
+// attempt, its requests and error); nil when recording is off or the message is about
+// nothing v watches. resource and object name the call in flight either way.
+func (v *Version) deliveryRecord(c *store.Claim) (rec *inspection.TraceRecord, resource, object string) {
+	resource, object = "outbox", c.Key
+	a := c.About
+	if a == nil {
+		return nil, resource, object
+	}
+	for _, t := range v.targets {
+		gvr := t.Resource.GVR
+		apiVersion := gvr.Version
+		if gvr.Group != "" {
+			apiVersion = gvr.Group + "/" + gvr.Version
+		}
+		if t.Resource.Kind != a.Kind || apiVersion != a.APIVersion {
+			continue
+		}
+		resource, object = t.Resource.String(), a.Name
+		if a.Namespace != "" {
+			object = a.Namespace + "/" + a.Name
+		}
+		rec = v.recorder().Start(inspection.TraceRecord{Time: time.Now(), Script: v.name, Version: v.hash,
+			Resource: resource, Object: object, Event: "deliver"})
+		return rec, resource, object
+	}
+	return nil, resource, object
 }
