@@ -62,6 +62,8 @@ type Engine struct {
 	store *store.Store
 	// storeOwners keeps the stores of the scripts in the folder from the retention (storesweep.go).
 	storeOwners storeOwners
+	// outboxMetrics are the series of the scripts' outboxes (once.go).
+	outboxMetrics *enginemetrics.Outbox
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -202,6 +204,7 @@ func (e *Engine) init(env Env) {
 		e.stats.Leading(true) // without leader election, every runner leads
 	}
 	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.MetricCollectTimeout)
+	e.outboxMetrics = enginemetrics.NewOutbox(e.cfg.Registerer)
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {

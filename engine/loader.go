@@ -155,6 +155,7 @@ func (e *Engine) onSynced(v *loaded) {
 	took := time.Since(v.ver.Started())
 	v.ver.Serve(status.LoadStatus{Hash: v.ver.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.ver.Store().Size()})
 	v.ver.StartSchedules()
+	v.ver.StartOutbox()
 	e.needs.synced(v)
 	if old != nil {
 		e.gc.Loaded(v.allocMark)

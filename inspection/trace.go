@@ -25,7 +25,8 @@ type TraceRecord struct {
 	Version  string    `json:"version"`
 	Resource string    `json:"resource"` // canonical: apps/v1/deployments
 	Object   string    `json:"object"`   // namespace/name, or name when cluster-scoped
-	// Event is add, update, delete, reconcile, replay or admission.
+	// Event is add, update, delete, reconcile, replay, admission or deliver (an outbox
+	// message's delivery, filed under the object it is about).
 	Event             string `json:"event"`
 	Initial           bool   `json:"initial,omitempty"`
 	FinalStateUnknown bool   `json:"finalStateUnknown,omitempty"`
@@ -42,7 +43,7 @@ type TraceRecord struct {
 	// because the key is another's (--sharded).
 	Owner   string     `json:"owner,omitempty"`
 	Error   string     `json:"error,omitempty"`
-	Attempt int        `json:"attempt,omitempty"` // reconcile: 1 for the first run of a key
+	Attempt int        `json:"attempt,omitempty"` // reconcile, deliver: 1 for the first run of a key
 	Logs    []LogLine  `json:"logs,omitempty"`
 	Writes  []APIWrite `json:"writes,omitempty"`
 	// Requests are the fetch requests the call made, next to its writes.

@@ -392,6 +392,8 @@ interface Harness {
    * (on the virtual clock); shared(name) reaches any shared namespace, declared or not.
    */
   readonly store: ScriptStore;
+  /** The plugin's outbox (ctx.outbox.send, outbox.deliver): each message's record, by key (docs/once.md). */
+  readonly outbox: HarnessOutbox;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
   /** What the plugin logged with log and console, in order. */
@@ -448,3 +450,24 @@ declare function expect(received: unknown): Expectation;
  * list. It is closed when the test that opened it ends.
  */
 declare function harness(plugin: string, options?: HarnessOptions): Harness;
+
+/** h.outbox: the records of the plugin's outbox, as the runner keeps them in the store. */
+interface HarnessOutbox {
+  /** Every record, sorted by key. */
+  list(): HarnessOutboxRecord[];
+  /** key's record, or null. */
+  get(key: string): HarnessOutboxRecord | null;
+}
+
+/** One outbox message: pending (due, or waiting out its backoff), claimed (being delivered), done or failed. */
+interface HarnessOutboxRecord {
+  key: string;
+  state: "pending" | "claimed" | "done" | "failed";
+  message: unknown;
+  /** Deliveries started. */
+  attempts: number;
+  /** The last failed delivery's error; "" once done. */
+  lastError: string;
+  /** The latest delivery was interrupted (its outcome unknown) and delivered again or given up. */
+  interrupted: boolean;
+}

@@ -39,6 +39,7 @@ func (h *harness) object() goja.Value {
 	}
 	_ = o.Set("http", h.httpObject())
 	_ = o.Set("store", h.storeObject(h.plugin))
+	_ = o.Set("outbox", h.outboxObject(h.plugin))
 	getters := map[string]func() goja.Value{
 		"writes": func() goja.Value { return h.f.toJS(h.writeList()) },
 		"logs":   func() goja.Value { return h.f.toJS(h.logs.root.snapshot(&h.logs.root.logs)) },

@@ -282,3 +282,28 @@ func TestComputeAudit(t *testing.T) {
 		t.Errorf("a script that does not select namespaces by label in an audit needs namespaces: %v", rep.Needs)
 	}
 }
+
+// TestComputeOutbox: a script with an outbox needs to record Events (a message given up is a
+// Warning Event on the object it names), besides its watches and calls (the example's Secret).
+func TestComputeOutbox(t *testing.T) {
+	t.Parallel()
+	dir := folder(t, []string{"27-rollout-notifier-once.js"}, map[string]string{
+		"plain.js": `export default { watch: "v1/configmaps", onAdd() {} };`,
+	})
+	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = "27-rollout-notifier-once.js"
+	for _, verb := range []string{"create", "patch"} {
+		if !has(rep.Needs, script, verb, "events", "") {
+			t.Errorf("%s: no need to %s events", script, verb)
+		}
+		if has(rep.Needs, "plain.js", verb, "events", "") {
+			t.Errorf("plain.js, without an outbox, needs to %s events", verb)
+		}
+	}
+	if !has(rep.Needs, script, "get", "secrets", "jsinformer") {
+		t.Errorf("%s: no need to get its Secret: %v", script, needsOf(rep.Needs, script))
+	}
+}

@@ -52,6 +52,8 @@ type Definition struct {
 	Net []string
 	// Store is the `store` declaration: shared namespaces and readable keys (storedef.go).
 	Store StoreSpec
+	// Outbox is the `outbox` declaration (outbox.go); nil without one.
+	Outbox *OutboxSpec
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.
@@ -62,6 +64,7 @@ type Event struct {
 	Cache             Cache        // may be nil: ctx.cache then throws when used
 	Enqueue           func(string) // may be nil: ctx.enqueue then throws when used
 	Metrics           Metrics      // may be nil: ctx.metrics.NAME.inc and the like then throw
+	Delivery          *Delivery    // ctx.delivery: set by Deliver, nil (undefined) elsewhere
 }
 
 // Cache answers `ctx.cache` calls from the states the calling script version has been shown.

@@ -17,7 +17,7 @@ const (
 
 var definitionKeys = []string{
 	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "permissions",
-	"validate", "mutate", "admission", "net", "store",
+	"validate", "mutate", "admission", "net", "store", "outbox",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -67,6 +67,9 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 		return err
 	}
 	if err := s.readStoreSpec(def.Get("store"), l); err != nil {
+		return err
+	}
+	if err := s.readOutbox(def.Get("outbox"), l); err != nil {
 		return err
 	}
 	if !s.hasHandlers() {

@@ -28,7 +28,7 @@ func TestValidationMessages(t *testing.T) {
 			"v.js:3: unknown key 'indexer' in the definition; did you mean 'indexers'?"},
 		{"unknown key lists keys", "export default {\n  onAdd() {},\n  frobnicate: true,\n}",
 			"v.js:3: unknown key 'frobnicate' in the definition; valid keys are " +
-				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission, net, store"},
+				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission, net, store, outbox"},
 		{"permissions not a list", "export default {\n  onAdd() {},\n  permissions: { resource: \"v1/secrets\" },\n}",
 			"v.js:3: 'permissions' must be an array of {resource, verbs, namespaces}, got an object"},
 		{"permission without verbs", "export default {\n  onAdd() {},\n  permissions: [{ resource: \"v1/secrets\",\n    verbs: [] }],\n}",

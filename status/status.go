@@ -217,6 +217,8 @@ type VersionStatus struct {
 	// Net is the definition's `net` declaration: where its fetch may connect, within
 	// --allow-net; empty when it declares none.
 	Net []string `json:"net,omitempty"`
+	// Outbox is the script's outbox as this version last listed it; nil without one.
+	Outbox *OutboxStatus `json:"outbox,omitempty"`
 }
 
 // LoadResult is the outcome of a load.

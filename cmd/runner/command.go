@@ -80,6 +80,7 @@ type options struct {
 	webhook           webhookFlags
 	fetch             fetchFlags
 	store             storeFlags
+	outboxLease       time.Duration
 }
 
 func newCommand() *cobra.Command {
@@ -145,6 +146,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	o.webhook.add(f)
 	o.fetch.add(f)
 	o.store.add(f)
+	addOutboxFlags(f, &o.outboxLease)
 	o.kube.AddFlags(f)
 }
 
@@ -252,7 +254,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		MetricCollectTimeout: o.metricCollect,
 		TraceRecords:         traceRecords(o.traceRecords), Fetch: o.fetch.forScript,
-		Store: o.store.opened,
+		Store: o.store.opened, OutboxLease: o.outboxLease,
 	})
 	if err != nil {
 		return err

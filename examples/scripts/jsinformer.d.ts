@@ -140,6 +140,12 @@ interface ScriptDefinition<T = KubeObject> {
    */
   store?: { shared?: string[]; readable?: string[] };
   /**
+   * Side effects once (docs/once.md): ctx.outbox.send(key, message) records a message under an
+   * idempotency key, and deliver(message, ctx) performs it, on whichever replica claims it,
+   * retried with backoff when it throws. A key is delivered once however often it is sent.
+   */
+  outbox?: OutboxOptions;
+  /**
    * Admission: decides on a request before the API server stores it. obj is the request's
    * object (null on DELETE; ctx.oldObject is then the object deleted). Return undefined to
    * allow. Runs with no side effects: k8s writes, events and fetch throw.
@@ -239,6 +245,48 @@ interface AdmissionContext<T = KubeObject> {
   readonly store: ScriptStore;
 }
 
+/** A definition's outbox: deliver performs a message's side effect; a throw or a rejected promise is a failed attempt. */
+interface OutboxOptions {
+  /** Performs the message's side effect. Send ctx.delivery.key along (an Idempotency-Key header) so the receiver can drop a repeat. */
+  deliver(message: any, ctx: Context): void | Promise<void>;
+  /** Deliveries before a message fails for good (a metric, an Event, runner status). Default 10. */
+  attempts?: number;
+  /** The wait after the first failure, doubled after each: a duration ("5s") or milliseconds. Default "5s". */
+  backoff?: string | number;
+  /** The longest wait between attempts. Default "10m". */
+  maxBackoff?: string | number;
+  /** How long a key is remembered once its message is delivered or failed: sending it again within that time does nothing. Default "168h". */
+  keep?: string | number;
+  /**
+   * A delivery interrupted by a crash (its outcome unknown): "redeliver" (default: delivered
+   * again, at least once, with ctx.delivery.interrupted) or "fail" (at most once).
+   */
+  interrupted?: "redeliver" | "fail";
+}
+
+/** ctx.outbox: the script's outbox, kept in the API server (docs/once.md). */
+interface ScriptOutbox {
+  /**
+   * Records message (JSON) under key for outbox.deliver, unless the key was sent before (and
+   * is still remembered): true when recorded, false when it was a repeat. Throws where side
+   * effects are refused (validate, mutate). about names the object an Event of a failed
+   * delivery is recorded on.
+   */
+  send(key: string, message: unknown, options?: { about?: KubeObject | View<KubeObject> }): boolean;
+}
+
+/** ctx.delivery during outbox.deliver. */
+interface Delivery {
+  /** The key the message was sent under: pass it to the receiver as an idempotency key. */
+  readonly key: string;
+  /** This attempt, from 1. */
+  readonly attempt: number;
+  /** The attempts allowed (outbox.attempts). */
+  readonly attempts: number;
+  /** The previous attempt was interrupted by a crash: it may or may not have taken effect. */
+  readonly interrupted: boolean;
+}
+
 /** One entry of `permissions`: verbs on a resource ("v1/secrets", "example.com/v1/widgets/status"). */
 interface Permission {
   resource: string;
@@ -313,6 +361,10 @@ interface Context<T = KubeObject> {
   readonly metrics: { readonly [name: string]: MetricHandle };
   /** The script's key-value store, kept in the API server and shared by the runner's replicas (docs/store.md). */
   readonly store: ScriptStore;
+  /** Side effects once: send records a message for the definition's outbox.deliver (docs/once.md). */
+  readonly outbox: ScriptOutbox;
+  /** In outbox.deliver only: which message and which attempt; undefined elsewhere. */
+  readonly delivery?: Delivery;
 }
 
 /**

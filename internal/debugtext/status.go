@@ -55,6 +55,7 @@ func Status(w io.Writer, st status.Status) {
 	printLoads(w, st.Scripts)
 	printWatches(w, st.Scripts)
 	printNet(w, st.Scripts)
+	printOutbox(w, st.Scripts)
 	printWebhooks(w, st.Webhooks)
 	printInformers(w, st.Informers)
 	printPartitions(w, st.Informers)
