@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -252,4 +254,56 @@ func BenchmarkPublishOneChange(b *testing.B) {
 	b.ReportMetric(float64(changed.Microseconds())/float64(b.N)/1000, "ms-changed-groups")
 	b.ReportMetric(float64(all.Microseconds())/float64(b.N)/1000, "ms-every-group")
 	b.ReportMetric(float64(all)/float64(changed), "ratio-every/changed")
+}
+
+// TestWriterSplitsAChangedGroup: a group growing past MaxResults is rewritten as parts and
+// its whole report deleted, by a publish of that group alone; shrinking back, the reverse.
+func TestWriterSplitsAChangedGroup(t *testing.T) {
+	t.Parallel()
+	f := &fakeServer{}
+	s := NewResults(nil)
+	fill(s, []string{"a.js", "b.js"}, 3, 300, Pass)
+	w := newTestWriter(t, f, s, 0)
+	names := func() []string {
+		var out []string
+		for _, id := range slices.SortedFunc(maps.Keys(w.known), compareIDs) {
+			if id.Namespace == "ns-1" {
+				out = append(out, id.Name)
+			}
+		}
+		return out
+	}
+	publish := func(want int64, wantNames []string, what string) {
+		t.Helper()
+		before := f.writes.Load()
+		if err := w.publish(t.Context()); err != nil {
+			t.Fatalf("%s: publish: %v", what, err)
+		}
+		if got := f.writes.Load() - before; got != want {
+			t.Errorf("%s: %d writes, want %d", what, got, want)
+		}
+		if got := names(); !slices.Equal(got, wantNames) {
+			t.Errorf("%s: reports in ns-1 %q, want %q", what, got, wantNames)
+		}
+	}
+	publish(6, []string{"jsinformer-a-js", "jsinformer-b-js"}, "first publish")
+	key := func(i int) string { return fmt.Sprintf("apps/v1/deployments|ns-1/e-%d", i) }
+	for i := range 300 {
+		s.Set(key(i), Result{Script: "a.js", Result: Pass,
+			Subject: Subject{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns-1", Name: fmt.Sprint("e-", i), UID: fmt.Sprint("e", i)}})
+	}
+	_, groups := s.Changed(0)
+	var parts []string
+	for id := range Build(groups[groupOf("a.js", "ns-1")]) {
+		parts = append(parts, id.Name)
+	}
+	if len(parts) < 2 {
+		t.Fatalf("600 results built into %q, want parts", parts)
+	}
+	// The parts applied, the whole report deleted.
+	publish(int64(len(parts))+1, slices.Sorted(slices.Values(append(parts, "jsinformer-b-js"))), "a.js in ns-1 grown to 600")
+	for i := range 300 {
+		s.Delete("a.js", key(i))
+	}
+	publish(int64(len(parts))+1, []string{"jsinformer-a-js", "jsinformer-b-js"}, "a.js in ns-1 back to 300")
 }
