@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"slices"
@@ -108,7 +107,7 @@ func newTestWriter(t testing.TB, f *fakeServer, results *Results, parallel int) 
 		Leading: func() bool { return true }, Ready: func() bool { return true },
 		HasCRDs: func(context.Context) (bool, error) { return true, nil }, OnMissing: func(bool) {},
 		Owns: func(string) bool { return true }, Begin: g.begin, Parallel: parallel,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.DiscardHandler)})
 }
 
 // fill sets perGroup results of each of scripts in each of namespaces.
