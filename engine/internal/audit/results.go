@@ -67,11 +67,24 @@ type Results struct {
 }
 
 // group is one report group: the results Build puts in the report (or the split parts) of
-// one base ReportID, and the seq of its last change. An emptied group stays until the Writer
-// published past its change (Published), so that its reports are deleted.
+// one base ReportID (each with its partHash), the seq of its last change, that of the last
+// change of its part count (bucketCount), and which parts changed since the last publish: a
+// changed result's partHash → the seq of its last change. An emptied group stays until the
+// Writer published past its change (Published), so that its reports are deleted.
 type group struct {
-	members map[member]struct{}
-	seq     uint64
+	members   map[member]uint32
+	seq       uint64
+	layoutSeq uint64
+	changed   map[uint32]uint64
+}
+
+// GroupChange is what changed in a group (Changed): the results of the parts to rebuild
+// (sorted by script then object key), the group's part count, and the names of the reports
+// of those parts (Parts nil: every part, the group's part count changed).
+type GroupChange struct {
+	Results []Result
+	Buckets int
+	Parts   map[string]bool
 }
 
 // member names one result: its script and object key.
@@ -101,8 +114,9 @@ func (s *Results) Set(key string, r Result) {
 	m[key] = r
 	s.counts[r.Script][r.Result]++
 	g := s.groupLocked(groupOf(r.Script, r.Subject.Namespace))
-	g.members[member{r.Script, key}] = struct{}{}
-	g.seq = s.seq
+	h := partHash(r)
+	g.members[member{r.Script, key}] = h
+	s.touchLocked(g, h, len(g.members)-1)
 	s.notifyLocked(r.Script)
 }
 
@@ -176,15 +190,28 @@ func (s *Results) scriptLocked(script string) map[string]Result {
 func (s *Results) forgetLocked(key string, r Result) {
 	s.counts[r.Script][r.Result]--
 	if g := s.groups[groupOf(r.Script, r.Subject.Namespace)]; g != nil {
-		delete(g.members, member{r.Script, key})
-		g.seq = s.seq
+		m := member{r.Script, key}
+		if h, ok := g.members[m]; ok {
+			delete(g.members, m)
+			s.touchLocked(g, h, len(g.members)+1)
+		}
+	}
+}
+
+// touchLocked marks g changed at s.seq, in the part of partHash h, its part count too when
+// its size before (n) had another. Called with mu held.
+func (s *Results) touchLocked(g *group, h uint32, n int) {
+	g.seq = s.seq
+	g.changed[h] = s.seq
+	if bucketCount(n) != bucketCount(len(g.members)) {
+		g.layoutSeq = s.seq
 	}
 }
 
 func (s *Results) groupLocked(id ReportID) *group {
 	g := s.groups[id]
 	if g == nil {
-		g = &group{members: map[member]struct{}{}}
+		g = &group{members: map[member]uint32{}, changed: map[uint32]uint64{}}
 		s.groups[id] = g
 	}
 	return g
@@ -245,36 +272,58 @@ func zeroCounts() map[string]int {
 	return counts
 }
 
-// Changed returns, with the sequence number it reflects, the results of every report group
-// changed after since (a Seq), each sorted by script then object key as Snapshot sorts them;
-// an emptied group is listed with no results. Its cost is in the groups held and the results
-// of those changed, not in every result.
-func (s *Results) Changed(since uint64) (seq uint64, groups map[ReportID][]Result) {
+// Changed returns, with the sequence number it reflects, what changed in every report group
+// after since (a Seq), by the group's base ReportID: the parts holding a result changed since,
+// or every part if the group's part count changed since; an emptied group is listed with no
+// results. Its cost is in the groups held and the members of those changed, not in every
+// result.
+func (s *Results) Changed(since uint64) (seq uint64, groups map[ReportID]GroupChange) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	groups = map[ReportID][]Result{}
+	groups = map[ReportID]GroupChange{}
 	for id, g := range s.groups {
 		if g.seq <= since {
 			continue
 		}
-		members := slices.SortedFunc(maps.Keys(g.members), func(a, b member) int {
+		c := GroupChange{Buckets: bucketCount(len(g.members))}
+		var dirty map[int]bool // nil: every part
+		if g.layoutSeq <= since {
+			dirty, c.Parts = map[int]bool{}, map[string]bool{}
+			for h, at := range g.changed {
+				if at > since {
+					i := int(h % uint32(c.Buckets))
+					dirty[i] = true
+					c.Parts[partName(id.Name, i, c.Buckets)] = true
+				}
+			}
+		}
+		var members []member
+		for m, h := range g.members {
+			if dirty == nil || dirty[int(h%uint32(c.Buckets))] {
+				members = append(members, m)
+			}
+		}
+		slices.SortFunc(members, func(a, b member) int {
 			return cmp.Or(strings.Compare(a.script, b.script), strings.Compare(a.key, b.key))
 		})
-		rs := make([]Result, 0, len(members))
+		c.Results = make([]Result, 0, len(members))
 		for _, m := range members {
-			rs = append(rs, s.byScript[m.script][m.key])
+			c.Results = append(c.Results, s.byScript[m.script][m.key])
 		}
-		groups[id] = rs
+		groups[id] = c
 	}
 	return s.seq, groups
 }
 
 // Published tells that every change up to seq is published: the emptied groups changed no
-// later are forgotten.
+// later are forgotten, and so are the changes of the others' parts.
 func (s *Results) Published(seq uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	maps.DeleteFunc(s.groups, func(_ ReportID, g *group) bool { return len(g.members) == 0 && g.seq <= seq })
+	for _, g := range s.groups {
+		maps.DeleteFunc(g.changed, func(_ uint32, at uint64) bool { return at <= seq })
+	}
 }
 
 // Snapshot returns every result with the sequence number it reflects, sorted by script then

@@ -71,10 +71,10 @@ func TestChangedGroups(t *testing.T) {
 	set("a.js", "y", "1", Pass) // the same: no change
 	s.Delete("b.js", "v1/configmaps|x/1")
 	_, groups := s.Changed(since)
-	if len(groups) != 2 || len(groups[groupOf("a.js", "x")]) != 2 || len(groups[groupOf("b.js", "x")]) != 0 {
+	if len(groups) != 2 || len(groups[groupOf("a.js", "x")].Results) != 2 || len(groups[groupOf("b.js", "x")].Results) != 0 {
 		t.Fatalf("changed since %d: %v; want a.js/x with 2 results and b.js/x emptied", since, groups)
 	}
-	if rs := groups[groupOf("a.js", "x")]; rs[0].Subject.Name != "1" || rs[1].Subject.Name != "2" {
+	if rs := groups[groupOf("a.js", "x")].Results; rs[0].Subject.Name != "1" || rs[1].Subject.Name != "2" {
 		t.Errorf("a.js/x results %v, want sorted by key", rs)
 	}
 	seq, all := s.Changed(0)
@@ -84,6 +84,38 @@ func TestChangedGroups(t *testing.T) {
 	s.Published(seq)
 	if _, all := s.Changed(0); len(all) != 2 {
 		t.Errorf("after Published: %d groups, want 2 (b.js/x forgotten)", len(all))
+	}
+}
+
+// TestChangedParts: in a group split into parts, one changed result lists its part alone;
+// a change of the part count lists every part.
+func TestChangedParts(t *testing.T) {
+	t.Parallel()
+	s := NewResults(nil)
+	fill(s, []string{"a.js"}, 1, 1200, Pass) // 8 parts
+	since := s.Seq()
+	r := Result{Script: "a.js", Result: Fail, Subject: Subject{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns-0", Name: "d-7", UID: "0-7"}}
+	s.Set("apps/v1/deployments|ns-0/d-7", r)
+	_, groups := s.Changed(since)
+	c := groups[groupOf("a.js", "ns-0")]
+	part := partName("jsinformer-a-js", int(partHash(r)%8), 8)
+	if c.Buckets != 8 || len(c.Parts) != 1 || !c.Parts[part] {
+		t.Fatalf("one result changed: %d parts, %v rebuilt; want 8, [%s]", c.Buckets, c.Parts, part)
+	}
+	for _, got := range c.Results {
+		if partHash(got)%8 != partHash(r)%8 {
+			t.Fatalf("result %s of another part listed", got.Subject.Name)
+		}
+	}
+	if n := len(c.Results); n == 0 || n >= 1200 {
+		t.Errorf("%d results of the changed part listed, want those of its part alone", n)
+	}
+	for i := range 700 { // 500 left: one part
+		s.Delete("a.js", fmt.Sprintf("apps/v1/deployments|ns-0/d-%d", 1199-i))
+	}
+	_, groups = s.Changed(since)
+	if c := groups[groupOf("a.js", "ns-0")]; c.Buckets != 1 || c.Parts != nil || len(c.Results) != 500 {
+		t.Errorf("part count changed: %d parts, %v, %d results; want 1, every part, 500", c.Buckets, c.Parts, len(c.Results))
 	}
 }
 

@@ -152,20 +152,21 @@ func (w *Writer) checkCRDs(ctx context.Context) bool {
 // knownReport is what the server holds of one report: its Content, its key (ReportKey), and
 // its group (groupOf).
 type knownReport struct {
-	content, key string
-	group        ReportID
+	content, key, name string
+	group              ReportID
 }
 
-// knownOf is what the server holds of a report labelled scriptLabel in namespace.
-func knownOf(content, scriptLabel, namespace string) knownReport {
-	return knownReport{content: content, key: ReportKey(scriptLabel, namespace),
-		group: ReportID{Namespace: namespace, Name: "jsinformer-" + strings.Trim(scriptLabel, "-")}} // as reportName
+// knownOf is what the server holds of report id labelled scriptLabel.
+func knownOf(content, scriptLabel string, id ReportID) knownReport {
+	return knownReport{content: content, key: ReportKey(scriptLabel, id.Namespace), name: id.Name,
+		group: ReportID{Namespace: id.Namespace, Name: "jsinformer-" + strings.Trim(scriptLabel, "-")}} // as reportName
 }
 
 // publish writes the reports of this replica's keys that changed; the seq it built from is
 // published once all writes succeeded and the ring did not move meanwhile. After a listing
-// it compares every report; otherwise only those of the groups changed since the last
-// publish (Results.Changed), which the others cannot differ from.
+// it compares every report; otherwise only the parts of the groups changed since the last
+// publish (Results.Changed: every part of a group whose part count changed), which the
+// others cannot differ from.
 func (w *Writer) publish(ctx context.Context) error {
 	if gen := w.generation(); w.known == nil || gen != w.gen.Load() {
 		if err := w.list(ctx); err != nil {
@@ -203,11 +204,14 @@ func (w *Writer) build() (seq uint64, want map[ReportID]*unstructured.Unstructur
 		return seq, Build(results), func(knownReport) bool { return true }
 	}
 	seq, groups := w.cfg.Results.Changed(w.written.Load())
-	var results []Result
-	for _, rs := range groups {
-		results = append(results, rs...)
+	want = map[ReportID]*unstructured.Unstructured{}
+	for id, c := range groups {
+		buildGroup(want, id, c.Results, c.Buckets)
 	}
-	return seq, Build(results), func(k knownReport) bool { _, ok := groups[k.group]; return ok }
+	return seq, want, func(k knownReport) bool {
+		c, ok := groups[k.group]
+		return ok && (c.Parts == nil || c.Parts[k.name])
+	}
 }
 
 // write is one report to bring to obj (nil: to delete).
@@ -319,7 +323,7 @@ func (w *Writer) sync(ctx context.Context, key string, id ReportID, obj *unstruc
 		return false, fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), id.Namespace, id.Name, err)
 	}
 	w.mu.Lock()
-	w.known[id] = knownOf(c, obj.GetLabels()[ScriptLabel], id.Namespace)
+	w.known[id] = knownOf(c, obj.GetLabels()[ScriptLabel], id)
 	w.mu.Unlock()
 	w.writes.Add(1)
 	return false, nil
@@ -372,7 +376,8 @@ func (w *Writer) list(ctx context.Context) error {
 				continue // another runner's, or of a script this one no longer has: left alone
 			}
 			// Content: the server's numbers decode as int64, as Build's.
-			known[ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}] = knownOf(Content(item), label, item.GetNamespace())
+			id := ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}
+			known[id] = knownOf(Content(item), label, id)
 		}
 	}
 	w.mu.Lock()

@@ -293,7 +293,7 @@ func TestWriterSplitsAChangedGroup(t *testing.T) {
 	}
 	_, groups := s.Changed(0)
 	var parts []string
-	for id := range Build(groups[groupOf("a.js", "ns-1")]) {
+	for id := range Build(groups[groupOf("a.js", "ns-1")].Results) {
 		parts = append(parts, id.Name)
 	}
 	if len(parts) < 2 {
@@ -301,6 +301,9 @@ func TestWriterSplitsAChangedGroup(t *testing.T) {
 	}
 	// The parts applied, the whole report deleted.
 	publish(int64(len(parts))+1, slices.Sorted(slices.Values(append(parts, "jsinformer-b-js"))), "a.js in ns-1 grown to 600")
+	s.Set("apps/v1/deployments|ns-1/d-5", Result{Script: "a.js", Result: Fail,
+		Subject: Subject{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns-1", Name: "d-5", UID: "1-5"}})
+	publish(1, slices.Sorted(slices.Values(append(parts, "jsinformer-b-js"))), "one result of a part changed")
 	for i := range 300 {
 		s.Delete("a.js", key(i))
 	}
