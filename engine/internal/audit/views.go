@@ -120,7 +120,7 @@ func (s *Results) Summaries(limit int) []Summary {
 	out := make([]Summary, 0, len(s.byScript))
 	for _, script := range slices.Sorted(maps.Keys(s.byScript)) {
 		m := s.byScript[script]
-		sum := Summary{Script: script, Counts: countsOf(m)}
+		sum := Summary{Script: script, Counts: maps.Clone(s.counts[script])}
 		sum.Audited, sum.Objects, sum.InitialPass = s.progressOf(script)
 		top := findingHeap{}
 		failing := 0
