@@ -205,36 +205,36 @@ func TestOutboxRandomKillsDuringAStream(t *testing.T) {
 				c.live[tc.replica[0]].waitLog(t, "became leader", "", 60*time.Second)
 				c.live[tc.replica[1]].waitLog(t, "standing by", "", 60*time.Second)
 			}
-			runKillStream(t, c, rcv, rand.New(rand.NewPCG(seed, 2)))
+			runKillStream(t, c, rcv, seed)
 		})
 	}
 }
 
 // runKillStream creates the stream, kills and restarts replicas during it, and checks what
-// the receiver got.
-func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, rnd *rand.Rand) {
-	t.Helper()
-	const objects = 48
-	gaps := make([]time.Duration, objects) // 80–160ms between creates: about 6s in all
-	var stream time.Duration
-	for i := range gaps {
-		gaps[i] = time.Duration(80+rnd.IntN(80)) * time.Millisecond
-		stream += gaps[i]
-	}
-	kills := make([]time.Duration, 3+rnd.IntN(2)) // 3 or 4, anywhere in the stream
-	for i := range kills {
-		kills[i] = time.Duration(rnd.Int64N(int64(stream)))
-	}
-	slices.Sort(kills)
-
-	keys := make([]string, objects)
-	var streamErr error
-	var wg sync.WaitGroup
-	begin := time.Now()
-	wg.Go(func() { // owned by runKillStream: waited for below
+// the receiver got. Each kill comes at a random moment after the cluster serves again (both
+// replicas up), so that it lands on a replica delivering, not on one still starting; the
+// stream goes on until the last kill is done (at least minObjects, at most maxObjects).
+func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint64) {
+	const minObjects, maxObjects = 40, 200
+	rnd := rand.New(rand.NewPCG(seed, 2))
+	streamRnd := rand.New(rand.NewPCG(seed, 3)) // the stream's goroutine's own
+	var (
+		keys      []string
+		streamErr error
+		wg        sync.WaitGroup
+	)
+	killed := make(chan struct{}) // closed after the last kill
+	wg.Go(func() {                // owned by runKillStream: waited for below
 		cms := c.le.dyn.Resource(configmaps).Namespace(c.le.ns)
-		for i := range objects {
-			time.Sleep(gaps[i])
+		for i := 0; i < maxObjects; i++ {
+			select {
+			case <-killed:
+				if i >= minObjects {
+					return
+				}
+			default:
+			}
+			time.Sleep(time.Duration(80+streamRnd.IntN(80)) * time.Millisecond) // the stream's pace
 			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": map[string]any{"name": fmt.Sprintf("once-%03d", i), "namespace": c.le.ns}}}
 			created, err := cms.Create(t.Context(), u, metav1.CreateOptions{})
@@ -242,16 +242,20 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, rnd *rand.
 				streamErr = fmt.Errorf("create once-%03d: %w", i, err)
 				return
 			}
-			keys[i] = string(created.GetUID())
+			keys = append(keys, string(created.GetUID()))
 		}
 	})
-	for _, at := range kills {
-		time.Sleep(time.Until(begin.Add(at))) // the random moment itself, not a wait for a condition
+	begin := time.Now()
+	kills := 3 + rnd.IntN(2)
+	for range kills {
+		c.waitServing(t)
+		time.Sleep(time.Duration(200+rnd.IntN(1300)) * time.Millisecond) // the random moment itself, not a wait for a condition
 		name := c.victim(t, rnd)
 		t.Logf("%s: kill -9 %s, restart it", time.Since(begin).Round(time.Millisecond), name)
 		kill9(t, c.live[name])
 		c.start(t, name)
 	}
+	close(killed)
 	wg.Wait()
 	if streamErr != nil {
 		t.Fatal(streamErr)
@@ -263,7 +267,7 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, rnd *rand.
 				return false
 			}
 		}
-		return c.settled(t, objects)
+		return c.settled(t, len(keys))
 	})
 	duplicates, interrupted := 0, 0
 	for i, k := range keys {
@@ -282,8 +286,36 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, rnd *rand.
 			}
 		}
 	}
-	t.Logf("%d keys, %d kills: every key posted; %d duplicate posts, all in the window (marked interrupted); %d posts marked interrupted",
-		objects, len(kills), duplicates, interrupted)
+	t.Logf("%d keys, %d kills over %s: every key posted; %d duplicate posts, all in the window (marked interrupted); %d posts marked interrupted",
+		len(keys), kills, time.Since(begin).Round(time.Second), duplicates, interrupted)
+}
+
+// waitServing waits until the cluster serves with both replicas: for a pair, one leads and
+// the other stands by; for --sharded, every replica sees a ring of both.
+func (c *killCluster) waitServing(t *testing.T) {
+	t.Helper()
+	names := c.names()
+	if c.se != nil {
+		c.se.waitMembers(t, names...)
+		return
+	}
+	waitFor(t, 60*time.Second, "a leader and a standby", func() bool {
+		leaders := 0
+		for _, n := range names {
+			started := false
+			for _, l := range c.live[n].lines(t) {
+				started = started || l.Msg == "standing by" || l.Msg == "became leader"
+				if l.Msg == "became leader" {
+					leaders++
+					break
+				}
+			}
+			if !started {
+				return false
+			}
+		}
+		return leaders == 1
+	})
 }
 
 // sibling is a leaderEnv of its own namespace and scripts running le's binary.
