@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -105,7 +106,7 @@ type killCluster struct {
 	kube   string
 	flags  []string
 	live   map[string]*replica
-	all    []*replica // every process started, killed ones included, for the logs
+	all    []*replica        // every process started, killed ones included, for the logs
 	debugs map[string]string // by name: the debug API's address
 }
 
@@ -199,12 +200,7 @@ func TestOutboxRandomKillsDuringAStream(t *testing.T) {
 			t.Cleanup(func() { c.dumpOnFailure(t) })
 			c.start(t, tc.replica[0])
 			c.start(t, tc.replica[1])
-			if tc.sharded {
-				c.se.waitMembers(t, tc.replica[0], tc.replica[1])
-			} else {
-				c.live[tc.replica[0]].waitLog(t, "became leader", "", 60*time.Second)
-				c.live[tc.replica[1]].waitLog(t, "standing by", "", 60*time.Second)
-			}
+			c.waitServing(t) // which of a pair leads is theirs to decide
 			runKillStream(t, c, rcv, seed)
 		})
 	}
@@ -215,7 +211,7 @@ func TestOutboxRandomKillsDuringAStream(t *testing.T) {
 // replicas up), so that it lands on a replica delivering, not on one still starting; the
 // stream goes on until the last kill is done (at least minObjects, at most maxObjects).
 func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint64) {
-	const minObjects, maxObjects = 40, 200
+	const minObjects, maxObjects = 40, 150
 	rnd := rand.New(rand.NewPCG(seed, 2))
 	streamRnd := rand.New(rand.NewPCG(seed, 3)) // the stream's goroutine's own
 	var (
@@ -224,7 +220,9 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint6
 		wg        sync.WaitGroup
 	)
 	killed := make(chan struct{}) // closed after the last kill
-	wg.Go(func() {                // owned by runKillStream: waited for below
+	ctx, cancel := context.WithCancel(t.Context())
+	defer func() { cancel(); wg.Wait() }() // a failure before the end stops the stream too
+	wg.Go(func() {                         // owned by runKillStream: waited for below and on its return
 		cms := c.le.dyn.Resource(configmaps).Namespace(c.le.ns)
 		for i := 0; i < maxObjects; i++ {
 			select {
@@ -232,12 +230,14 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint6
 				if i >= minObjects {
 					return
 				}
+			case <-ctx.Done():
+				return
 			default:
 			}
-			time.Sleep(time.Duration(80+streamRnd.IntN(80)) * time.Millisecond) // the stream's pace
+			time.Sleep(time.Duration(50+streamRnd.IntN(70)) * time.Millisecond) // the stream's pace
 			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": map[string]any{"name": fmt.Sprintf("once-%03d", i), "namespace": c.le.ns}}}
-			created, err := cms.Create(t.Context(), u, metav1.CreateOptions{})
+			created, err := cms.Create(ctx, u, metav1.CreateOptions{})
 			if err != nil {
 				streamErr = fmt.Errorf("create once-%03d: %w", i, err)
 				return
@@ -246,7 +246,7 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint6
 		}
 	})
 	begin := time.Now()
-	kills := 3 + rnd.IntN(2)
+	const kills = 3 // each takes a pair a Lease's duration and more: the test stays short
 	for range kills {
 		c.waitServing(t)
 		time.Sleep(time.Duration(200+rnd.IntN(1300)) * time.Millisecond) // the random moment itself, not a wait for a condition
@@ -269,7 +269,7 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint6
 		}
 		return c.settled(t, len(keys))
 	})
-	duplicates, interrupted := 0, 0
+	duplicates, outside, interrupted := 0, 0, 0
 	for i, k := range keys {
 		posts := rcv.postsOf(k)
 		for j, marked := range posts {
@@ -281,13 +281,14 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint6
 			}
 			duplicates++
 			if !marked {
+				outside++
 				t.Errorf("once-%03d (key %s): post %d of %d not marked interrupted (posts %v): a duplicate outside the window",
 					i, k, j+1, len(posts), posts)
 			}
 		}
 	}
-	t.Logf("%d keys, %d kills over %s: every key posted; %d duplicate posts, all in the window (marked interrupted); %d posts marked interrupted",
-		len(keys), kills, time.Since(begin).Round(time.Second), duplicates, interrupted)
+	t.Logf("%d keys, %d kills over %s: every key posted; %d duplicate posts, %d of them outside the window (not marked interrupted); %d posts marked interrupted",
+		len(keys), kills, time.Since(begin).Round(time.Second), duplicates, outside, interrupted)
 }
 
 // waitServing waits until the cluster serves with both replicas: for a pair, one leads and
