@@ -292,12 +292,16 @@ func runKillStream(t *testing.T, c *killCluster, rcv *streamReceiver, seed uint6
 }
 
 // waitServing waits until the cluster serves with both replicas: for a pair, one leads and
-// the other stands by; for --sharded, every replica sees a ring of both.
+// the other stands by; for --sharded, every replica has its script loaded and sees a ring
+// of both.
 func (c *killCluster) waitServing(t *testing.T) {
 	t.Helper()
 	names := c.names()
 	if c.se != nil {
 		c.se.waitMembers(t, names...)
+		for _, n := range names {
+			c.live[n].waitLog(t, "ready", "", 60*time.Second) // its script loaded
+		}
 		return
 	}
 	waitFor(t, 60*time.Second, "a leader and a standby", func() bool {
