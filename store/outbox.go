@@ -57,6 +57,9 @@ type OutboxRecord struct {
 	Attempts int `json:"attempts"`
 	// Interrupted: the latest claim ended without an outcome (see the package comment).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Unknown (pending): the failed delivery was cut short (a timeout), so it may have taken
+	// effect; the next claim is then Interrupted, like one after an expired claim.
+	Unknown bool `json:"unknown,omitempty"`
 	// Next (pending): unix milliseconds from which the record is due.
 	Next int64 `json:"next,omitempty"`
 	// ClaimedBy and ClaimedUntil (claimed): the claimant and the end of its lease.
@@ -302,7 +305,8 @@ func (o *Outbox) Claim(ctx context.Context, key, claimant string) (*Claim, error
 		return nil, nil
 	}
 	rec := e.OutboxRecord
-	rec.Interrupted = rec.State == OutboxClaimed
+	rec.Interrupted = rec.State == OutboxClaimed || rec.Unknown
+	rec.Unknown = false
 	if rec.Interrupted && (!o.policy.Redeliver || rec.Attempts >= o.policy.Attempts) {
 		rec.LastError = "interrupted: the runner delivering it stopped before recording the outcome, which is unknown"
 		return o.abandon(ctx, e, rec, now)
@@ -343,17 +347,19 @@ func (o *Outbox) Done(ctx context.Context, c *Claim) error {
 }
 
 // Fail records c's delivery as failed with cause: pending again after the policy's backoff,
-// or failed for good (final) when its attempts are spent or giveUp says so (a delivery whose
-// outcome is unknown, under a policy that does not redeliver).
-func (o *Outbox) Fail(ctx context.Context, c *Claim, cause string, giveUp bool) (final bool, next time.Time, err error) {
+// or failed for good (final) when its attempts are spent. unknown says the delivery was cut
+// short (a timeout) and may have taken effect: under a policy that does not redeliver it is
+// failed for good (at most once); otherwise the retry is claimed Interrupted, so the receiver
+// can tell it may be a duplicate.
+func (o *Outbox) Fail(ctx context.Context, c *Claim, cause string, unknown bool) (final bool, next time.Time, err error) {
 	rec := c.OutboxRecord
 	now := o.now()
 	rec.LastError, rec.ClaimedUntil = truncate(cause, maxOutboxError), 0
-	if giveUp || rec.Attempts >= o.policy.Attempts {
+	if (unknown && !o.policy.Redeliver) || rec.Attempts >= o.policy.Attempts {
 		rec.State, rec.Finished = OutboxFailed, now.UnixMilli()
 	} else {
 		next = now.Add(o.policy.backoff(rec.Attempts))
-		rec.State, rec.Next = OutboxPending, next.UnixMilli()
+		rec.State, rec.Next, rec.Unknown = OutboxPending, next.UnixMilli(), unknown
 	}
 	return rec.State == OutboxFailed, next, o.finish(ctx, c, rec)
 }

@@ -178,3 +178,40 @@ func TestOutboxLimits(t *testing.T) {
 		t.Fatalf("kept error of %d bytes; want at most 1 KiB, cut on a rune", len(e.LastError))
 	}
 }
+
+// A delivery cut short (a timeout) may have taken effect: under Redeliver its retry is claimed
+// Interrupted, so the receiver can tell a possible duplicate; otherwise it fails for good.
+func TestOutboxTimedOutDeliveryIsRetriedInterrupted(t *testing.T) {
+	t.Parallel()
+	for _, redeliver := range []bool{true, false} {
+		clock := newFakeNow()
+		ob := memoryStore(t, clock).Outbox("n.js", store.OutboxPolicy{Attempts: 3, Backoff: time.Second, Redeliver: redeliver})
+		ctx := t.Context()
+		if _, err := ob.Send(ctx, "k", json.RawMessage(`1`), nil); err != nil {
+			t.Fatal(err)
+		}
+		c, err := ob.Claim(ctx, "k", "a")
+		if err != nil || c == nil || c.Interrupted {
+			t.Fatalf("first claim = %+v, %v; want a claim, not interrupted", c, err)
+		}
+		final, _, err := ob.Fail(ctx, c, "deliver timed out", true)
+		if err != nil || final == redeliver {
+			t.Fatalf("redeliver=%v: fail of a timed-out delivery: final = %v, %v", redeliver, final, err)
+		}
+		if !redeliver {
+			continue
+		}
+		clock.add(time.Second)
+		c, err = ob.Claim(ctx, "k", "a")
+		if err != nil || c == nil || !c.Interrupted || c.Attempts != 2 {
+			t.Fatalf("retry claim = %+v, %v; want attempt 2 marked interrupted", c, err)
+		}
+		if _, _, err := ob.Fail(ctx, c, "answered 500", false); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(2 * time.Second)
+		if c, _ = ob.Claim(ctx, "k", "a"); c == nil || c.Interrupted {
+			t.Fatalf("claim after a known failure = %+v; want not interrupted", c)
+		}
+	}
+}

@@ -248,9 +248,10 @@ func (v *Version) deliver(ctx context.Context, c *store.Claim) {
 		return
 	}
 	v.logFailure("outbox.deliver", "", c.Key, err)
-	// A delivery cut short may have taken effect: at most once, it is not repeated.
+	// A delivery cut short may have taken effect: not repeated under "fail", repeated marked
+	// interrupted under "redeliver".
 	unknown := errors.Is(err, scripting.ErrTimeout) || errors.Is(err, scripting.ErrInterrupted) || errors.Is(err, scripting.ErrStuck)
-	final, next, ferr := l.cfg.Box.Fail(ctx, c, err.Error(), unknown && !policy.Redeliver)
+	final, next, ferr := l.cfg.Box.Fail(ctx, c, err.Error(), unknown)
 	if ferr != nil {
 		v.logger.Error("record outbox failure", "key", c.Key, "error", ferr)
 		return
