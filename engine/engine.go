@@ -63,9 +63,10 @@ type Engine struct {
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
-	initial       map[string]bool          // initial scripts not yet synced or failed
-	waiting       map[string]waitingScript // failed on a resource not served yet; retried
-	failures      settle.Failures          // held until their content settles, and reported
+	initial       map[string]bool           // initial scripts not yet synced or failed
+	waiting       map[string]waitingScript  // failed on a resource not served yet; retried
+	awaitRing     map[string]plugins.Source // partitioned, loaded once the replica joined its ring (shardcache.go)
+	failures      settle.Failures           // held until their content settles, and reported
 	watcherSynced bool
 	ready         bool
 	synced        chan *loaded
@@ -190,6 +191,7 @@ func (e *Engine) init(env Env) {
 	}
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
+	e.awaitRing = map[string]plugins.Source{}
 	e.synced, e.gc, e.needs = make(chan *loaded), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()

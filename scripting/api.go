@@ -50,6 +50,9 @@ type Definition struct {
 	// Net is the `net` declaration, the --allow-net entries the script may reach (within the
 	// runner's list); nil when the script declares none and may reach the whole list.
 	Net []string
+	// Shard is the `shard` declaration (ShardNamespace, ShardUID, ShardNone), "" when the
+	// script does not say: how the runner partitions its caches under --shard-cache.
+	Shard string
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

@@ -34,6 +34,9 @@ type Config struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	DrainTimeout                              time.Duration
 	Logger                                    *slog.Logger
+	// Place maps a key to the ring key its owner is chosen by (sharding.Config.Place); nil:
+	// the key itself.
+	Place func(key string) string
 }
 
 // Gate is this replica's standing in the ring, as the engine asks it before each call. A nil
@@ -55,7 +58,7 @@ func New(restCfg *rest.Config, cfg Config) (*Gate, error) {
 	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
 	member := sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger}, store, nil)
+		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger, Place: cfg.Place}, store, nil)
 	return On(member, cfg.Namespace, cfg.Logger), nil
 }
 

@@ -160,7 +160,7 @@ func (v *Version) newReconciler(cfg Config) (*reconcileWorkers, error) {
 	return reconcile.New(reconcile.Config[*scripting.Script]{
 		Name: v.name, Version: v.hash, Queue: cfg.Clock.NewQueue(v.name), Runtimes: scripts, Recorders: workers,
 		MaxRetries: v.def.MaxRetries, Logger: v.logger, Metrics: cfg.Handler("reconcile"), Sink: v.metricSink(),
-		Cache: &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: cfg.Resolve},
+		Cache: &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: cfg.Resolve, Partition: cachePartition(t.Key.Partition)},
 		Begin: v.begin, Handles: v.handles, Hold: func() bool { return cfg.Pauses.Wait(v.name, v.abort) },
 	}), nil
 }

@@ -118,7 +118,7 @@ func (v *Version) Subscribe() error {
 			return fmt.Errorf("watch %s: %w", t.Key, err)
 		}
 		sub := &Subscription{Key: t.Key, Target: t, Handle: inf, Queue: v.intake}
-		sub.Cache = &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: v.resolve}
+		sub.Cache = &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: v.resolve, Partition: cachePartition(t.Key.Partition)}
 		v.store.Reserve(sub.Cache.Resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if v.scheduleCache == nil {
