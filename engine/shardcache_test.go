@@ -1,0 +1,204 @@
+package engine_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/shardrange"
+	"github.com/jsinformer/jsinformer/status"
+)
+
+// gatedServer is one kube-apiserver with ShardedListAndWatch on, on the package's etcd,
+// shared by the tests that need it (started by the first, stopped by TestMain's Exit).
+var gatedServer struct {
+	once sync.Once
+	x    *controlplane.Extra
+	err  error
+}
+
+func shardedListConfig(t *testing.T) *rest.Config {
+	t.Helper()
+	cp := controlplane.Require(t, env)
+	gatedServer.once.Do(func() {
+		gatedServer.x, gatedServer.err = cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
+	})
+	if gatedServer.err != nil {
+		t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", gatedServer.err)
+	}
+	return gatedServer.x.Config
+}
+
+// shardCacheScript handles every ConfigMap labelled sc=label. An update looks up its own
+// namespace in ctx.cache and throws unless it holds perNS objects, or, for an object whose
+// data.probe is "all", lists every namespace (which a partitioned cache must refuse).
+func shardCacheScript(label string, perNS int) string {
+	return fmt.Sprintf(`export default {
+  watch: { resource: "v1/configmaps", labelSelector: "sc=%s" },
+  onAdd(obj, ctx) {},
+  onUpdate(oldObj, obj, ctx) {
+    if (obj.data && obj.data.probe === "all") { ctx.cache.list({}); return; }
+    const n = ctx.cache.list({ namespace: obj.metadata.namespace }).length;
+    if (n !== %d) throw new Error("saw " + n + " objects in " + obj.metadata.namespace);
+    log.info("changed", { gen: obj.data.gen });
+  },
+};`, label, perNS)
+}
+
+// sliceOwner is the replica of ring whose namespace partition holds ns (equal slices).
+func sliceOwner(ring sharding.Ring, ns string) string {
+	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
+}
+
+// spreadNamespaces returns per namespaces for each member of ring, owned by it, named from
+// base. Names differ in their first bytes: FNV-1a hardly carries the last ones into the slice.
+func spreadNamespaces(ring sharding.Ring, base string, per int) []string {
+	count := map[string]int{}
+	var out []string
+	for i := 0; len(out) < per*len(ring); i++ {
+		ns := fmt.Sprintf("n%d-%s", i, base)
+		if owner := sliceOwner(ring, ns); count[owner] < per {
+			count[owner]++
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// informerObjects is how many objects r's informer of label caches, and its shard mode.
+func informerObjects(st status.Status, label string) (objects int, mode string) {
+	for _, inf := range st.Informers {
+		if inf.LabelSelector == "sc="+label && inf.Shard != nil {
+			return inf.Objects, inf.Shard.Mode
+		}
+	}
+	return -1, ""
+}
+
+// Three replicas with --shard-cache, on an API server that filters (gate on) and one that
+// does not (the runner filters): each caches only the namespaces it owns and handles each
+// object once; a lookup in its namespace answers as a full cache would, one over every
+// namespace throws; when one replica stops, the others cache its namespaces and handle every
+// change made after the move once.
+func TestShardCacheByNamespace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		gate bool
+		mode string
+	}{
+		{"gate on", true, "server"},
+		{"gate off", false, "client"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := controlplane.Require(t, env).Config
+			if tc.gate {
+				cfg = shardedListConfig(t)
+			}
+			testShardCache(t, cfg, tc.mode)
+		})
+	}
+}
+
+func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
+	const perNS = 4
+	base := fmt.Sprintf("sc%d", time.Now().UnixNano()%1e9)
+	label := base
+	ring := sharding.NewRing("a", "b", "c")
+	namespaces := spreadNamespaces(ring, base, 2)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	mk := &runner{dyn: dyn}
+	leases := mk.namespace(t, "lease-"+base)
+	var keys []string
+	for _, ns := range namespaces {
+		mk.namespace(t, ns)
+		for i := range perNS {
+			name := fmt.Sprintf("cm-%d", i)
+			mk.create(t, configmapsGVR, configmap(ns, name, map[string]any{"sc": label}, nil))
+			keys = append(keys, ns+"/"+name)
+		}
+	}
+	scripts := map[string]string{"s.js": shardCacheScript(label, perNS)}
+	replicas := map[string]*runner{}
+	for _, id := range ring {
+		replicas[id] = startEngineOn(t, controlplane.Require(t, env), scripts, func(c *engine.Config) {
+			c.RESTConfig = cfg
+			shardedAs(leases, "ring", id)(c)
+			c.ShardCache = true
+		})
+	}
+	waitCached(t, replicas, ring, label, namespaces, perNS, wantMode)
+
+	// Every change is handled once, by the owner of its namespace, whose lookup of its own
+	// namespace answers as a full cache would (the script throws otherwise).
+	changeEach(t, mk, replicas, ring, keys, "1")
+	// A lookup over every namespace throws.
+	probeNS := namespaces[0]
+	owner := replicas[sliceOwner(ring, probeNS)]
+	mk.patch(t, configmapsGVR, probeNS, "cm-1", `{"data":{"probe":"all"}}`)
+	got := owner.calls.waitFor(t, "the lookup over every namespace", 1, call{Script: "s.js", Event: "update", Object: probeNS + "/cm-1", Result: "error"}.match)
+	if !strings.Contains(got[0].Error, "outside this replica's cache partition") {
+		t.Errorf("a list over every namespace failed with %q, want it refused as outside the partition", got[0].Error)
+	}
+
+	// b stops: a and c cache its namespaces, and handle each change made after the move once.
+	if stopped, err := replicas["b"].stop(30 * time.Second); !stopped || err != nil {
+		t.Fatalf("b stopped %v, err %v", stopped, err)
+	}
+	delete(replicas, "b")
+	ring = sharding.NewRing("a", "c")
+	waitCached(t, replicas, ring, label, namespaces, perNS, wantMode)
+	changeEach(t, mk, replicas, ring, keys, "2")
+}
+
+// changeEach sets data.gen of every object of keys to gen, and checks that each change is
+// handled once among replicas, by the replica ring gives its namespace.
+func changeEach(t *testing.T, mk *runner, replicas map[string]*runner, ring sharding.Ring, keys []string, gen string) {
+	t.Helper()
+	for _, key := range keys {
+		ns, name, _ := strings.Cut(key, "/")
+		mk.patch(t, configmapsGVR, ns, name, `{"data":{"gen":"`+gen+`","probe":null}}`)
+	}
+	for _, key := range keys {
+		ns, _, _ := strings.Cut(key, "/")
+		ownerID := sliceOwner(ring, ns)
+		changed := call{Script: "s.js", Event: "update", Object: key, Result: "ok", Logged: "changed", Attrs: map[string]string{"gen": gen}}.match
+		replicas[ownerID].calls.waitFor(t, "the change of "+key+" on "+ownerID, 1, changed)
+		total := 0
+		for _, r := range replicas {
+			total += len(r.calls.find(changed))
+		}
+		if total != 1 {
+			t.Errorf("the change of %s to gen %s was handled %d times, want once", key, gen, total)
+		}
+	}
+}
+
+// waitCached waits until each replica's partitioned informer caches exactly the objects of
+// the namespaces ring gives it, filtered in wantMode.
+func waitCached(t *testing.T, replicas map[string]*runner, ring sharding.Ring, label string, namespaces []string, perNS int, wantMode string) {
+	t.Helper()
+	for id, r := range replicas {
+		want := 0
+		for _, ns := range namespaces {
+			if sliceOwner(ring, ns) == id {
+				want += perNS
+			}
+		}
+		waitStatus(t, r.engine, fmt.Sprintf("%s caching its %d objects in ring %v (%s)", id, want, ring, wantMode), func(st status.Status) bool {
+			objects, mode := informerObjects(st, label)
+			return st.Shard != nil && slices.Equal(st.Shard.Members, []string(ring)) && !st.Shard.Pending &&
+				objects == want && mode == wantMode && len(st.Informers) == 1
+		})
+	}
+}
