@@ -203,7 +203,7 @@ func (e *Engine) init(env Env) {
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned}))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned, Cached: e.shardCached}))
 		}
 	}
 }

@@ -111,3 +111,16 @@ func (e *Engine) reloadPartitioned(named []string) {
 		}
 	}
 }
+
+// shardCached counts, per partitioned script with a serving version, the objects its cache
+// holds on this replica (jsinformer_shard_cached_objects): the skew between replicas shows
+// in how these differ.
+func (e *Engine) shardCached() map[string]int {
+	out := map[string]int{}
+	for _, v := range e.needs.versions() {
+		if v.ver.CurrentState() == version.StateCurrent && partitioned(v) {
+			out[v.ver.Script()] = v.ver.Store().Size()
+		}
+	}
+	return out
+}

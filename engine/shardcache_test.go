@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -130,14 +131,23 @@ func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
 	}
 	scripts := map[string]string{"s.js": shardCacheScript(label, perNS)}
 	replicas := map[string]*runner{}
+	regs := map[string]*prometheus.Registry{}
 	for _, id := range ring {
+		regs[id] = prometheus.NewRegistry()
 		replicas[id] = startEngineOn(t, controlplane.Require(t, env), scripts, func(c *engine.Config) {
 			c.RESTConfig = cfg
 			shardedAs(leases, "ring", id)(c)
 			c.ShardCache = true
+			c.Registerer = regs[id]
 		})
 	}
 	waitCached(t, replicas, ring, label, namespaces, perNS, wantMode)
+	for id, r := range replicas {
+		objects, _ := informerObjects(r.engine.Status(), label)
+		if got := metricValue(t, regs[id], "jsinformer_shard_cached_objects", map[string]string{"script": "s.js"}); got != float64(objects) {
+			t.Errorf("%s: jsinformer_shard_cached_objects = %v, want the %d objects its informer caches", id, got, objects)
+		}
+	}
 
 	// Every change is handled once, by the owner of its namespace, whose lookup of its own
 	// namespace answers as a full cache would (the script throws otherwise).
@@ -199,6 +209,46 @@ func waitCached(t *testing.T, replicas map[string]*runner, ring sharding.Ring, l
 			objects, mode := informerObjects(st, label)
 			return st.Shard != nil && slices.Equal(st.Shard.Members, []string(ring)) && !st.Shard.Pending &&
 				objects == want && mode == wantMode && len(st.Informers) == 1
+		})
+	}
+}
+
+// Under --shard-cache a script whose partitioned cache could answer wrongly is refused at
+// load, naming the reason and the way out; the same script with shard: "none" loads.
+func TestShardCacheRefusals(t *testing.T) {
+	t.Parallel()
+	base := fmt.Sprintf("scr%d", time.Now().UnixNano()%1e9)
+	cms := `watch: { resource: "v1/configmaps", namespace: "` + base + `" }`
+	cases := []struct {
+		script, body, want string
+	}{
+		{"cluster.js", `watch: { resource: "v1/namespaces" }, onAdd() {}`, "v1/namespaces is cluster-scoped and cannot be partitioned by namespace"},
+		{"admit.js", cms + `, validate(obj) {}`, "admission (validate, mutate, audit) is served by every replica"},
+		{"collect.js", cms + `, metrics: { scr_objects: { type: "gauge", help: "objects", collect: (ctx) => [] } }`, "metric scr_objects has collect"},
+		{"uid.js", cms + `, shard: "uid", onAdd() {}`, `shard: "uid" is not served yet`},
+		{"none.js", `watch: { resource: "v1/namespaces" }, shard: "none", onAdd() {}`, ""},
+		{"namespace.js", cms + `, onAdd() {}`, ""},
+	}
+	scripts := map[string]string{}
+	for _, c := range cases {
+		scripts[c.script] = "export default { " + c.body + " };"
+	}
+	mk := &runner{dyn: dynamic.NewForConfigOrDie(controlplane.Require(t, env).Config)}
+	leases := mk.namespace(t, base)
+	r := startEngine(t, scripts, func(c *engine.Config) { shardedAs(leases, "ring", "a")(c); c.ShardCache = true })
+	for _, c := range cases {
+		t.Run(c.script, func(t *testing.T) {
+			s := waitScript(t, r.engine, c.script, "loaded or refused", func(s status.ScriptStatus) bool {
+				_, done := lastLoad(s, status.LoadFailed, status.LoadLoaded)
+				return done
+			})
+			load, _ := lastLoad(s, status.LoadFailed, status.LoadLoaded)
+			switch {
+			case c.want == "" && load.Result != status.LoadLoaded:
+				t.Errorf("refused: %+v, want it loaded", load.Error)
+			case c.want != "" && (load.Error == nil || !strings.Contains(load.Error.Message, c.want) || !strings.Contains(load.Error.Message, `shard: "none"`)):
+				t.Errorf("load %s %+v, want refused with %q and the way out", load.Result, load.Error, c.want)
+			}
 		})
 	}
 }

@@ -132,6 +132,15 @@ interface ScriptDefinition<T = KubeObject> {
    */
   net?: string[];
   /**
+   * Under `runner --sharded --shard-cache`: how this script's caches are split over the
+   * replicas (docs/sharding.md). "namespace" (the default there): each replica caches the
+   * namespaces it owns; ctx.cache lookups must name one of them (list needs a namespace,
+   * byIndex a value "namespace/..."), others throw. "uid": objects spread by uid; ctx.cache
+   * throws; no reconcile or watch enqueue. "none": the whole cluster on every replica.
+   * Without --shard-cache it changes nothing.
+   */
+  shard?: "namespace" | "uid" | "none";
+  /**
    * Admission: decides on a request before the API server stores it. obj is the request's
    * object (null on DELETE; ctx.oldObject is then the object deleted). Return undefined to
    * allow. Runs with no side effects: k8s writes, events and fetch throw.
