@@ -310,9 +310,9 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 		defer ticker.Stop()
 		fence = ticker.C
 	}
-	var gains <-chan struct{}
+	var gains, targets <-chan struct{}
 	if e.shard != nil {
-		gains = e.shard.Gains()
+		gains, targets = e.shard.Gains(), e.shard.Targets()
 	}
 	for {
 		select {
@@ -328,6 +328,8 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 			}
 		case <-gains:
 			e.onShardGains()
+		case <-targets:
+			e.onShardTarget()
 		case <-retry.C:
 			e.retryWaiting()
 		case err := <-watchErr:

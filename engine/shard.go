@@ -37,8 +37,8 @@ func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 const stopGrace = 1e9 // one second, as at shutdown
 
 // onShardGains replays the keys this replica gained on every serving and syncing version
-// whose cache is whole; partitioned scripts are loaded again with their new partitions
-// (shardcache.go), whose lists replay what they gained.
+// whose cache is whole, and on the partitioned versions that cache the new ring's partition
+// (shardcache.go).
 func (e *Engine) onShardGains() {
 	has, named := e.shard.TakeGains()
 	if has == nil {
@@ -51,7 +51,7 @@ func (e *Engine) onShardGains() {
 			}
 		}
 	}
-	e.reloadPartitioned(named)
+	e.replayPartitioned(has, named)
 	e.book.Bump()
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/jsinformer/jsinformer/engine/internal/version"
-	"github.com/jsinformer/jsinformer/plugins"
 	"github.com/jsinformer/jsinformer/scripting"
 	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/shardrange"
@@ -13,13 +12,21 @@ import (
 
 // Partitioned caches (Config.ShardCache, docs/sharding.md): under --sharded --shard-cache a
 // script's informers list and watch only the namespaces of the hash slices this replica owns
-// in the ring it acts on (package shardrange: 256 equal slices of the namespace hash, owned
-// by rendezvous hashing), and every key "ns/name" is placed on its namespace's slice
-// (shardrange.NamespacePlace), so the replica that handles a key is the one caching its
-// object. A partition cannot change in place: each ring change this replica applies reloads
-// every partitioned script with its new partition, as a hot reload does (the old version
-// serves until the new one has listed its partition, then its informers and their memory
-// are released); until the replica first joined, partitioned scripts wait.
+// (package shardrange: 256 equal slices of the namespace hash, owned by rendezvous hashing),
+// and every key "ns/name" is placed on its namespace's slice (shardrange.NamespacePlace), so
+// the replica that handles a key is the one caching its object.
+//
+// A partition cannot change in place, so a partitioned script is loaded again, with the same
+// content, whenever this replica observes a new ring (onShardTarget), as a hot reload is: the
+// new version lists the partition of the new ring while the old one serves, then takes over,
+// and the old version's informers and their memory are released. This starts before the
+// gain: the member keeps handling only the keys it owns in both rings (the keys it is to gain
+// are refused by Begin, and their reconcile keys named by events remembered by Accept) until
+// every member has drained, and at the gain the version caching the new partition replays the
+// gained keys (onShardGains), as an unpartitioned one does. A version that does not cache the
+// new ring's partition at the gain (the ring changed again meanwhile) is loaded again then,
+// and its list replays what it gained. Until the replica first observed its ring,
+// partitioned scripts wait.
 
 // errAwaitRing is a partitioned script's load before this replica has joined its ring: it is
 // loaded at the first ring change applied (onShardGains).
@@ -48,11 +55,16 @@ func (e *Engine) cachePartition(name string, def scripting.Definition, targets [
 	if err := checkPartitionable(def, targets); err != nil {
 		return shardrange.Partition{}, fmt.Errorf("%s: %w", name, err)
 	}
-	st := e.shard.Status()
-	if len(st.Members) == 0 {
+	ring, self := e.shard.Target()
+	if len(ring) == 0 {
 		return shardrange.Partition{}, errAwaitRing
 	}
-	return shardrange.Assign(sharding.NewRing(st.Members...), st.Identity, shardrange.Namespace, cacheLayout), nil
+	return ringPartition(ring, self), nil
+}
+
+// ringPartition is the partition self caches in ring.
+func ringPartition(ring sharding.Ring, self string) shardrange.Partition {
+	return shardrange.Assign(ring, self, shardrange.Namespace, cacheLayout)
 }
 
 // checkPartitionable refuses a script whose declared (or default) shard mode a partial cache
@@ -78,35 +90,64 @@ func checkPartitionable(def scripting.Definition, targets []version.Target) erro
 	return nil
 }
 
-// partitioned reports whether v's watches are partitioned.
-func partitioned(v *loaded) bool {
+// partitionOf is the partition of v's watches (all have the same): the zero Partition when
+// v caches its watches whole.
+func partitionOf(v *loaded) shardrange.Partition {
 	for _, t := range v.ver.Informed() {
-		if !t.Key.Partition.IsZero() {
-			return true
-		}
+		return t.Key.Partition
 	}
-	return false
+	return shardrange.Partition{}
 }
 
-// reloadPartitioned loads again, with the partitions of the ring now applied, every
-// partitioned script (and those that waited for the ring), and gives the new versions the
-// gained keys events named meanwhile: the serving versions' caches do not hold the gained
-// namespaces, so the keys are reconciled on the new ones, once they have listed them.
-func (e *Engine) reloadPartitioned(named []string) {
-	never := func(string) bool { return false }
-	var srcs []plugins.Source
+// partitioned reports whether v's watches are partitioned.
+func partitioned(v *loaded) bool { return !partitionOf(v).IsZero() }
+
+// onShardTarget loads again every partitioned script whose newest version does not cache the
+// partition of the ring this replica now moves to, and those that waited for a ring.
+func (e *Engine) onShardTarget() {
+	ring, self := e.shard.Target()
+	if len(ring) == 0 {
+		return // fenced: the versions keep their partitions until the ring is joined again
+	}
+	want := ringPartition(ring, self)
 	for _, p := range e.plugins {
-		if v := p.latest(); v != nil && partitioned(v) {
-			srcs = append(srcs, v.src)
+		if v := p.latest(); v != nil && partitioned(v) && partitionOf(v) != want {
+			e.loadOrReport(v.src, "") // not load: the same content must load again here
 		}
 	}
 	for name, src := range e.awaitRing {
 		delete(e.awaitRing, name)
-		srcs = append(srcs, src)
+		e.loadOrReport(src, "")
 	}
-	for _, src := range srcs {
-		e.loadOrReport(src, "") // not load: the same content must load again here
-		if p := e.plugins[src.Name]; p != nil && p.pending != nil && partitioned(p.pending) && len(named) > 0 {
+	e.book.Bump()
+}
+
+// replayPartitioned replays the keys this replica gained on the partitioned versions that
+// cache the partition of the ring now applied (loaded when it was observed: onShardTarget):
+// their caches hold the gained namespaces. A partitioned script with no such version is
+// loaded again now, and its new version, whose list replays what it gained, is given the
+// gained keys events named.
+func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
+	st := e.shard.Status()
+	want := ringPartition(sharding.NewRing(st.Members...), st.Identity)
+	never := func(string) bool { return false }
+	for _, p := range e.plugins {
+		latest := p.latest()
+		if latest == nil || !partitioned(latest) {
+			continue
+		}
+		replayed := false
+		for _, v := range []*loaded{p.current, p.pending} {
+			if v != nil && partitionOf(v) == want {
+				v.ver.ReplayGained(has, named)
+				replayed = true
+			}
+		}
+		if replayed {
+			continue
+		}
+		e.loadOrReport(latest.src, "")
+		if p.pending != nil && partitioned(p.pending) && len(named) > 0 {
 			p.pending.ver.ReplayGained(never, named)
 		}
 	}

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/engine"
@@ -250,5 +252,64 @@ func TestShardCacheRefusals(t *testing.T) {
 				t.Errorf("load %s %+v, want refused with %q and the way out", load.Result, load.Error, c.want)
 			}
 		})
+	}
+}
+
+// When a replica joins, the one that loses namespaces to it releases their objects: its live
+// heap falls by at least half their size once its reloaded version serves. The joining
+// replica is a bare ring member (it caches nothing, in this process or elsewhere), so the
+// heap measured is the losing replica's alone. Not parallel: the heap is the process's.
+func TestShardCacheReleasesLostNamespaces(t *testing.T) {
+	const perNS, size = 8, 256 << 10
+	cp := controlplane.Require(t, env)
+	base := fmt.Sprintf("scm%d", time.Now().UnixNano()%1e9)
+	ring := sharding.NewRing("a", "b")
+	namespaces := spreadNamespaces(ring, base, 4)
+	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
+	leases := mk.namespace(t, "lease-"+base)
+	data := strings.Repeat("x", size)
+	lost := 0
+	for _, ns := range namespaces {
+		mk.namespace(t, ns)
+		for i := range perNS {
+			blob := fmt.Sprintf("%s/%d:", ns, i) + data // distinct: the decoder shares equal values
+			mk.create(t, configmapsGVR, configmap(ns, fmt.Sprintf("cm-%d", i), map[string]any{"sc": base}, map[string]any{"blob": blob}))
+		}
+		if sliceOwner(ring, ns) == "b" {
+			lost += perNS * size
+		}
+	}
+	a := startEngineChecked(t, cp, map[string]string{"s.js": shardCacheScript(base, perNS)}, func(c *engine.Config) {
+		shardedAs(leases, "ring", "a")(c)
+		c.ShardCache = true
+	}, false)
+	waitCached(t, map[string]*runner{"a": a}, sharding.NewRing("a"), base, namespaces, perNS, "off") // every slice: nothing to filter
+	before := liveHeapAfterGC()
+
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	b := sharding.New(sharding.Config{Name: "ring", Identity: "b", LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
+		RetryPeriod: 500 * time.Millisecond, DrainTimeout: time.Second, Place: shardrange.NamespacePlace(nil)},
+		sharding.APILeases{Client: client.CoordinationV1(), Namespace: leases, Ring: "ring"}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // owned by this test: cancelled and joined at its end
+		defer close(done)
+		b.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	waitCached(t, map[string]*runner{"a": a}, ring, base, namespaces, perNS, "client")
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		after := liveHeapAfterGC()
+		if after < before && before-after >= uint64(lost/2) {
+			t.Logf("live heap %d MiB before b joined, %d MiB after; the namespaces a lost held %d MiB of data", before>>20, after>>20, lost>>20)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("live heap %d MiB before b joined, %d MiB after: the %d MiB of the namespaces a lost were not released",
+				before>>20, after>>20, lost>>20)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

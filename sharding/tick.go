@@ -200,6 +200,10 @@ func (m *Member) retarget(ring Ring, now time.Time) {
 	}
 	m.logger.Info("shard ring changed", "members", len(ring), "was", len(m.target))
 	m.target, m.drainFrom, m.abandoned = ring, now, false
+	select {
+	case m.retargets <- struct{}{}:
+	default:
+	}
 	if ring.Equal(m.active) && len(m.narrowed) == 0 {
 		return
 	}

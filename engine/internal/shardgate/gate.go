@@ -23,6 +23,8 @@ type Ring interface {
 	Identity() string
 	Gains() <-chan struct{}
 	TakeGains() []sharding.Gain
+	Target() sharding.Ring
+	Targets() <-chan struct{}
 	Status() sharding.Status
 	Run(ctx context.Context)
 }
@@ -111,6 +113,24 @@ func (g *Gate) Gains() <-chan struct{} {
 		return nil
 	}
 	return g.ring.Gains()
+}
+
+// Targets signals when Target changed; nil (never) when unsharded.
+func (g *Gate) Targets() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	return g.ring.Targets()
+}
+
+// Target is the newest ring this replica observed, which it moves to (sharding.Member.Target),
+// and this replica's identity; nil when unsharded, before the first observation and while
+// fenced.
+func (g *Gate) Target() (ring sharding.Ring, self string) {
+	if g == nil {
+		return nil, ""
+	}
+	return g.ring.Target(), g.ring.Identity()
 }
 
 // TakeGains returns whether a key is one this replica gained in the ring changes applied
