@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -311,5 +315,98 @@ func TestShardCacheReleasesLostNamespaces(t *testing.T) {
 				before>>20, after>>20, lost>>20)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// heldMoveScript reconciles every ConfigMap labelled sc=label, logging whether its object is
+// cached; an update of one named "hold" does not return until the ConfigMap gate in
+// gateNS says open: yes, which holds the replica's drain of the hold's namespace.
+func heldMoveScript(label, gateNS string) string {
+	return fmt.Sprintf(`export default {
+  watch: { resource: "v1/configmaps", labelSelector: "sc=%s" },
+  onUpdate(oldObj, obj, ctx) {
+    if (obj.metadata.name !== "hold") return;
+    k8s.patch("v1/configmaps", %[2]q, "gate", { data: { held: "yes" } });
+    for (;;) {
+      const gate = k8s.get("v1/configmaps", %[2]q, "gate");
+      if (gate.data && gate.data.open === "yes") return;
+    }
+  },
+  reconcile(key, ctx) {
+    const [ns, name] = key.split("/");
+    log.info("reconciled", { exists: ctx.cache.get(ns, name) !== null });
+  },
+};`, label, gateNS)
+}
+
+// A namespace moves while its old owner drains (a call on one of its keys in flight): the new
+// owner lists it as soon as it observes the new ring, before it gains it, so an object deleted
+// meanwhile is reconciled there, once gained, and seen gone.
+func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	base := fmt.Sprintf("scd%d", time.Now().UnixNano()%1e9)
+	ring := sharding.NewRing("a", "b")
+	moving := spreadNamespaces(ring, base, 1)
+	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
+	leases := mk.namespace(t, "lease-"+base)
+	mk.create(t, configmapsGVR, configmap(leases, "gate", nil, map[string]any{"open": "no"}))
+	var x string // the namespace b takes from a
+	for _, ns := range moving {
+		mk.namespace(t, ns)
+		if sliceOwner(ring, ns) == "b" {
+			x = ns
+		}
+	}
+	labels := map[string]any{"sc": base}
+	mk.create(t, configmapsGVR, configmap(x, "hold", labels, nil))
+	mk.create(t, configmapsGVR, configmap(x, "victim", labels, nil))
+	scripts := map[string]string{"s.js": heldMoveScript(base, leases)}
+	sharded := func(id string) func(*engine.Config) {
+		return func(c *engine.Config) {
+			shardedAs(leases, "ring", id)(c)
+			c.ShardCache, c.HandlerTimeout = true, 60*time.Second
+		}
+	}
+	a := startEngine(t, scripts, sharded("a"))
+	openGate := func(ctx context.Context) error {
+		_, err := mk.dyn.Resource(configmapsGVR).Namespace(leases).Patch(ctx, "gate", types.MergePatchType, []byte(`{"data":{"open":"yes"}}`), metav1.PatchOptions{})
+		return err
+	}
+	t.Cleanup(func() { _ = openGate(context.Background()) }) // before a stops: its call returns
+	waitRing(t, a, 1)
+	mk.patch(t, configmapsGVR, x, "hold", `{"data":{"n":"1"}}`)
+	eventually(t, "a holding the update of hold", func() error {
+		gate, err := mk.dyn.Resource(configmapsGVR).Namespace(leases).Get(t.Context(), "gate", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if held, _, _ := unstructured.NestedString(gate.Object, "data", "held"); held != "yes" {
+			return errors.New("not held yet")
+		}
+		return nil
+	})
+
+	b := startEngine(t, scripts, sharded("b"))
+	waitStatus(t, b.engine, "b listing "+x+" before it gains it", func(st status.Status) bool {
+		objects, _ := informerObjects(st, base)
+		return objects == 2 && st.Shard != nil && st.Shard.Pending
+	})
+	mk.delete(t, configmapsGVR, x, "victim")
+	waitStatus(t, b.engine, "b seeing the deletion", func(st status.Status) bool {
+		objects, _ := informerObjects(st, base)
+		return objects == 1
+	})
+	if st := b.engine.Status(); !st.Shard.Pending {
+		t.Fatal("the move ended before the deletion: the test shows nothing")
+	}
+	if err := openGate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitRing(t, b, 2)
+	got := b.calls.waitFor(t, "b reconciling the deleted victim", 1, call{Script: "s.js", Event: "reconcile", Object: x + "/victim", Result: "ok"}.match)
+	t.Logf("b reconciled %s/victim at %s: %v", x, got[0].Time.Format(time.StampMilli), got[0].Logs)
+	if exists := logAttr(got[0], "reconciled", "exists"); exists != "false" {
+		t.Errorf("b reconciled %s/victim seeing exists=%s, want it gone", x, exists)
 	}
 }
