@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/shardrange"
+)
+
+// shardCacheScript is shardScript over the ConfigMaps labelled shardcache=NAMESPACE in every
+// namespace.
+var shardCacheScript = strings.Replace(shardScript, `watch: { resource: "v1/configmaps", namespace: "NAMESPACE" }`,
+	`watch: { resource: "v1/configmaps", labelSelector: "shardcache=NAMESPACE" }`, 1)
+
+// cacheOwner is the replica of ring whose --shard-cache partition holds namespace ns.
+func cacheOwner(ring sharding.Ring, ns string) string {
+	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
+}
+
+// Three runner processes with --sharded --shard-cache: each caches only the objects of its
+// namespaces and handles each object once, the one owning its namespace; after kill -9 of one,
+// the others cache its namespaces, and every change made after the move is handled once, by
+// its namespace's new owner.
+func TestShardCacheReplicas(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	se := newShardEnv(t, cp, shardCacheScript)
+	ids := []string{"sc-a", "sc-b", "sc-c"}
+	ring := sharding.NewRing(ids...)
+	const perNS = 10
+	nsOf := map[string]string{} // object name -> namespace
+	var names []string
+	count := map[string]int{}
+	namespaces := 0
+	for i := 0; namespaces < 2*len(ids); i++ {
+		ns := fmt.Sprintf("n%d-%s", i, se.ns)
+		if owner := cacheOwner(ring, ns); count[owner] < 2 {
+			count[owner]++
+			namespaces++
+			createNamespaceNamed(t, se, ns)
+			for j := range perNS {
+				name := fmt.Sprintf("cm-%d-%d", i, j)
+				nsOf[name] = ns
+				names = append(names, name)
+			}
+		}
+	}
+	write := func(v string, create bool, only []string) {
+		for _, name := range only {
+			c := se.dyn.Resource(configmaps).Namespace(nsOf[name])
+			var err error
+			if create {
+				_, err = c.Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]any{"name": name, "namespace": nsOf[name], "labels": map[string]any{"shardcache": se.ns}},
+					"data":     map[string]any{"v": v}}}, metav1.CreateOptions{})
+			} else {
+				_, err = c.Patch(t.Context(), name, types.MergePatchType, []byte(`{"data":{"v":"`+v+`"}}`), metav1.PatchOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("1", true, names)
+	for _, id := range ids {
+		se.start(t, id, "--shard-cache")
+	}
+	se.waitMembers(t, ids...)
+	waitCachedObjects(t, se, ring, ids, nsOf)
+
+	// Every change is handled once, by the replica caching its namespace.
+	handledOnce := func(ring sharding.Ring, v string) {
+		t.Helper()
+		write(v, false, names)
+		se.waitHandled(t, names, v, 60*time.Second)
+		by := map[string][]string{}
+		for _, c := range se.allCalls(t) {
+			if c.v == v {
+				by[c.name] = append(by[c.name], c.replica)
+			}
+		}
+		for _, n := range names {
+			if want := cacheOwner(ring, nsOf[n]); len(by[n]) != 1 || by[n][0] != want {
+				t.Errorf("%s/%s v=%s handled by %v, want once by %s", nsOf[n], n, v, by[n], want)
+			}
+		}
+	}
+	handledOnce(ring, "2")
+	noOverlap(t, se.allCalls(t))
+
+	c := se.replicas["sc-c"]
+	c.stopped = time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.done
+	ring = sharding.NewRing("sc-a", "sc-b")
+	se.waitMembers(t, ring...)
+	waitCachedObjects(t, se, ring, ring, nsOf)
+	handledOnce(ring, "3")
+	noOverlap(t, se.allCalls(t))
+}
+
+// createNamespaceNamed creates namespace ns for se's test.
+func createNamespaceNamed(t *testing.T, se *shardEnv, ns string) {
+	t.Helper()
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	_, err := se.dyn.Resource(nsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitCachedObjects waits until each replica of ids reports in jsinformer_shard_cached_objects
+// exactly the objects of the namespaces ring gives it.
+func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids []string, nsOf map[string]string) {
+	t.Helper()
+	for _, id := range ids {
+		want := 0
+		for _, ns := range nsOf {
+			if cacheOwner(ring, ns) == id {
+				want++
+			}
+		}
+		waitHTTP(t, "http://"+se.replicas[id].metrics+"/metrics", fmt.Sprintf("jsinformer_shard_cached_objects{script=\"shard.js\"} %d\n", want))
+	}
+}
