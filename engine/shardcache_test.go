@@ -290,17 +290,7 @@ func TestShardCacheReleasesLostNamespaces(t *testing.T) {
 	waitCached(t, map[string]*runner{"a": a}, sharding.NewRing("a"), base, namespaces, perNS, "off") // every slice: nothing to filter
 	before := liveHeapAfterGC()
 
-	client := kubernetes.NewForConfigOrDie(cp.Config)
-	b := sharding.New(sharding.Config{Name: "ring", Identity: "b", LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
-		RetryPeriod: 500 * time.Millisecond, DrainTimeout: time.Second, Place: shardrange.NamespacePlace(nil)},
-		sharding.APILeases{Client: client.CoordinationV1(), Namespace: leases, Ring: "ring"}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { // owned by this test: cancelled and joined at its end
-		defer close(done)
-		b.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	bareMember(t, cp, leases, "b")
 	waitCached(t, map[string]*runner{"a": a}, ring, base, namespaces, perNS, "client")
 
 	deadline := time.Now().Add(30 * time.Second)
@@ -408,5 +398,63 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 	t.Logf("b reconciled %s/victim at %s: %v", x, got[0].Time.Format(time.StampMilli), got[0].Logs)
 	if exists := logAttr(got[0], "reconciled", "exists"); exists != "false" {
 		t.Errorf("b reconciled %s/victim seeing exists=%s, want it gone", x, exists)
+	}
+}
+
+// bareMember runs a member id of ring "ring" with Leases in namespace leases that handles no
+// key and caches nothing, until the test ends.
+func bareMember(t *testing.T, cp *controlplane.ControlPlane, leases, id string) {
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	m := sharding.New(sharding.Config{Name: "ring", Identity: id, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
+		RetryPeriod: 500 * time.Millisecond, DrainTimeout: time.Second, Place: shardrange.NamespacePlace(nil)},
+		sharding.APILeases{Client: client.CoordinationV1(), Namespace: leases, Ring: "ring"}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { // owned by the test: cancelled and joined by its cleanup
+		defer close(done)
+		m.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// A watch enqueue mapping to a key in another replica's namespace is refused on the event's
+// replica (the owner of the key never sees the event): logged as the mapping's failure, not
+// queued; one inside the replica's namespaces is reconciled.
+func TestShardCacheRefusesEnqueueOutsideThePartition(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	base := fmt.Sprintf("sce%d", time.Now().UnixNano()%1e9)
+	ring := sharding.NewRing("a", "b")
+	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
+	leases := mk.namespace(t, "lease-"+base)
+	var mine, theirs string
+	for _, ns := range spreadNamespaces(ring, base, 1) {
+		mk.namespace(t, ns)
+		if sliceOwner(ring, ns) == "a" {
+			mine = ns
+		} else {
+			theirs = ns
+		}
+	}
+	script := `export default {
+  watch: { resource: "v1/configmaps", labelSelector: "sc=` + base + `", enqueue: (obj) => obj.data.target + "/x" },
+  reconcile(key, ctx) {},
+};`
+	bareMember(t, cp, leases, "b")
+	a := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) {
+		shardedAs(leases, "ring", "a")(c)
+		c.ShardCache = true
+	})
+	waitRing(t, a, 2)
+	labels := map[string]any{"sc": base}
+	mk.create(t, configmapsGVR, configmap(mine, "outside", labels, map[string]any{"target": theirs}))
+	mk.create(t, configmapsGVR, configmap(mine, "inside", labels, map[string]any{"target": mine}))
+	a.calls.waitFor(t, "the reconcile of "+mine+"/x", 1, call{Script: "s.js", Event: "reconcile", Object: mine + "/x", Result: "ok"}.match)
+	refused := a.log.waitFor(t, "the refusal of "+theirs+"/x", 1, msg("script handler failed", "handler", "watch.enqueue", "object", mine+"/outside"))
+	if !strings.Contains(refused[0].attrs["error"], "outside this replica's cache partition") {
+		t.Errorf("the mapping to %s/x failed with %q, want it refused as outside the partition", theirs, refused[0].attrs["error"])
+	}
+	if got := a.calls.find(call{Script: "s.js", Event: "reconcile", Object: theirs + "/x"}.match); len(got) > 0 {
+		t.Errorf("%s/x, another replica's key, was reconciled here: %+v", theirs, got)
 	}
 }

@@ -88,7 +88,7 @@ func New(cfg Config) (*Version, error) {
 		started: cfg.Started, onClose: cfg.OnClose, clock: cfg.Clock, script: cfg.Script, def: cfg.Def, logger: cfg.Logger,
 		store: scriptcache.New(cfg.Def.Indexers), targets: cfg.Targets, unwatched: cfg.Unwatched, acquire: cfg.Acquire, resolve: cfg.Resolve, fans: cfg.Fanouts,
 		queue: NewQueue(), abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
-		ownerNamespaced: cfg.Targets[0].Resource.Namespaced, insp: NewInspect(cfg.Recorder, cfg.Pauses),
+		ownerNamespaced: cfg.Targets[0].Resource.Namespaced, partition: cfg.Targets[0].Key.Partition, insp: NewInspect(cfg.Recorder, cfg.Pauses),
 	}
 	v.retired, v.endRetired = context.WithCancel(context.Background())
 	// From here v owns every runtime made for it: Close releases them on any failure.

@@ -3,6 +3,7 @@ package version
 import (
 	"context"
 	"fmt"
+	"github.com/jsinformer/jsinformer/shardrange"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -69,11 +70,12 @@ type Version struct {
 	state           atomic.Int32    // a State
 	retired         context.Context // done when retired, in either mode: stops the scheduler
 	endRetired      context.CancelFunc
-	schedules       *schedule.Loop // nil without schedules or before v serves; set before the first EventSchedule
-	ownerNamespaced bool           // the reconciled resource is namespaced (owner keys are ns/name)
-	running         sync.WaitGroup // worker, indexer and scheduler
-	helpers         sync.WaitGroup // the goroutines waiting on others: for running (done), for the sync
-	insp            *Inspect       // trace, pauses, the call in flight, subscriptions (trace.go)
+	schedules       *schedule.Loop       // nil without schedules or before v serves; set before the first EventSchedule
+	ownerNamespaced bool                 // the reconciled resource is namespaced (owner keys are ns/name)
+	partition       shardrange.Partition // of every watch (--shard-cache); zero: caches are whole
+	running         sync.WaitGroup       // worker, indexer and scheduler
+	helpers         sync.WaitGroup       // the goroutines waiting on others: for running (done), for the sync
+	insp            *Inspect             // trace, pauses, the call in flight, subscriptions (trace.go)
 }
 
 // Script is v's script name (inspect.Live).
