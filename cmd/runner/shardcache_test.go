@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"io"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,12 +30,25 @@ func cacheOwner(ring sharding.Ring, ns string) string {
 	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
 }
 
-// Three runner processes with --sharded --shard-cache: each caches only the objects of its
-// namespaces and handles each object once, the one owning its namespace; after kill -9 of one,
-// the others cache its namespaces, and every change made after the move is handled once, by
-// its namespace's new owner.
+// Three runner processes with --sharded --shard-cache, on an API server that filters (gate
+// on) and one that does not: each caches only the objects of its namespaces, filtered where
+// expected, and handles each object once, the one owning its namespace; after kill -9 of one,
+// and then with a replica added, each caches its new namespaces, and every change made after
+// the move is handled once, by its namespace's new owner.
 func TestShardCacheReplicas(t *testing.T) {
 	cp := controlplane.Require(t, env)
+	t.Run("gate off", func(t *testing.T) { testShardCacheReplicas(t, cp, cp.Kubeconfig, false) })
+	t.Run("gate on", func(t *testing.T) {
+		x, err := cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
+		if err != nil {
+			t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", err)
+		}
+		t.Cleanup(func() { _ = x.Stop() })
+		testShardCacheReplicas(t, cp, kubeconfigWith(t, x.Config.Host, cp.Config.BearerToken), true)
+	})
+}
+
+func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubeconfig string, serverFilters bool) {
 	se := newShardEnv(t, cp, shardCacheScript)
 	ids := []string{"sc-a", "sc-b", "sc-c"}
 	ring := sharding.NewRing(ids...)
@@ -72,10 +88,19 @@ func TestShardCacheReplicas(t *testing.T) {
 	}
 	write("1", true, names)
 	for _, id := range ids {
-		se.start(t, id, "--shard-cache")
+		se.startWith(t, id, kubeconfig, "--shard-cache")
 	}
 	se.waitMembers(t, ids...)
 	waitCachedObjects(t, se, ring, ids, nsOf)
+	want := "0"
+	if serverFilters {
+		want = "1"
+	}
+	for _, id := range ids {
+		if got := serverFiltered(t, se.replicas[id]); got != want {
+			t.Errorf("%s: jsinformer_informer_shard_server_filtered = %s, want %s", id, got, want)
+		}
+	}
 
 	// Every change is handled once, by the replica caching its namespace.
 	handledOnce := func(ring sharding.Ring, v string) {
@@ -96,6 +121,10 @@ func TestShardCacheReplicas(t *testing.T) {
 	}
 	handledOnce(ring, "2")
 	noOverlap(t, se.allCalls(t))
+	if t.Failed() {
+		dumpRingLogs(t, se)
+		t.FailNow()
+	}
 
 	c := se.replicas["sc-c"]
 	c.stopped = time.Now()
@@ -108,6 +137,32 @@ func TestShardCacheReplicas(t *testing.T) {
 	waitCachedObjects(t, se, ring, ring, nsOf)
 	handledOnce(ring, "3")
 	noOverlap(t, se.allCalls(t))
+
+	se.startWith(t, "sc-d", kubeconfig, "--shard-cache")
+	ring = sharding.NewRing("sc-a", "sc-b", "sc-d")
+	se.waitMembers(t, ring...)
+	waitCachedObjects(t, se, ring, ring, nsOf)
+	handledOnce(ring, "4")
+	noOverlap(t, se.allCalls(t))
+}
+
+// serverFiltered is r's jsinformer_informer_shard_server_filtered of its one partitioned
+// informer: "1" when the API server filters, "0" when the runner does.
+func serverFiltered(t *testing.T, r *shardReplica) string {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics") //nolint:noctx // test read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "jsinformer_informer_shard_server_filtered{") {
+			return line[strings.LastIndexByte(line, ' ')+1:]
+		}
+	}
+	t.Fatalf("%s serves no jsinformer_informer_shard_server_filtered", r.id)
+	return ""
 }
 
 // createNamespaceNamed creates namespace ns for se's test.
@@ -133,5 +188,22 @@ func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids []str
 			}
 		}
 		waitHTTP(t, "http://"+se.replicas[id].metrics+"/metrics", fmt.Sprintf("jsinformer_shard_cached_objects{script=\"shard.js\"} %d\n", want))
+	}
+}
+
+// dumpRingLogs logs the replicas' ring changes and loads, to tell why two replicas handled a
+// key at once.
+func dumpRingLogs(t *testing.T, se *shardEnv) {
+	t.Helper()
+	for id, r := range se.replicas {
+		data, err := os.ReadFile(r.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "shard") || strings.Contains(line, "script loaded") || strings.Contains(line, "script reloaded") {
+				t.Logf("%s: %s", id, line)
+			}
+		}
 	}
 }
