@@ -67,7 +67,8 @@
 // the API server validates one before it is written (hookcheck.go), and one that fails, or
 // that the API server's 422 names (registerretry.go), is left out and logged alone: one bad
 // entry never keeps the others from being updated. The namespaceSelector never matches
-// AlwaysExcluded (kube-system, kube-node-lease) nor Registrar.Exclude; a rule lists the
+// AlwaysExcluded (kube-system, kube-node-lease), Registrar.Exclude nor the script's
+// admission.excludeNamespaces, and ANDs the script's admission.namespaceSelector; a rule lists the
 // script's admission.subresources beside its resource ("deployments/scale"). The configurations are reconciled from Entries on Changed,
 // every Resync and a second after a failure; they stay when it stops. Replicas registering
 // different URLs converge (registershare.go): an entry keeps the URL another replica wrote

@@ -40,6 +40,7 @@ func jsonPatch(orig, changed scripting.Object) ([]byte, error) {
 	if err := checkProtected(ops); err != nil {
 		return nil, err
 	}
+	sortPatch(ops)
 	return json.Marshal(ops)
 }
 

@@ -411,21 +411,29 @@ func resources(resource string, subresources []string) []string {
 }
 
 // AlwaysExcluded are the namespaces no webhook entry ever matches, whatever Registrar.Exclude
-// says: the control plane's own objects (kube-system) and the nodes' heartbeats
-// (kube-node-lease, whose Leases a Fail webhook with no runner answering would stop, making
-// every node NotReady). Do not modify.
-var AlwaysExcluded = []string{"kube-node-lease", "kube-system"}
+// or a script's selection says: scripting.ProtectedNamespaces (kube-system, kube-node-lease).
+// Do not modify.
+var AlwaysExcluded = scripting.ProtectedNamespaces
 
-// namespaceSelector never matches AlwaysExcluded nor the excluded namespaces and, for a
-// script watching some namespaces only, matches just those.
+// namespaceSelector never matches AlwaysExcluded, the excluded namespaces nor the script's
+// admission.excludeNamespaces; for a script watching some namespaces only, it matches just
+// those; and it requires the script's admission.namespaceSelector (its matchLabels and
+// matchExpressions, ANDed with the rest).
 func (r *Registrar) namespaceSelector(e Entry) *metav1.LabelSelector {
-	const nameLabel = "kubernetes.io/metadata.name"
-	exclude := slices.Concat(AlwaysExcluded, r.Exclude)
+	const nameLabel = scripting.NamespaceNameLabel
+	exclude := slices.Concat(AlwaysExcluded, r.Exclude, e.Spec.ExcludeNamespaces)
 	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: nameLabel, Operator: metav1.LabelSelectorOpNotIn, Values: dedupe(exclude)}}}
 	if len(e.Namespaces) > 0 {
 		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
 			Key: nameLabel, Operator: metav1.LabelSelectorOpIn, Values: dedupe(e.Namespaces)})
+	}
+	if own := e.Spec.NamespaceSelector; own != nil {
+		sel.MatchLabels = maps.Clone(own.MatchLabels)
+		for _, req := range own.MatchExpressions {
+			req.Values = slices.Clone(req.Values)
+			sel.MatchExpressions = append(sel.MatchExpressions, req)
+		}
 	}
 	return sel
 }

@@ -256,3 +256,60 @@ func TestAnEntryTheAPIServerRefusesIsLeftOutAlone(t *testing.T) {
 		t.Errorf("written %q, refused %q; want a.js and c.js written, b.js refused with the API server's reason", names, refused)
 	}
 }
+
+// TestNamespaceSelectionReachesTheAPIServer: a script's admission.namespaceSelector and
+// excludeNamespaces are in its registered namespaceSelector, on top of the namespaces no
+// entry matches: under Fail with nobody answering, a ConfigMap is refused in a selected
+// namespace only, not in one without the label, nor in an excluded one that has it.
+func TestNamespaceSelectionReachesTheAPIServer(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	client := kubernetes.NewForConfigOrDie(cp.Config)
+	const label = "jsinformer-test/selected"
+	namespaces := map[string]map[string]string{"adm-sel-on": {label: "yes"}, "adm-sel-off": nil, "adm-sel-excluded": {label: "yes"}}
+	for name, labels := range namespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+		if _, err := client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const selector = "jsinformer-test=namespace-selection"
+	spec := scripting.AdmissionSpec{Operations: []string{"CREATE"}, FailurePolicy: "Fail", TimeoutSeconds: 2,
+		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "yes"}}, ExcludeNamespaces: []string{"adm-sel-excluded"}}
+	reg := &Registrar{Client: client, Name: "jsinformer-test-nssel", CABundle: func() []byte { return []byte("CA") },
+		Target: Target{URL: "https://127.0.0.2:1"}, Exclude: []string{"runner-own"}, Entries: func() []Entry {
+			return []Entry{{Script: "selected.js", Validate: true, LabelSelector: selector, Spec: spec,
+				Rules: []Rule{{Version: "v1", Resource: "configmaps", Namespaced: true}}}}
+		}}
+	reg.Init()
+	t.Cleanup(func() { cleanupConfigs(t, client, reg.Name) })
+	if err := reg.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	vwc, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(t.Context(), reg.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := vwc.Webhooks[0].NamespaceSelector
+	if ex := got.MatchExpressions; len(ex) != 1 || strings.Join(ex[0].Values, ",") != "adm-sel-excluded,kube-node-lease,kube-system,runner-own" ||
+		got.MatchLabels[label] != "yes" {
+		t.Errorf("namespaceSelector = %+v, want the exclusions in one NotIn and the script's matchLabels", got)
+	}
+	configMap := func(namespace string) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "probe-", Labels: map[string]string{"jsinformer-test": "namespace-selection"}}}
+		_, err := client.CoreV1().ConfigMaps(namespace).Create(t.Context(), cm, metav1.CreateOptions{})
+		return err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for err = configMap("adm-sel-on"); err == nil && time.Now().Before(deadline); err = configMap("adm-sel-on") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+		t.Fatalf("a ConfigMap in a selected namespace under a Fail entry nobody answers: %v, want refused", err)
+	}
+	for _, ns := range []string{"adm-sel-off", "adm-sel-excluded"} {
+		if err := configMap(ns); err != nil {
+			t.Errorf("a ConfigMap in %s reached the webhook: %v", ns, err)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func BenchmarkAPIServerCost(b *testing.B) {
 				s := serverCostOf(b, cp, p)
 				results[i] = append(results[i], s)
 				line += fmt.Sprintf(" | %s server +%.0f MB cpu %.0f ms, own %.0f ms %.0f MB",
-					p.name, mb(s.peak), ms(s.cpu), ms(s.client.wall), mb(s.client.rss))
+					p.name, mb(s.peak), ms(s.cpu), ms(s.client.wall), mb(s.client.hwm))
 			}
 			b.Log(line)
 		}
@@ -90,7 +90,7 @@ func reportServerCost(b *testing.B, name string, samples []serverSample) {
 		peak = append(peak, mb(s.peak))
 		cpu = append(cpu, ms(s.cpu))
 		wall = append(wall, ms(s.client.wall))
-		rss = append(rss, mb(s.client.rss))
+		rss = append(rss, mb(s.client.hwm)) // its own peak, not ru_maxrss (procSample.hwm)
 	}
 	b.ReportMetric(median(peak), name+"-server-peak-MB")
 	b.ReportMetric(median(cpu), name+"-server-cpu-ms")

@@ -55,5 +55,6 @@ func clientGoChild() int {
 	go inf.RunWithContext(context.Background())
 	<-h.all
 	fmt.Println(handledMarker)
+	fmt.Printf("%s%d\n", ownPeakPrefix, ownPeakKB()) // its ru_maxrss would include its parent's
 	return 0
 }

@@ -27,6 +27,12 @@
 //     namespace per contender (no webhook, one validate, one mutate, ten validates, a validate
 //     beside a busy reconcile), contenders alternating slice by slice in one process; the
 //     runner's time per request is measured around its admission server's handler.
+//   - BenchmarkAudit measures continuous audit (three policies over the seeded Deployments)
+//     in one run: the time from a policy save until every report is written, the report
+//     writes counted by the runner and by kube-apiserver (apiserver_request_total) for each
+//     step and per object change, the write→handler latency in alternating slices with and
+//     without audit work, and whole processes' peak RSS (VmHWM: a child's ru_maxrss includes
+//     this process's own peak, which the benchmark's in-process runner raises).
 //   - The default ns/op, B/op and allocs/op cover a whole benchmark (seeding, every round,
 //     start-up and shut-down) and are not the figures to quote; the custom metrics are.
 //
@@ -35,4 +41,6 @@
 // Deployments (or $JSINFORMER_BENCH_OBJECTS) of each shape — realistic ones in namespace
 // "bench", small ones in "bench-small" — are created once per process, on first use, and
 // shared read-only by every benchmark: no benchmark creates, changes or deletes them.
+// BenchmarkAudit adds Deployments of its own beside them in "bench" (audit-flip-NNNN) for
+// its in-process part, changes their labels, and deletes them before its process part.
 package bench

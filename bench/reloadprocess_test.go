@@ -129,8 +129,10 @@ func runReloadRound(b *testing.B, cp *controlplane.ControlPlane, c reloadContend
 	cmd := exec.CommandContext(b.Context(), c.bin, args...)
 	logs := startWatched(b, cmd)
 	defer func() {
+		// Its own peak (VmHWM) before it is stopped: its ru_maxrss would include this
+		// process's peak (procSample.hwm).
+		r.rssMB = mb(peakOf(cmd.Process.Pid))
 		logs.stop(b, cmd)
-		r.rssMB = mb(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024)
 	}()
 	logs.waitReady(b)
 	before := scrapeRunner(b, metricsAddr)

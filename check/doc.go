@@ -19,6 +19,10 @@
 //     denied object is not stored. An object the cluster already holds (a CRD or namespace
 //     created beforehand, or one of the namespaces of a fresh cluster) is admitted without
 //     being stored again. The scripts' handlers run too, dry-run: their writes change nothing.
+//     A script's admission.namespaceSelector matches the labels of the input's Namespace
+//     documents (admitted before the objects in them, as kubectl applies them); a namespace
+//     the input names without declaring it has no label but its name, so a script selecting
+//     namespaces by another label is not called for its objects.
 //   - Results (report.go): for each object, one result per script whose webhook was called:
 //     pass, deny, warn, mutate (with the JSON Patch), audit (what a script in admission mode
 //     audit would have denied or patched) or error (the script threw or timed out). Input

@@ -208,6 +208,17 @@ spec:
 			docs(crd, widget("small", 1), widget("big", 5)), Options{}, 1, []string{
 				"widgets.example.com #1 admitted", "small #2 admitted", "  size.js validate pass", "big #3 refused", "  size.js validate deny: too big",
 			}},
+		{"namespaces selected by the labels of the input's Namespaces; one it does not declare has none", map[string]string{"sel.js": `export default {
+  watch: "v1/configmaps",
+  validate(cm) { if (!cm.metadata.labels?.team) return { allowed: false, message: "no team" }; },
+  admission: { namespaceSelector: { matchLabels: { policy: "on" } }, excludeNamespaces: ["legacy"] },
+};
+`}, docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {policy: \"on\"}}\n",
+			"apiVersion: v1\nkind: Namespace\nmetadata: {name: legacy, labels: {policy: \"on\"}}\n",
+			strings.Replace(configMap("a", "", ""), "name: a", "name: a\n  namespace: shop", 1),
+			strings.Replace(configMap("b", "", ""), "name: b", "name: b\n  namespace: legacy", 1),
+			strings.Replace(configMap("c", "", ""), "name: c", "name: c\n  namespace: undeclared", 1)),
+			Options{}, 1, []string{"shop #1 admitted", "legacy #2 admitted", "a #3 refused", "  sel.js validate deny: no team", "b #4 admitted", "c #5 admitted"}},
 		{"the scripts' handlers run dry-run: the objects stay", only("handler.js", "unique.js"), docs(configMap("a", "x", "k"), configMap("b", "x", "k")), Options{}, 1, []string{
 			"a #1 admitted", "  unique.js validate pass", "b #2 refused", "  unique.js validate deny: key k is taken by default/a",
 		}},

@@ -1,10 +1,18 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"maps"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/jsinformer/jsinformer/dynamicinformer"
 
 	"github.com/jsinformer/jsinformer/engine/internal/audit"
 	"github.com/jsinformer/jsinformer/scripting"
@@ -29,8 +37,9 @@ type auditSet struct {
 }
 
 type auditRun struct {
-	v      *loaded
-	cancel context.CancelFunc
+	v       *loaded
+	cancel  context.CancelFunc
+	auditor atomic.Pointer[audit.Auditor] // set once its runtime is made
 }
 
 // auditResults is jsinformer_audit_results: each audit script's results by outcome.
@@ -73,7 +82,7 @@ func setAuditGauge(g *prometheus.GaugeVec, script string, counts map[string]int)
 
 // update starts, replaces or stops name's Auditor after the loader changed its plugin p:
 // the version serving audits when its definition asks and the memory guard has not stopped
-// it. Loader goroutine only; nil-safe (no audit before Run, none in a driven engine).
+// it. Loader goroutine only; nil-safe (no audit before Run).
 func (s *auditSet) update(name string, p *plugin, stopped bool) {
 	if s == nil {
 		return
@@ -100,12 +109,31 @@ func (s *auditSet) update(name string, p *plugin, stopped bool) {
 	}
 	pass := s.results.StartPass(name) // now, so that the report writer never sees this script between passes
 	ctx, cancel := context.WithCancel(s.ctx)
-	s.running[name] = &auditRun{v: want, cancel: cancel}
-	s.wg.Go(func() { s.run(ctx, name, want, pass) })
+	run = &auditRun{v: want, cancel: cancel}
+	s.running[name] = run
+	s.wg.Go(func() { s.run(ctx, name, run, pass) })
 }
 
-// run audits with v until ctx is done, on a runtime made for it and closed after.
-func (s *auditSet) run(ctx context.Context, name string, v *loaded, pass uint64) {
+// idle reports that every Auditor has finished its initial pass and has nothing queued nor
+// being audited: what a driver (Engine.Idle) waits for. Loader goroutine only; nil-safe.
+func (s *auditSet) idle() bool {
+	if s == nil {
+		return true
+	}
+	if len(s.results.Passing()) > 0 {
+		return false
+	}
+	for _, run := range s.running {
+		if a := run.auditor.Load(); a != nil && !a.Idle() {
+			return false
+		}
+	}
+	return true
+}
+
+// run audits with run.v until ctx is done, on a runtime made for it and closed after.
+func (s *auditSet) run(ctx context.Context, name string, run *auditRun, pass uint64) {
+	v := run.v
 	def := v.ver.Definition()
 	opts := v.opts
 	opts.Timeout, opts.Grace = def.Admission.CallLimits(opts.Timeout)
@@ -120,14 +148,33 @@ func (s *auditSet) run(ctx context.Context, name string, v *loaded, pass uint64)
 	for _, sub := range v.ver.Subscriptions() {
 		sources = append(sources, audit.Source{Informer: sub.Informer(), Resource: sub.Cache.Resource})
 	}
-	audit.NewAuditor(audit.Config{
+	cfg := audit.Config{
 		Script: name, Mode: def.Admission.Mode, Sources: sources, Results: s.results, Pass: pass, Logger: v.ver.Logger(), Now: s.e.clock.Now,
 		Validate: func(req scripting.AdmissionRequest) (scripting.Validation, error) {
 			req.Cache = v.ver.AuditCache(req.Resource)
 			return rt.Validate(req)
 		},
-	}).Run(ctx)
+		Namespaces: def.Admission.Namespaces(),
+	}
+	if cfg.Namespaces.ByLabels() {
+		handle, err := s.e.factory.Acquire(namespacesKey)
+		if err != nil {
+			v.ver.Logger().Warn("audit: watch namespaces for admission.namespaceSelector", "error", err.Error())
+			s.results.PassDone(name, pass)
+			return
+		}
+		defer handle.Release()
+		cfg.NamespaceInformer = handle.Informer()
+	}
+	a := audit.NewAuditor(cfg)
+	run.auditor.Store(a)
+	a.Run(ctx)
 }
+
+// namespacesKey is the informer of every Namespace: an audit script with
+// admission.namespaceSelector selects objects by their namespace's labels from it (shared with
+// any script watching namespaces).
+var namespacesKey = dynamicinformer.Key{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}}
 
 // AuditResults returns script's current audit results by object key ("RESOURCE|ns/name");
 // empty when it does not audit. Safe from any goroutine.
@@ -137,3 +184,35 @@ func (e *Engine) AuditResults(script string) map[string]audit.Result {
 	}
 	return nil
 }
+
+// AuditReports returns script's audit results as the report objects the runner publishes
+// (openreports.io Reports and ClusterReports, grouped and split as the report writer does),
+// sorted by namespace then name; false when the script does not audit. Safe from any
+// goroutine.
+func (e *Engine) AuditReports(script string) ([]*unstructured.Unstructured, bool) {
+	s := e.audits.Load()
+	if s == nil {
+		return nil, false
+	}
+	byKey := s.results.Script(script)
+	if byKey == nil {
+		return nil, false
+	}
+	results := make([]audit.Result, 0, len(byKey))
+	for _, k := range slices.Sorted(maps.Keys(byKey)) {
+		results = append(results, byKey[k])
+	}
+	built := audit.Build(results)
+	ids := slices.SortedFunc(maps.Keys(built), func(a, b audit.ReportID) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	out := make([]*unstructured.Unstructured, len(ids))
+	for i, id := range ids {
+		out[i] = built[id]
+	}
+	return out, true
+}
+
+// AuditOutcomes are the results an audit gives (pass, fail, warn, error, skip), in the order
+// of a report's summary.
+var AuditOutcomes = slices.Clone(audit.Outcomes)

@@ -50,9 +50,10 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	// scripting tags its own records with the script name; the engine's need it added.
 	scriptLogger := e.logger.With("version", src.Hash)
 	logger := scriptLogger.With("script", src.Name)
+	outbox, poke := e.scriptOutbox(src.Name)
 	opts := scripting.Options{Logger: scriptLogger, Timeout: e.cfg.HandlerTimeout, Client: e.refusals(src.Name, e.newClient(logger)), Now: e.clock.Now,
 		HTTP: e.cfg.Fetch(src.Name), OnRequest: e.stats.fetchObserver(src.Name), Clock: e.clock, OnParked: e.onParked,
-		Store: e.scriptStore(src.Name)}
+		Store: e.scriptStore(src.Name), Outbox: outbox}
 	workerOpts, recorder := e.tapped(opts)
 	script, err := prog.Instantiate(workerOpts)
 	if err != nil {
@@ -60,6 +61,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		return nil, err
 	}
 	def := script.Definition()
+	e.storeOwners.declare(src.Name, def.Store.Shared)
 	if err := e.checkMetricNames(src.Name, def); err != nil {
 		script.Close()
 		lift()
@@ -86,7 +88,7 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 		Coalesced:     func() prometheus.Counter { return e.stats.Coalesced(src.Name) },
 		ScriptMetrics: e.scriptMetrics, Clock: e.clock, Tap: e.tapped,
 		Acquire: func(k dynamicinformer.Key) (version.Informer, error) { return e.factory.Acquire(k) },
-		Fanouts: &e.fanouts, Resolve: e.resolveName, OnClose: lift,
+		Fanouts: &e.fanouts, Resolve: e.resolveName, OnClose: lift, Outbox: e.outboxConfig(src.Name, def, poke, opts.Client),
 	})
 	if err != nil {
 		return nil, err // New closed the script, and so ended the lift

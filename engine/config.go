@@ -107,6 +107,10 @@ type Config struct {
 	// name, in ConfigMaps of Store.Namespace, written through the engine's fenced client.
 	// Nil: ctx.store throws.
 	Store *store.Options
+	// OutboxLease is how long a replica's claim on an outbox message holds before another
+	// takes the delivery as interrupted (docs/once.md); default: HandlerTimeout plus the
+	// call's grace plus twice two store request timeouts.
+	OutboxLease time.Duration
 	// LeaderElection, when set, makes the runner a hot standby until it holds the Lease it
 	// names (see LeaderElection).
 	LeaderElection *LeaderElection

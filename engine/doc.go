@@ -220,8 +220,10 @@
 // package offline builds an in-memory cluster and a virtual clock and drives the engine
 // through drive.go (NewDriven, Load, Idle, Workers, Close) in place of Run; with Env.OnParked
 // it also counts the calls that wait only on fetch requests held for its clock, and Workers
-// tells it whether every busy worker is in one. A driver's Close interrupts the calls still
-// running. Nothing in the engine asks which one it runs on.
+// tells it whether every busy worker is in one. A driven engine audits as Run's does (its
+// audit set starts with NewDriven, without a report writer), and Idle waits for the audits'
+// initial passes and queues. A driver's Close interrupts the calls still running. Nothing in
+// the engine asks which one it runs on.
 //
 // State API (package status; status.go): Status is a snapshot of scripts, their versions and
 // states, recent loads, handler counters, watches, informers and leadership, safe from any

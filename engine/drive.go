@@ -27,6 +27,7 @@ func NewDriven(cfg Config, env Env) (*Engine, error) {
 		e.factory.Shutdown()
 		return nil, err
 	}
+	e.stopDrivenAudits = e.startAudits(context.Background()) // stopped by Close
 	return e, nil
 }
 
@@ -102,8 +103,12 @@ func (e *Engine) failingWatch(subs []*version.Subscription) error {
 }
 
 // Idle reports that every live version has handled every event queued for it and waits for
-// the next; it says nothing of reconcile queues, which belong to the Env's Clock.
+// the next, and that every audit (admission.audit) has finished its initial pass and audited
+// every change; it says nothing of reconcile queues, which belong to the Env's Clock.
 func (e *Engine) Idle() bool {
+	if !e.audits.Load().idle() {
+		return false
+	}
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.pending, p.current} {
 			if v != nil && !v.ver.QueuesIdle() {
@@ -141,7 +146,11 @@ func (e *Engine) ReportHealth(ev dynamicinformer.HealthEvent) { e.onHealth(ev) }
 // Close stops every version at once — the calls running are interrupted and what is queued is
 // skipped: the driver's run is over, and a call waiting on a request nothing will answer must
 // not hold it up until its deadline — then every informer, and waits for their goroutines.
+// The audits stop first: they read the versions' informers.
 func (e *Engine) Close() {
+	if e.stopDrivenAudits != nil {
+		e.stopDrivenAudits()
+	}
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.pending, p.current} {
 			if v != nil {

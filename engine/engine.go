@@ -60,6 +60,10 @@ type Engine struct {
 	closeConns func()
 	// store backs ctx.store (Config.Store); nil without one.
 	store *store.Store
+	// storeOwners keeps the stores of the scripts in the folder from the retention (storesweep.go).
+	storeOwners storeOwners
+	// outboxMetrics are the series of the scripts' outboxes (once.go).
+	outboxMetrics *enginemetrics.Outbox
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
@@ -86,7 +90,9 @@ type Engine struct {
 	// written by the loader, read by any goroutine.
 	admission atomic.Pointer[admissionTable]
 
-	audits atomic.Pointer[auditSet] // nil until Run starts it, and in a driven engine (audit.go)
+	audits atomic.Pointer[auditSet] // nil until Run (or NewDriven) starts it (audit.go)
+	// stopDrivenAudits stops the audits NewDriven started; Close calls it.
+	stopDrivenAudits func()
 	// reportsMissing: the cluster does not serve the openreports.io CRDs (reports.go)
 	reportsMissing atomic.Bool
 	// writeConfig is the RESTConfig of the engine's write clients: fenced by the Lease (and the
@@ -200,6 +206,7 @@ func (e *Engine) init(env Env) {
 		e.stats.Leading(true) // without leader election, every runner leads
 	}
 	e.scriptMetrics = enginemetrics.NewScripts(e.cfg.MetricSeriesLimit, e.cfg.MetricCollectTimeout)
+	e.outboxMetrics = enginemetrics.NewOutbox(e.cfg.Registerer)
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
@@ -243,6 +250,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		defer e.shard.Start()() // stopped after the scripts have stopped: then the Lease is released
 	}
 	defer e.closeStore() // after the scripts stopped: their last writes are then acknowledged
+	defer e.startStoreSweeper(ctx)()
 	defer e.shutdown()
 	defer e.startAudits(ctx)()      // stopped before the versions whose informers it reads
 	defer e.startMemoryGuard(ctx)() // stopped before the scripts are

@@ -31,7 +31,8 @@ func (e *Engine) inspector() *inspect.Inspector {
 		// script's, so it logs under the engine's logger.
 		Read: func(ctx context.Context, resource, namespace, name string) (scripting.Object, error) {
 			return e.newClient(e.logger).Get(ctx, resource, namespace, name)
-		}}
+		},
+		Audit: e.objectAudit}
 	if e.shard != nil {
 		env.Owner, env.Self = e.shard.Owner, e.cfg.Sharding.Identity
 	}
@@ -60,8 +61,8 @@ func (e *Engine) IndexSummaries() []inspection.IndexSummary { return e.inspector
 
 // Explain tells what happened to one object (key is namespace/name, or name when
 // cluster-scoped): the object as the server has it now, whether each loaded script is shown it
-// and why not, and its last limit trace records (inspection.DefaultExplainEvents when limit <=
-// 0). It reads the object from the server.
+// and why not, each audit script's result for it, and its last limit trace records
+// (inspection.DefaultExplainEvents when limit <= 0). It reads the object from the server.
 func (e *Engine) Explain(ctx context.Context, resource, key string, limit int) (inspection.Explanation, error) {
 	return e.inspector().Explain(ctx, resource, key, limit)
 }

@@ -28,11 +28,13 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 	e.failures.Supersede(ev.Source.Name) // and a failure held until its content settled
 	switch ev.Kind {
 	case plugins.Loaded:
+		e.storeOwners.present(ev.Source.Name)
 		if !e.watcherSynced {
 			e.initial[ev.Source.Name] = true
 		}
 		e.load(ev.Source)
 	case plugins.Removed:
+		e.storeOwners.remove(ev.Source.Name)
 		e.failures.Forget(ev.Source.Name)
 		e.liftStop(ev.Source.Name)
 		e.unload(ev.Source.Name)
@@ -159,6 +161,7 @@ func (e *Engine) onSynced(v *loaded) {
 	took := time.Since(v.ver.Started())
 	v.ver.Serve(status.LoadStatus{Hash: v.ver.Hash(), Result: status.LoadResult(result), TookSeconds: took.Seconds(), Objects: v.ver.Store().Size()})
 	v.ver.StartSchedules()
+	v.ver.StartOutbox()
 	e.needs.synced(v)
 	if old != nil {
 		e.gc.Loaded(v.allocMark)

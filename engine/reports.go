@@ -103,11 +103,11 @@ func (e *Engine) AuditReportsCurrent() bool {
 func (e *Engine) auditStatus() *status.AuditStatus {
 	st := &status.AuditStatus{ReportsMissing: e.reportsMissing.Load()}
 	if s := e.audits.Load(); s != nil {
-		passing := s.results.Passing()
 		counts := s.results.Counts()
 		for _, script := range slices.Sorted(maps.Keys(counts)) {
+			audited, objects, passing := s.results.Progress(script)
 			st.Scripts = append(st.Scripts, status.AuditScriptStatus{Script: script, Results: counts[script],
-				InitialPass: slices.Contains(passing, script)})
+				InitialPass: passing, Audited: audited, Objects: objects})
 		}
 	}
 	if !st.ReportsMissing && len(st.Scripts) == 0 {

@@ -34,7 +34,7 @@ func (e *Engine) scriptStore(name string) scripting.Store {
 	if e.store == nil {
 		return nil
 	}
-	return storeScope{e.store.Scope(name)}
+	return storeScope{st: e.store, sc: e.store.Scope(name)}
 }
 
 // closeStore waits for the store's writes in flight; after the scripts stopped, so no new
@@ -45,8 +45,16 @@ func (e *Engine) closeStore() {
 	}
 }
 
-// storeScope adapts a *store.Scope to scripting.Store.
-type storeScope struct{ sc *store.Scope }
+// storeScope adapts a *store.Scope to scripting.Store, and st's shared namespaces to
+// scripting.SharedStores (scripting checks that the script declared the name).
+type storeScope struct {
+	st *store.Store
+	sc *store.Scope
+}
+
+func (s storeScope) Shared(name string) scripting.Store {
+	return storeScope{st: s.st, sc: s.st.Shared(name)}
+}
 
 func (s storeScope) Get(ctx context.Context, key string) (scripting.StoreEntry, bool, error) {
 	e, ok, err := s.sc.Get(ctx, key)
@@ -54,7 +62,7 @@ func (s storeScope) Get(ctx context.Context, key string) (scripting.StoreEntry, 
 }
 
 func (s storeScope) Set(ctx context.Context, key string, value []byte, opts scripting.StoreSetOptions) (int64, error) {
-	return s.sc.Set(ctx, key, json.RawMessage(value), store.SetOptions(opts))
+	return s.sc.Set(ctx, key, json.RawMessage(value), store.SetOptions{TTL: opts.TTL, Expect: opts.Expect, Readable: opts.Readable})
 }
 
 func (s storeScope) Delete(ctx context.Context, key string, expect *int64) (bool, error) {
@@ -71,5 +79,5 @@ func (s storeScope) List(ctx context.Context, prefix string) ([]scripting.StoreE
 }
 
 func toScripting(e store.Entry) scripting.StoreEntry {
-	return scripting.StoreEntry{Key: e.Key, Value: e.Value, Version: e.Version, Expires: e.Expires}
+	return scripting.StoreEntry{Key: e.Key, Value: e.Value, Version: e.Version, Expires: e.Expires, Readable: e.Readable}
 }

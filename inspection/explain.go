@@ -4,7 +4,7 @@ package inspection
 const DefaultExplainEvents = 20
 
 // Explanation is the answer of Explain: the object as the server has it now, whether each
-// script is shown it, and the last trace records about it, oldest first.
+// script is shown it, the last trace records about it, oldest first, and its audit results.
 type Explanation struct {
 	Resource   string         `json:"resource"`
 	Object     string         `json:"object"`
@@ -20,6 +20,9 @@ type Explanation struct {
 	// (empty otherwise); Self is this runner's identity.
 	Owner string `json:"owner,omitempty"`
 	Self  string `json:"self,omitempty"`
+	// Audit is each audit script's (admission.audit) current result for the object, by
+	// script name; absent when no script audits it.
+	Audit []AuditResult `json:"audit,omitempty"`
 }
 
 // Delivery says whether one script version is shown an object, and if not, why.

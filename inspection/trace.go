@@ -25,7 +25,8 @@ type TraceRecord struct {
 	Version  string    `json:"version"`
 	Resource string    `json:"resource"` // canonical: apps/v1/deployments
 	Object   string    `json:"object"`   // namespace/name, or name when cluster-scoped
-	// Event is add, update, delete, reconcile, replay or admission.
+	// Event is add, update, delete, reconcile, replay, admission or deliver (an outbox
+	// message's delivery, filed under the object it is about).
 	Event             string `json:"event"`
 	Initial           bool   `json:"initial,omitempty"`
 	FinalStateUnknown bool   `json:"finalStateUnknown,omitempty"`
@@ -42,12 +43,14 @@ type TraceRecord struct {
 	// because the key is another's (--sharded).
 	Owner   string     `json:"owner,omitempty"`
 	Error   string     `json:"error,omitempty"`
-	Attempt int        `json:"attempt,omitempty"` // reconcile: 1 for the first run of a key
+	Attempt int        `json:"attempt,omitempty"` // reconcile, deliver: 1 for the first run of a key
 	Logs    []LogLine  `json:"logs,omitempty"`
 	Writes  []APIWrite `json:"writes,omitempty"`
 	// Requests are the fetch requests the call made, next to its writes.
 	Requests []HTTPRequest `json:"requests,omitempty"`
-	Enqueued []string      `json:"enqueued,omitempty"` // reconcile keys this call enqueued
+	// Store are the ctx.store calls the call made (counted with the writes' limit).
+	Store    []StoreOp `json:"store,omitempty"`
+	Enqueued []string  `json:"enqueued,omitempty"` // reconcile keys this call enqueued
 	// Truncated counts log lines and writes not kept (TraceLogsPerCall, TraceWritesPerCall).
 	Truncated int `json:"truncated,omitempty"`
 	// Admission is the decision of an admission record (Event "admission"), nil otherwise.
@@ -108,6 +111,26 @@ type HTTPRequest struct {
 	DurationMs float64 `json:"durationMs"`
 	Bytes      int64   `json:"bytes"`
 	Error      string  `json:"error,omitempty"`
+}
+
+// StoreValueChars bounds the value a StoreOp keeps of a readable key (the rest is cut, with
+// "…" at the end).
+const StoreValueChars = 1000
+
+// StoreOp is one ctx.store call a handler made: its key, size and version, never the value of
+// a key the script has not marked readable (the definition's store.readable).
+type StoreOp struct {
+	Op     string `json:"op"`               // get, set, delete, list
+	Shared string `json:"shared,omitempty"` // the shared namespace; empty: the script's own store
+	Key    string `json:"key"`              // list: the prefix
+	// Found: get found the key, delete removed one. Count: list's entries.
+	Found   bool  `json:"found,omitempty"`
+	Count   int   `json:"count,omitempty"`
+	Bytes   int   `json:"bytes"`             // the value's JSON (list: all the values')
+	Version int64 `json:"version,omitempty"` // what get read or set wrote
+	// Value is the value's JSON, only when the key is readable.
+	Value string `json:"value,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // TailFilter selects the records a subscriber gets; empty fields match everything. Resource

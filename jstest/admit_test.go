@@ -207,3 +207,29 @@ test("admission: [] loads no other script", () => {
 });
 `})
 }
+
+// TestHarnessAdmitSelectsNamespaces: admission.namespaceSelector and excludeNamespaces match
+// as the registered webhook does, from the cluster's Namespaces (a Namespace by its own labels).
+func TestHarnessAdmitSelectsNamespaces(t *testing.T) {
+	t.Parallel()
+	allPass(t, map[string]string{"sel.js": `
+export default {
+  watch: ["v1/configmaps", "v1/namespaces"],
+  validate(obj) { return { allowed: false, message: "no " + obj.kind }; },
+  admission: { failurePolicy: "Ignore", namespaceSelector: { matchLabels: { policy: "on" } }, excludeNamespaces: ["legacy"] },
+};`, "h.test.js": `
+const cm = (ns) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", namespace: ns } });
+const ns = (name, labels) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels } });
+
+test("selected by label, excluded by name", () => {
+  const h = harness("./sel.js", { objects: [ns("shop", { policy: "on" }), ns("legacy", { policy: "on" }), ns("dev")] });
+  expect(h.admit({ operation: "CREATE", object: cm("shop") }).outcome).toBe("denied");
+  expect(h.admit({ operation: "CREATE", object: cm("dev") }).decisions).toEqual([]);
+  expect(h.admit({ operation: "CREATE", object: cm("legacy") }).decisions).toEqual([]);
+  expect(h.admit({ operation: "CREATE", object: ns("new", { policy: "on" }) }).outcome).toBe("denied");
+  expect(h.admit({ operation: "CREATE", object: ns("other") }).decisions).toEqual([]);
+  expect(() => h.add(cm("shop"))).toThrow("no ConfigMap");
+  h.add(cm("dev"));
+});
+`})
+}

@@ -182,6 +182,43 @@ interface HarnessAdmission {
   readonly decisions: HarnessAdmissionDecision[];
 }
 
+/** h.audit's options; any other property is an error. */
+interface HarnessAuditOptions {
+  /** Another loaded audit script than the plugin (a path relative to the test file). */
+  script?: string;
+}
+
+type HarnessAuditOutcome = "pass" | "fail" | "warn" | "error" | "skip";
+
+/** One object's audit result, as a report holds it. */
+interface HarnessAuditResult {
+  readonly kind: string;
+  /** Absent for a cluster-scoped object. */
+  readonly namespace?: string;
+  readonly name: string;
+  /** fail: validate denied (warn in mode "warn"); warn: allowed with warnings; error: it threw or timed out. */
+  readonly result: HarnessAuditOutcome;
+  /** The denial's message, the warnings joined with "; ", or the error; "" for a pass. */
+  readonly message: string;
+}
+
+/**
+ * h.audit's answer: a script's audit results (admission.audit) now, as the runner publishes
+ * them. Objects outside the script's namespaces (admission.namespaceSelector,
+ * excludeNamespaces, kube-system, kube-node-lease) have none.
+ */
+interface HarnessAudit {
+  /** Every result, sorted by namespace, kind and name. */
+  readonly results: HarnessAuditResult[];
+  /** The results counted by outcome. */
+  readonly summary: { readonly [outcome in HarnessAuditOutcome]: number };
+  /**
+   * The openreports.io/v1alpha1 Report (one per namespace) and ClusterReport objects the
+   * runner would write, sorted by namespace and name; their timestamps are the virtual clock's.
+   */
+  readonly reports: KubeObject[];
+}
+
 /** A Go duration ("30s", "10m", "1h30m") or milliseconds. */
 type HarnessDuration = string | number;
 
@@ -274,6 +311,8 @@ interface HarnessExplanation {
   }[];
   dropped?: boolean;
   recording: boolean;
+  /** Each audit script's (admission.audit) result for the object; absent when none audits it. */
+  audit?: { script: string; result: "pass" | "fail" | "warn" | "error" | "skip"; message?: string; time: string }[];
   /** The printed form, as runner explain prints it. */
   text: string;
 }
@@ -341,8 +380,20 @@ interface Harness {
    * \"...\" denied the request: message"), a mutation changes what is stored.
    */
   admit(request: HarnessAdmissionRequest): HarnessAdmission;
-  /** The plugin's ctx.store, in memory with the runner's versions, conflicts, limits and TTLs (on the virtual clock). */
+  /**
+   * The audit results of the plugin (or options.script), which must have validate and
+   * admission: { audit: true }: every object of its watch was audited when it loaded, and each
+   * write through h (or the plugin) is audited before the write returns; a deleted object's
+   * result is gone.
+   */
+  audit(options?: HarnessAuditOptions): HarnessAudit;
+  /**
+   * The plugin's ctx.store, in memory with the runner's versions, conflicts, limits and TTLs
+   * (on the virtual clock); shared(name) reaches any shared namespace, declared or not.
+   */
   readonly store: ScriptStore;
+  /** The plugin's outbox (ctx.outbox.send, outbox.deliver): each message's record, by key (docs/once.md). */
+  readonly outbox: HarnessOutbox;
   /** Every write the plugin sent, in order. */
   readonly writes: HarnessWrite[];
   /** What the plugin logged with log and console, in order. */
@@ -399,3 +450,24 @@ declare function expect(received: unknown): Expectation;
  * list. It is closed when the test that opened it ends.
  */
 declare function harness(plugin: string, options?: HarnessOptions): Harness;
+
+/** h.outbox: the records of the plugin's outbox, as the runner keeps them in the store. */
+interface HarnessOutbox {
+  /** Every record, sorted by key. */
+  list(): HarnessOutboxRecord[];
+  /** key's record, or null. */
+  get(key: string): HarnessOutboxRecord | null;
+}
+
+/** One outbox message: pending (due, or waiting out its backoff), claimed (being delivered), done or failed. */
+interface HarnessOutboxRecord {
+  key: string;
+  state: "pending" | "claimed" | "done" | "failed";
+  message: unknown;
+  /** Deliveries started. */
+  attempts: number;
+  /** The last failed delivery's error; "" once done. */
+  lastError: string;
+  /** The latest delivery was interrupted (its outcome unknown) and delivered again or given up. */
+  interrupted: boolean;
+}

@@ -32,13 +32,14 @@ func (h *harness) object() goja.Value {
 		"add": h.add, "update": h.update, "delete": h.delete, "patch": h.patch,
 		"get": h.get, "list": h.list, "settle": h.settle, "advance": h.advance, "now": h.now,
 		"replay": h.replay, "metrics": h.metrics, "metricsText": h.metricsText,
-		"explain": h.explain, "admit": h.admit,
+		"explain": h.explain, "admit": h.admit, "audit": h.audit,
 	}
 	for name, fn := range methods {
 		_ = o.Set(name, fn)
 	}
 	_ = o.Set("http", h.httpObject())
 	_ = o.Set("store", h.storeObject(h.plugin))
+	_ = o.Set("outbox", h.outboxObject(h.plugin))
 	getters := map[string]func() goja.Value{
 		"writes": func() goja.Value { return h.f.toJS(h.writeList()) },
 		"logs":   func() goja.Value { return h.f.toJS(h.logs.root.snapshot(&h.logs.root.logs)) },

@@ -42,3 +42,30 @@ test("empty without the option", () => {
 });
 `})
 }
+
+// TestHarnessSharedStore: a plugin's ctx.store.shared(name) in the harness is the namespace
+// h.store.shared(name) seeds and reads, apart from the plugin's own store.
+func TestHarnessSharedStore(t *testing.T) {
+	t.Parallel()
+	allPass(t, map[string]string{"q.js": `
+export default {
+  watch: "v1/configmaps",
+  store: { shared: ["team-a"], readable: ["quota/"] },
+  onAdd(cm, ctx) {
+    const team = ctx.store.shared("team-a");
+    team.set("seen/" + cm.metadata.name, team.get("quota/web").value);
+  },
+};`, "h.test.js": `
+const cm = (name) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "web" } });
+
+test("shared namespace", () => {
+  const h = harness("./q.js");
+  h.store.shared("team-a").set("quota/web", 3);
+  h.add(cm("a"));
+  expect(h.store.shared("team-a").get("seen/a").value).toBe(3);
+  expect(h.store.shared("team-a").name).toBe("team-a");
+  expect(h.store.list()).toEqual([]);
+  expect(() => h.store.shared("Bad_Name")).toThrow("RFC 1123 label");
+});
+`})
+}

@@ -36,9 +36,21 @@ func (h *harness) seedStore(plugin string, keys map[string]any) error {
 	return nil
 }
 
-// storeObject is h.store: get, set, delete and list on the plugin's store.
+// storeObject is h.store: get, set, delete and list on the plugin's store, and shared(name)
+// for a shared namespace's (any name: the test seeds and reads what scripts declare).
 func (h *harness) storeObject(plugin string) goja.Value {
-	sc := h.off.Store().Scope(plugin)
+	o := h.scopeObject(h.off.Store().Scope(plugin))
+	_ = o.Set("shared", func(name string) goja.Value {
+		h.storeCheck("h.store.shared", store.ValidSharedName(name))
+		shared := h.scopeObject(h.off.Store().Shared(name))
+		_ = shared.Set("name", name)
+		return shared
+	})
+	return o
+}
+
+// scopeObject is get, set, delete and list on sc.
+func (h *harness) scopeObject(sc *store.Scope) *goja.Object {
 	o := h.f.rt.NewObject()
 	_ = o.Set("get", func(key string) goja.Value {
 		e, ok, err := sc.Get(h.f.ctx, key)

@@ -147,6 +147,8 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{iface: "HarnessWrite", runtime: writeKeys(), runtimeWas: "an entry of h.writes"},
 		{iface: "HarnessAdmissionRequest", runtime: admitKeys, runtimeWas: "h.admit's accepted request"},
 		{iface: "HarnessAdmission", runtime: slices.Collect(maps.Keys(admitAnswer(offline.AdmissionResult{}))), runtimeWas: "h.admit's answer"},
+		{iface: "HarnessAuditOptions", runtime: auditOptionKeys, runtimeWas: "h.audit's accepted options"},
+		{iface: "HarnessAudit", runtime: slices.Collect(maps.Keys(auditView(nil))), runtimeWas: "h.audit's answer"},
 		{iface: "HarnessAdmissionDecision", runtime: slices.Collect(maps.Keys(decisionValue(offline.AdmissionCall{}))), runtimeWas: "a decision of h.admit"},
 	}
 	for _, tt := range tests {

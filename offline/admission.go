@@ -22,6 +22,7 @@ import (
 
 	"github.com/jsinformer/jsinformer/admission"
 	"github.com/jsinformer/jsinformer/engine"
+	"github.com/jsinformer/jsinformer/internal/memcluster"
 )
 
 // Admission offline: the harness plays kube-apiserver's webhook dispatcher for the admission
@@ -74,10 +75,11 @@ type AdmissionResult struct {
 
 // admitter serves admission for the harness's engine; safe for concurrent use.
 type admitter struct {
-	e    *engine.Engine
-	srv  *admission.Server
-	uids atomic.Uint64
-	mu   sync.Mutex
+	e       *engine.Engine
+	cluster *memcluster.Cluster // whose Namespaces' labels the namespaceSelectors match
+	srv     *admission.Server
+	uids    atomic.Uint64
+	mu      sync.Mutex
 	// observed are the decisions of each request in flight, by uid, handed over from the
 	// server's Observe (one per script the webhook called, in the order of its path).
 	observed map[types.UID][]AdmissionCall
@@ -86,7 +88,7 @@ type admitter struct {
 }
 
 func newAdmitter(e *engine.Engine, cfg Config) *admitter {
-	a := &admitter{e: e, observed: map[types.UID][]AdmissionCall{}, onWrite: cfg.OnAdmission}
+	a := &admitter{e: e, cluster: cfg.Cluster, observed: map[types.UID][]AdmissionCall{}, onWrite: cfg.OnAdmission}
 	logger := cfg.Logger
 	if logger != nil {
 		logger = logger.With("component", "admission")

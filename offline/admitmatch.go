@@ -24,8 +24,9 @@ type webhook struct{ group admission.Group }
 // match as the registered webhooks do (admission.Registrar): the script's operations, a rule
 // per watched resource (the main resource, and the subresources of admission.subresources),
 // the namespaceSelector (never admission.AlwaysExcluded; the watched namespaces when the
-// script watches some only) and the objectSelector (the watches' shared label selector,
-// matched by the object or the old one).
+// script watches some only; the script's admission.excludeNamespaces and namespaceSelector,
+// matched by the labels of the cluster's Namespace) and the objectSelector (the watches'
+// shared label selector, matched by the object or the old one).
 func (a *admitter) matching(req AdmissionRequest, kind string) []webhook {
 	byScript := map[string]engine.AdmissionEntry{}
 	var entries []admission.Entry
@@ -37,7 +38,7 @@ func (a *admitter) matching(req AdmissionRequest, kind string) []webhook {
 	}
 	var out []webhook
 	for _, g := range admission.Groups(entries, kind) {
-		if matches(byScript[g.Scripts[0]], req) { // the scripts sharing an entry match alike
+		if a.matches(byScript[g.Scripts[0]], req) { // the scripts sharing an entry match alike
 			out = append(out, webhook{group: g})
 		}
 	}
@@ -56,7 +57,7 @@ func webhookEntry(e engine.AdmissionEntry) admission.Entry {
 	return out
 }
 
-func matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
+func (a *admitter) matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
 	ops, subs := e.Spec.Operations, e.Spec.Subresources
 	if !slices.Contains(ops, req.Operation) && !slices.Contains(ops, "*") {
 		return false
@@ -80,7 +81,33 @@ func matches(e engine.AdmissionEntry, req AdmissionRequest) bool {
 	if ns != "" && (slices.Contains(admission.AlwaysExcluded, ns) || (len(namespaces) > 0 && !slices.Contains(namespaces, ns))) {
 		return false
 	}
+	if ns != "" && !e.Spec.Namespaces().Selects(ns, a.namespaceLabels(req, ns)) {
+		return false
+	}
 	return selectorMatches(selector, req.Object) || selectorMatches(selector, req.OldObject)
+}
+
+// namespaceLabels are the labels the API server matches a namespaceSelector with: a
+// Namespace request's own object's (the old one's on DELETE), else the stored Namespace's
+// (nil when it does not exist: the selection then sees only its name).
+func (a *admitter) namespaceLabels(req AdmissionRequest, ns string) map[string]string {
+	if req.Resource == memcluster.NamespacesGVR {
+		obj := req.Object
+		if obj == nil {
+			obj = req.OldObject
+		}
+		if obj != nil {
+			return (&unstructured.Unstructured{Object: obj}).GetLabels()
+		}
+	}
+	if a.cluster == nil {
+		return nil
+	}
+	stored, err := a.cluster.Get(memcluster.NamespacesGVR, "", ns)
+	if err != nil {
+		return nil
+	}
+	return stored.GetLabels()
 }
 
 // selectorMatches reports whether obj's labels match selector, as an objectSelector does: an

@@ -11,6 +11,8 @@
 // only when informers, version workers, schedules and reconcilers are all idle and the
 // cluster saw no write over a whole round.
 //
+// Idle includes the audits (admission.audit): every audit script's initial pass done and
+// nothing queued for it, so that AuditReports after a Settle reflects every change.
 // Idle includes parked (parked.go): a call waiting on nothing but fetch requests its client
 // holds for the virtual clock (scripting.HoldRequest) cannot go on before the clock moves, so
 // when every busy worker is in such a call and no work waits for a free one, the harness is

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -287,4 +288,11 @@ func (w *waiter) until(ctx context.Context, what string, cond func() bool) error
 		pause = min(2*pause, 2*time.Millisecond)
 	}
 	return nil
+}
+
+// AuditReports is script's audit results as the runner publishes them (engine.AuditReports):
+// what `runner test`'s h.audit() reads once the harness is quiet; false when the script does
+// not audit.
+func (h *Harness) AuditReports(script string) ([]*unstructured.Unstructured, bool) {
+	return h.e.AuditReports(script)
 }

@@ -139,7 +139,7 @@ func (h *barrierHandler) OnDelete(obj any) {
 
 // flush returns once every handler registered now has been handed every change the cluster
 // made before the call: it waits until each informer's watch is open, sends a barrier and
-// waits until every handler has seen it.
+// waits until every handler registered before it was sent has seen it.
 func (s *barrierSource) flush(ctx context.Context, w *waiter) error {
 	s.mu.Lock()
 	handles := make([]*barrierHandle, 0, len(s.handles))
@@ -156,9 +156,16 @@ func (s *barrierSource) flush(ctx context.Context, w *waiter) error {
 			return err
 		}
 	}
+	// The handlers registered before the barrier is sent: one registered later (an audit
+	// starting on its own goroutine) may miss it, and has its initial list, which its owner
+	// waits for, instead.
+	handlers := make([][]*barrierHandler, len(handles))
+	for i, h := range handles {
+		handlers[i] = h.inf.handlers()
+	}
 	n := s.cluster.Barrier()
-	for _, h := range handles {
-		for _, bh := range h.inf.handlers() {
+	for i, h := range handles {
+		for _, bh := range handlers[i] {
 			err := w.until(ctx, fmt.Sprintf("the informer of %s to deliver its events", h.key), func() bool { return bh.seen.Load() >= n })
 			if err != nil {
 				return err

@@ -248,11 +248,14 @@ func TestComputeNames(t *testing.T) {
 
 // TestComputeAudit: a script with validate and admission.audit needs to write, read and
 // delete openreports.io reports and clusterreports; one without audit needs none of that.
+// An audit selecting namespaces by label lists and watches namespaces; one excluding them by
+// name, or a selector without audit (the API server matches it), does not.
 func TestComputeAudit(t *testing.T) {
 	t.Parallel()
 	dir := folder(t, nil, map[string]string{
-		"audited.js":  "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true },\n};\n",
-		"enforced.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n};\n",
+		"audited.js":  "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true, excludeNamespaces: [\"x\"] },\n};\n",
+		"enforced.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { namespaceSelector: { matchLabels: { a: \"b\" } } },\n};\n",
+		"selected.js": "export default {\n  watch: \"v1/configmaps\",\n  validate() {},\n  admission: { audit: true, namespaceSelector: { matchLabels: { a: \"b\" } } },\n};\n",
 	})
 	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
 	if err != nil {
@@ -267,5 +270,40 @@ func TestComputeAudit(t *testing.T) {
 	}
 	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool { return n.Script == "enforced.js" && n.Group == "openreports.io" }) {
 		t.Errorf("enforced.js does not audit but needs report rights: %v", rep.Needs)
+	}
+	for _, verb := range []string{"list", "watch"} {
+		if !has(rep.Needs, "selected.js", verb, "namespaces", "") {
+			t.Errorf("selected.js needs no %s on namespaces: %v", verb, rep.Needs)
+		}
+	}
+	if slices.ContainsFunc(rep.Needs, func(n permissions.Need) bool {
+		return n.Resource == "namespaces" && (n.Script == "audited.js" || n.Script == "enforced.js")
+	}) {
+		t.Errorf("a script that does not select namespaces by label in an audit needs namespaces: %v", rep.Needs)
+	}
+}
+
+// TestComputeOutbox: a script with an outbox needs to record Events (a message given up is a
+// Warning Event on the object it names), besides its watches and calls (the example's Secret).
+func TestComputeOutbox(t *testing.T) {
+	t.Parallel()
+	dir := folder(t, []string{"27-rollout-notifier-once.js"}, map[string]string{
+		"plain.js": `export default { watch: "v1/configmaps", onAdd() {} };`,
+	})
+	rep, err := permissions.Compute(t.Context(), permissions.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = "27-rollout-notifier-once.js"
+	for _, verb := range []string{"create", "patch"} {
+		if !has(rep.Needs, script, verb, "events", "") {
+			t.Errorf("%s: no need to %s events", script, verb)
+		}
+		if has(rep.Needs, "plain.js", verb, "events", "") {
+			t.Errorf("plain.js, without an outbox, needs to %s events", verb)
+		}
+	}
+	if !has(rep.Needs, script, "get", "secrets", "jsinformer") {
+		t.Errorf("%s: no need to get its Secret: %v", script, needsOf(rep.Needs, script))
 	}
 }

@@ -130,8 +130,11 @@ func Script(prg *scripting.Program, def scripting.Definition, defaults []scripti
 		}
 		b.add(res, sub, nss, nil, fmt.Sprintf("permissions[%d]", i), p.Verbs...)
 	}
+	if def.Outbox != nil { // a message given up is an Event on the object it names (docs/once.md)
+		b.add("v1/events", "", []string{""}, nil, "outbox (the Event of a failed message)", callVerbs["event"]...)
+	}
 	b.needs = append(b.needs, adm.Needs(prg.Name(), def.Validate, def.Mutate)...)
-	b.needs = append(b.needs, AuditNeeds(prg.Name(), def.Validate, def.Admission.Audit)...)
+	b.needs = append(b.needs, AuditNeeds(prg.Name(), def.Validate, def.Admission)...)
 	return b.needs, b.dynamic, b.err
 }
 

@@ -1,5 +1,7 @@
 package permissions
 
+import "github.com/jsinformer/jsinformer/scripting"
+
 // What the runner needs for itself, besides its scripts: the Leases of --leader-elect and
 // --sharded, and the reviews of a non-loopback debug API.
 
@@ -108,15 +110,22 @@ func (a Admission) Needs(script string, validate, mutate bool) []Need {
 // the runner publishes its results as openreports.io reports and clusterreports, applied
 // server-side (patch, and create for a report that does not exist yet), read back at start
 // (get, list) and deleted once empty. The CRDs themselves (deploy/crds/openreports.yaml) are
-// installed by the cluster's admin, not by the runner.
-func AuditNeeds(script string, validate, audit bool) []Need {
-	if !validate || !audit {
+// installed by the cluster's admin, not by the runner. An audit that selects namespaces by
+// their labels (admission.namespaceSelector) also lists and watches Namespaces, whose labels
+// it reads from the runner's cache.
+func AuditNeeds(script string, validate bool, spec scripting.AdmissionSpec) []Need {
+	if !validate || !spec.Audit {
 		return nil
 	}
 	var out []Need
 	for _, resource := range []string{"reports", "clusterreports"} {
 		for _, verb := range []string{"create", "delete", "get", "list", "patch"} {
 			out = append(out, Need{Script: script, Group: "openreports.io", Resource: resource, Verb: verb, Why: "audit reports"})
+		}
+	}
+	if spec.Namespaces().ByLabels() {
+		for _, verb := range []string{"list", "watch"} {
+			out = append(out, Need{Script: script, Resource: "namespaces", Verb: verb, Why: "audit: admission.namespaceSelector"})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The admission part of a definition: validate(obj, ctx), mutate(obj, ctx) and the
@@ -42,7 +43,8 @@ const (
 var DefaultOperations = []string{"CREATE", "UPDATE"}
 
 var (
-	admissionKeys    = []string{"operations", "failurePolicy", "timeoutSeconds", "mode", "subresources", "allowClusterLockout", "audit"}
+	admissionKeys = []string{"operations", "failurePolicy", "timeoutSeconds", "mode", "subresources", "allowClusterLockout", "audit",
+		"namespaceSelector", "excludeNamespaces"}
 	admissionOps     = []string{"CREATE", "UPDATE", "DELETE", "CONNECT", "*"}
 	admissionModes   = []string{ModeEnforce, ModeWarn, ModeAudit}
 	admissionPolicys = []string{FailurePolicyFail, FailurePolicyIgnore}
@@ -64,6 +66,13 @@ type AdmissionSpec struct {
 	AllowClusterLockout bool
 	// Audit: validate also audits the cached objects (audit.go); default false.
 	Audit bool
+	// NamespaceSelector selects, by their labels, the namespaces whose objects the script
+	// admits and audits, as a webhook's namespaceSelector (namespaceselect.go); nil selects
+	// every namespace of the watch.
+	NamespaceSelector *metav1.LabelSelector
+	// ExcludeNamespaces are namespaces, by name, whose objects the script never admits nor
+	// audits; sorted.
+	ExcludeNamespaces []string
 }
 
 // CallLimits are the Timeout and Grace of the runtimes that serve admission calls: within
@@ -136,6 +145,12 @@ func readAdmissionSpec(v goja.Value, l locator) (AdmissionSpec, error) {
 		return spec, err
 	}
 	if spec.AllowClusterLockout, err = readAllowLockout(obj.Get("allowClusterLockout"), spec.FailurePolicy, l); err != nil {
+		return spec, err
+	}
+	if spec.NamespaceSelector, err = readNamespaceSelector(obj.Get("namespaceSelector"), l); err != nil {
+		return spec, err
+	}
+	if spec.ExcludeNamespaces, err = readExcludeNamespaces(obj.Get("excludeNamespaces"), l); err != nil {
 		return spec, err
 	}
 	spec.TimeoutSeconds, err = readInt(obj.Get("timeoutSeconds"), "timeoutSeconds", 1, DefaultAdmissionTimeoutSeconds, l)

@@ -50,6 +50,10 @@ type Definition struct {
 	// Net is the `net` declaration, the --allow-net entries the script may reach (within the
 	// runner's list); nil when the script declares none and may reach the whole list.
 	Net []string
+	// Store is the `store` declaration: shared namespaces and readable keys (storedef.go).
+	Store StoreSpec
+	// Outbox is the `outbox` declaration (outbox.go); nil without one.
+	Outbox *OutboxSpec
 	// Shard is the `shard` declaration (ShardNamespace, ShardUID, ShardNone), "" when the
 	// script does not say: how the runner partitions its caches under --shard-cache.
 	Shard string
@@ -63,6 +67,7 @@ type Event struct {
 	Cache             Cache        // may be nil: ctx.cache then throws when used
 	Enqueue           func(string) // may be nil: ctx.enqueue then throws when used
 	Metrics           Metrics      // may be nil: ctx.metrics.NAME.inc and the like then throw
+	Delivery          *Delivery    // ctx.delivery: set by Deliver, nil (undefined) elsewhere
 }
 
 // Cache answers `ctx.cache` calls from the states the calling script version has been shown.

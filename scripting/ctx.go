@@ -19,6 +19,8 @@ type ctxObject struct {
 	enq    goja.Value
 	// store is ctx.store (store.go), the same for every call.
 	store goja.Value
+	// outbox is ctx.outbox (outbox.go), the same for every call.
+	outbox goja.Value
 	// metrics is ctx.metrics, set once the definition is read (metrics.go).
 	metrics goja.Value
 	// The last resource string and its JS value: consecutive events are usually the same.
@@ -26,7 +28,7 @@ type ctxObject struct {
 	resourceVal goja.Value
 }
 
-var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue", "metrics", "store"}
+var ctxKeys = []string{"resource", "script", "isInInitialList", "finalStateUnknown", "cache", "enqueue", "metrics", "store", "outbox", "delivery"}
 
 // newCtx makes the ctx of the script named script.
 func newCtx(env *callEnv, script string) *ctxObject {
@@ -58,6 +60,10 @@ func (c *ctxObject) Get(key string) goja.Value {
 		return c.metrics
 	case "store":
 		return c.store
+	case "outbox":
+		return c.outbox
+	case "delivery":
+		return c.deliveryValue()
 	}
 	return nil
 }

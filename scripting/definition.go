@@ -17,7 +17,7 @@ const (
 
 var definitionKeys = []string{
 	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "permissions",
-	"validate", "mutate", "admission", "net", "shard",
+	"validate", "mutate", "admission", "net", "store", "outbox", "shard",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -64,6 +64,12 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 		return err
 	}
 	if err := s.readNet(def.Get("net"), l); err != nil {
+		return err
+	}
+	if err := s.readStoreSpec(def.Get("store"), l); err != nil {
+		return err
+	}
+	if err := s.readOutbox(def.Get("outbox"), l); err != nil {
 		return err
 	}
 	if s.def.Shard, err = readShard(def.Get("shard"), l); err != nil {

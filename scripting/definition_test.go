@@ -28,7 +28,7 @@ func TestValidationMessages(t *testing.T) {
 			"v.js:3: unknown key 'indexer' in the definition; did you mean 'indexers'?"},
 		{"unknown key lists keys", "export default {\n  onAdd() {},\n  frobnicate: true,\n}",
 			"v.js:3: unknown key 'frobnicate' in the definition; valid keys are " +
-				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission, net, shard"},
+				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission, net, store, outbox, shard"},
 		{"shard unknown mode", "export default {\n  onAdd() {},\n  shard: \"cluster\",\n}",
 			`v.js:3: 'shard' must be "namespace", "uid" or "none", got a string ("cluster")`},
 		{"shard not a string", "export default {\n  onAdd() {},\n  shard: true,\n}",

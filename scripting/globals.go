@@ -40,7 +40,9 @@ func (s *instance) installGlobals() error {
 		return err
 	}
 	s.ctx = newCtx(s.callEnv, s.name)
-	s.ctx.store = newStoreObject(s.callEnv, s.store, s.context).exports()
+	s.ctx.store = newStoreObject(s.callEnv, s.store, &s.def.Store, s.context).exports()
+	s.ctx.outbox = (&outboxObject{callEnv: s.callEnv, outbox: s.outbox, ctx: s.context,
+		defined: func() bool { return s.deliverFn != nil }}).exports()
 	s.ctxObj = s.rt.NewDynamicObject(s.ctx)
 	return nil
 }

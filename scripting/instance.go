@@ -25,6 +25,7 @@ type instance struct {
 	log      *slog.Logger
 	client   Client
 	store    Store
+	outbox   Outbox
 	timeout  time.Duration
 	now      func() time.Time // Options.Now; nil is the wall clock
 	dog      *watchdog
@@ -54,6 +55,8 @@ type instance struct {
 	scheduleFns []goja.Callable       // schedule[i].run
 	enqueueFns  map[int]goja.Callable // watch[i].enqueue, when a function
 	collectFns  map[string]collectFn  // metrics[name].collect, by family name
+	deliverFn   goja.Callable         // outbox.deliver
+	outboxObj   *goja.Object          // `this` for deliver: the definition's outbox
 
 	// Per-call state, reset when the call ends (the event is ctx's, the thrown errors callEnv's).
 	callName string
@@ -88,7 +91,7 @@ type indexer struct {
 
 // newInstance creates a runtime without running anything in it; init, on the executor, does.
 func newInstance(name string, opts Options, log *slog.Logger, stuck *atomic.Int32) *instance {
-	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, store: opts.Store, timeout: opts.Timeout, now: opts.Now, log: log}
+	s := &instance{callEnv: newCallEnv(goja.New()), name: name, client: opts.Client, store: opts.Store, outbox: opts.Outbox, timeout: opts.Timeout, now: opts.Now, log: log}
 	s.fetch = newFetch(s.callEnv, opts, s.context, func() *netguard.List { return s.netList })
 	if opts.Now != nil {
 		s.rt.SetTimeSource(opts.Now) // Date follows the engine's clock (virtual in offline tests)

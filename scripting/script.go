@@ -45,6 +45,8 @@ type Options struct {
 	OnParked func(delta int)
 	// Store backs ctx.store: the script's own store. Nil makes every ctx.store call throw.
 	Store Store
+	// Outbox backs ctx.outbox.send: the script's outbox. Nil makes send throw.
+	Outbox Outbox
 }
 
 // Script is one instance of a Program as its owner sees it: the definition it exported and
@@ -184,6 +186,10 @@ func (s *Script) Definition() Definition {
 	d.Admission.Operations = slices.Clone(d.Admission.Operations)
 	d.Admission.Subresources = slices.Clone(d.Admission.Subresources)
 	d.Net = slices.Clone(d.Net)
+	if d.Outbox != nil {
+		spec := *d.Outbox
+		d.Outbox = &spec
+	}
 	return d
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dop251/goja"
@@ -21,12 +22,21 @@ type Store interface {
 	List(ctx context.Context, prefix string) ([]StoreEntry, error)
 }
 
+// SharedStores is implemented by a Store that also reaches shared namespaces: Shared returns
+// the store of the namespace name, which the script has declared (StoreSpec.Shared). A Store
+// without it makes ctx.store.shared throw.
+type SharedStores interface {
+	Shared(name string) Store
+}
+
 // StoreEntry is a key's value as Store reads return it.
 type StoreEntry struct {
 	Key     string
 	Value   []byte // JSON
 	Version int64
 	Expires time.Time // zero: never
+	// Readable: the value was written readable (StoreSetOptions.Readable).
+	Readable bool
 }
 
 // StoreSetOptions are the options of ctx.store.set: a time-to-live (zero: none) and, for a
@@ -34,6 +44,8 @@ type StoreEntry struct {
 type StoreSetOptions struct {
 	TTL    time.Duration
 	Expect *int64
+	// Readable: the key matches the definition's store.readable, so its value may be shown.
+	Readable bool
 }
 
 // storeObject is ctx.store. Reads are allowed everywhere; writes are side effects, refused in
@@ -43,20 +55,66 @@ type storeObject struct {
 	*callEnv
 	store Store // nil: every call throws
 	ctx   func() context.Context
+	// spec is the definition's store declaration, read once the definition has loaded.
+	spec *StoreSpec
+	// shared is the shared namespace this object reaches ("" for the script's own store);
+	// objects caches ctx.store.shared's answers on the script's own object.
+	shared  string
+	objects map[string]goja.Value
 }
 
-var storeKeys = []string{"get", "set", "delete", "list"}
+var (
+	storeKeys       = []string{"get", "set", "delete", "list", "shared"}
+	sharedStoreKeys = []string{"get", "set", "delete", "list", "name"}
+)
 
-func newStoreObject(env *callEnv, store Store, ctx func() context.Context) *storeObject {
-	return &storeObject{callEnv: env, store: store, ctx: ctx}
+func newStoreObject(env *callEnv, store Store, spec *StoreSpec, ctx func() context.Context) *storeObject {
+	return &storeObject{callEnv: env, store: store, spec: spec, ctx: ctx, objects: map[string]goja.Value{}}
 }
 
 // exports is the ctx.store object, read-only like ctx.
 func (s *storeObject) exports() *goja.Object {
-	return s.rt.NewDynamicObject(&frozen{rt: s.rt, keys: storeKeys, vals: map[string]goja.Value{
+	vals := map[string]goja.Value{
 		"get": s.rt.ToValue(s.get), "set": s.rt.ToValue(s.set),
 		"delete": s.rt.ToValue(s.del), "list": s.rt.ToValue(s.list),
-	}})
+	}
+	keys := storeKeys
+	if s.shared == "" {
+		vals["shared"] = s.rt.ToValue(s.sharedStore)
+	} else {
+		keys, vals["name"] = sharedStoreKeys, s.rt.ToValue(s.shared)
+	}
+	return s.rt.NewDynamicObject(&frozen{rt: s.rt, keys: keys, vals: vals})
+}
+
+// sharedStore is ctx.store.shared(name): the store of a shared namespace the definition
+// declares (store.shared), with the same methods as ctx.store.
+func (s *storeObject) sharedStore(call goja.FunctionCall) goja.Value {
+	const fn = "ctx.store.shared"
+	defer s.guard(fn)
+	name := s.stringArg(fn, call, 0, "name")
+	if obj, ok := s.objects[name]; ok {
+		return obj
+	}
+	if !slices.Contains(s.spec.Shared, name) {
+		s.throwf("%s: %q is not declared: add it to the definition's store.shared (declared: %v)", fn, name, s.spec.Shared)
+	}
+	sharer, ok := s.store.(SharedStores)
+	if s.store == nil || !ok {
+		s.throwf("%s: the store is not available here (start the runner with --store)", fn)
+	}
+	o := &storeObject{callEnv: s.callEnv, store: sharer.Shared(name), ctx: s.ctx, spec: s.spec, shared: name}
+	obj := o.exports()
+	s.objects[name] = obj
+	return obj
+}
+
+// prefix is the start of the names of this object's functions in errors.
+func (s *storeObject) prefix() string {
+	if s.shared == "" {
+		return "ctx.store"
+	}
+	return fmt.Sprintf("ctx.store.shared(%q)", s.shared)
 }
 
 func (s *storeObject) storeFor(fn string) Store {
@@ -97,7 +155,7 @@ func (s *storeObject) throwStore(fn, key string, err error) {
 
 // get is ctx.store.get(key): {key, value, version, expiresAt} or null.
 func (s *storeObject) get(call goja.FunctionCall) goja.Value {
-	const fn = "ctx.store.get"
+	fn := s.prefix() + ".get"
 	defer s.guard(fn)
 	key := s.keyArg(fn, call)
 	e, ok, err := s.storeFor(fn).Get(s.ctx(), key)
@@ -112,7 +170,7 @@ func (s *storeObject) get(call goja.FunctionCall) goja.Value {
 
 // list is ctx.store.list(prefix?): the entries whose keys start with prefix, sorted by key.
 func (s *storeObject) list(call goja.FunctionCall) goja.Value {
-	const fn = "ctx.store.list"
+	fn := s.prefix() + ".list"
 	defer s.guard(fn)
 	prefix := s.stringArg(fn, call, 0, "prefix")
 	entries, err := s.storeFor(fn).List(s.ctx(), prefix)
@@ -150,7 +208,7 @@ func (s *storeObject) parse(b []byte) goja.Value {
 
 // set is ctx.store.set(key, value, {ttl, version}): the key's new version.
 func (s *storeObject) set(call goja.FunctionCall) goja.Value {
-	const fn = "ctx.store.set"
+	fn := s.prefix() + ".set"
 	defer s.guard(fn)
 	s.write(fn)
 	key := s.keyArg(fn, call)
@@ -159,7 +217,7 @@ func (s *storeObject) set(call goja.FunctionCall) goja.Value {
 		panic(s.rt.NewTypeError(fmt.Sprintf("%s: value must be representable as JSON, got %s", fn, typeName(call.Argument(1)))))
 	}
 	o := s.options(fn, call.Argument(2), "ttl", "version")
-	opts := StoreSetOptions{Expect: s.versionOpt(fn, o)}
+	opts := StoreSetOptions{Expect: s.versionOpt(fn, o), Readable: s.spec.IsReadable(key)}
 	if ttl, ok := o["ttl"]; ok {
 		d, err := parseRequeue(ttl)
 		if err != nil {
@@ -176,7 +234,7 @@ func (s *storeObject) set(call goja.FunctionCall) goja.Value {
 
 // del is ctx.store.delete(key, {version}): whether the key existed.
 func (s *storeObject) del(call goja.FunctionCall) goja.Value {
-	const fn = "ctx.store.delete"
+	fn := s.prefix() + ".delete"
 	defer s.guard(fn)
 	s.write(fn)
 	key := s.keyArg(fn, call)

@@ -34,7 +34,7 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 	t.Parallel()
 	s := newTestScript(t, "d.js", `export default { onAdd() {} }`, Options{})
 	globals := map[string][]string{}
-	var cache, store []string
+	var cache, store, outbox []string
 	present := map[string]bool{}
 	onRuntime(t, s, func(in *instance) {
 		for _, g := range []string{"log", "console", "util", "k8s", "defineScript"} {
@@ -45,6 +45,7 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		}
 		cache = in.ctxObj.Get("cache").ToObject(in.rt).Keys()
 		store = in.ctxObj.Get("store").ToObject(in.rt).Keys()
+		outbox = in.ctxObj.Get("outbox").ToObject(in.rt).Keys()
 	})
 	keysOf := func(global string) []string { return globals[global] }
 	tests := []struct {
@@ -58,6 +59,9 @@ func TestDeclarationsMatchTheRuntime(t *testing.T) {
 		{"Context", ctxKeys},
 		{"Cache", cache},
 		{"ScriptStore", store},
+		{"ScriptOutbox", outbox},
+		{"OutboxOptions", outboxKeys},
+		{"Delivery", []string{"key", "attempt", "attempts", "interrupted"}},
 		{"AdmissionContext", admitCtxKeys},
 		{"ScriptDefinition", definitionKeys},
 		{"WatchSpec", watchEntryKeys},

@@ -47,6 +47,10 @@ type AuditScriptStatus struct {
 	// InitialPass: the script's version is still auditing the objects its watch held when it
 	// loaded; its reports wait until it is done.
 	InitialPass bool `json:"initialPass,omitempty"`
+	// Audited and Objects are the initial pass's progress: objects audited so far of those
+	// the script's watch listed (Objects grows while the informers still list).
+	Audited int `json:"audited,omitempty"`
+	Objects int `json:"objects,omitempty"`
 	// Results counts the objects audited by result: pass, fail, warn, error, skip.
 	Results map[string]int `json:"results"`
 }
@@ -213,6 +217,8 @@ type VersionStatus struct {
 	// Net is the definition's `net` declaration: where its fetch may connect, within
 	// --allow-net; empty when it declares none.
 	Net []string `json:"net,omitempty"`
+	// Outbox is the script's outbox as this version last listed it; nil without one.
+	Outbox *OutboxStatus `json:"outbox,omitempty"`
 }
 
 // LoadResult is the outcome of a load.

@@ -23,6 +23,9 @@ func (sc *Scope) apply(idx int, doc *document, batch []*op) (changed bool) {
 		a.changed = false
 	}
 	sc.reserve(idx, a.mine)
+	if changed {
+		doc.At = now.UnixMilli()
+	}
 	return changed
 }
 
@@ -82,7 +85,7 @@ func (a *applier) set(o *op, cur entry, exists bool) result {
 		return result{err: &LimitError{Key: o.key, Limit: "shard bytes (raise --store-shards)", Value: shardBytes, Max: MaxShardBytes}}
 	}
 	a.doc.Seq++
-	e := entry{Value: o.value, Version: a.doc.Seq}
+	e := entry{Value: o.value, Version: a.doc.Seq, Readable: o.readable}
 	if o.ttl > 0 {
 		e.Expires = a.now.Add(o.ttl).UnixMilli()
 	}

@@ -22,7 +22,8 @@
 // # Writes
 //
 // Writes to one shard are coalesced: the first write starts a flush goroutine, owned by the
-// Store, that waits Options.Window, takes every write queued for the shard, reads the
+// Store, that waits until Options.Window has passed since the shard's last update (not at all
+// when the shard was idle that long), takes every write queued for the shard, reads the
 // ConfigMap, applies the writes in order and updates it carrying the resourceVersion it read.
 // A stale resourceVersion (another replica wrote) gets Conflict from the API server; the
 // flush then reads again and reapplies the same writes, so no write is lost and none

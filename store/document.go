@@ -20,6 +20,8 @@ const (
 	LabelScript = "jsinformer.io/store-script"
 	// AnnotationScript carries the script's name, which may not be a valid label value.
 	AnnotationScript = "jsinformer.io/store-script"
+	// AnnotationShared carries a shared namespace's name instead, on its ConfigMaps (shared.go).
+	AnnotationShared = "jsinformer.io/store-shared"
 	labelManagedBy   = "app.kubernetes.io/managed-by"
 )
 
@@ -32,6 +34,8 @@ type entry struct {
 	Value   json.RawMessage `json:"v"`
 	Version int64           `json:"ver"`
 	Expires int64           `json:"exp,omitempty"` // Unix milliseconds; 0: never
+	// Readable: the script marked the key readable, so its value may be shown (SetOptions).
+	Readable bool `json:"r,omitempty"`
 }
 
 func (e entry) expired(now time.Time) bool { return e.Expires != 0 && now.UnixMilli() >= e.Expires }
@@ -41,6 +45,8 @@ func (e entry) expired(now time.Time) bool { return e.Expires != 0 && now.UnixMi
 type document struct {
 	Seq     int64            `json:"seq"`
 	Entries map[string]entry `json:"entries"`
+	// At is when the shard was last written, Unix milliseconds (runner store list).
+	At int64 `json:"at,omitempty"`
 }
 
 // decodeDocument reads cm's document; a nil cm (not created yet) is an empty one.
@@ -56,6 +62,15 @@ func decodeDocument(cm *corev1.ConfigMap) (*document, error) {
 		doc.Entries = map[string]entry{}
 	}
 	return doc, nil
+}
+
+// encodeDocument is doc as the ConfigMap named name holds it.
+func encodeDocument(name string, doc *document) (string, error) {
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("encode store configmap %s: %w", name, err)
+	}
+	return string(data), nil
 }
 
 // usage is what a shard holds: live keys and their key plus value bytes.
@@ -89,8 +104,8 @@ func scriptID(script string) string {
 }
 
 // shardName is the name of a script's shard i: readable prefix, script ID, shard number.
-func shardName(script, id string, i int) string {
-	return fmt.Sprintf("jsinformer-store-%s-%s-%d", slug(script), id, i)
+func shardName(prefix, script, id string, i int) string {
+	return fmt.Sprintf("jsinformer-store-%s%s-%s-%d", prefix, slug(script), id, i)
 }
 
 // slug is script lower-cased with runs of other characters than [a-z0-9] made one '-',

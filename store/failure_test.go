@@ -56,12 +56,16 @@ func TestFailedWriteKeepsTheValueOut(t *testing.T) {
 	}
 }
 
-// A caller whose context ends while its write waits gets the context's error; after Close,
+// A caller whose context ends while its write waits out its shard's window gets the context's error; after Close,
 // writes fail with ErrClosed and nothing is left running.
 func TestCancelAndClose(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
 	s, _ := newStore(t, store.Options{Namespace: ns, Window: time.Hour})
+	// The shard's first write goes at once (it was idle for a window); the next waits the hour.
+	if _, err := s.Scope("c").Set(t.Context(), "k", json.RawMessage(`0`), store.SetOptions{}); err != nil {
+		t.Fatalf("first set: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Scope("c").Set(ctx, "k", json.RawMessage(`1`), store.SetOptions{})

@@ -16,6 +16,8 @@ type op struct {
 	del    bool
 	ttl    time.Duration
 	expect *int64
+	// readable marks the value fit to show (SetOptions.Readable).
+	readable bool
 
 	res  result
 	done chan struct{}
@@ -66,10 +68,16 @@ func (sh *shard) fail(batch []*op, err error) {
 	}
 }
 
-// flushLoop is the shard's flush goroutine: after each window it writes what is queued, and
-// ends when the queue is empty. Owned by the Store (startFlush, Close).
+// flushLoop is the shard's flush goroutine: it writes what is queued, then again after each
+// window while writes keep coming, and ends when the queue is empty. A write to a shard idle
+// for a window or more goes at once: only writes that come while the shard is busy wait, so
+// a lone write costs one round trip and a stream of them at most one update per window.
+// Owned by the Store (startFlush, Close).
 func (sh *shard) flushLoop() {
-	window := time.NewTimer(sh.sc.st.opts.Window)
+	sh.mu.Lock()
+	wait := sh.sc.st.opts.Window - time.Since(sh.lastFlush)
+	sh.mu.Unlock()
+	window := time.NewTimer(max(wait, 0))
 	defer window.Stop()
 	for {
 		select {
@@ -86,6 +94,9 @@ func (sh *shard) flushLoop() {
 		}
 		sh.mu.Unlock()
 		sh.flush(batch)
+		sh.mu.Lock()
+		sh.lastFlush = time.Now()
+		sh.mu.Unlock()
 		window.Reset(sh.sc.st.opts.Window)
 	}
 }

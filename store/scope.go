@@ -18,6 +18,8 @@ type Entry struct {
 	Value   json.RawMessage
 	Version int64     // what SetOptions.Expect and DeleteOptions.Expect compare with
 	Expires time.Time // zero: never
+	// Readable: the write marked the value fit to show (SetOptions.Readable).
+	Readable bool
 }
 
 // SetOptions are Set's options.
@@ -28,6 +30,9 @@ type SetOptions struct {
 	// Expect, when not nil, makes the Set a compare-and-set: it applies only if the key's
 	// version is *Expect (0: the key is absent), and fails with a *ConflictError otherwise.
 	Expect *int64
+	// Readable marks the value fit to show in traces, the debug page and `runner store show`;
+	// otherwise only its size is shown there. Each write sets it anew.
+	Readable bool
 }
 
 // DeleteOptions are Delete's options; Expect as in SetOptions.
@@ -38,7 +43,8 @@ type DeleteOptions struct {
 // Scope is one script's store. Safe for concurrent use.
 type Scope struct {
 	st     *Store
-	script string
+	script string // the script's name, or the shared namespace's
+	shared bool   // a shared namespace's store (shared.go), not a script's
 	id     string
 	shards []*shard
 	byName map[string]*shard
@@ -53,12 +59,16 @@ type Scope struct {
 	loaded   bool    // usage was read from every shard
 }
 
-func newScope(st *Store, script string) *Scope {
-	sc := &Scope{st: st, script: script, id: scriptID(script), byName: map[string]*shard{}}
+func newScope(st *Store, script string, shared bool) *Scope {
+	sc := &Scope{st: st, script: script, shared: shared, id: ownerID(script, shared), byName: map[string]*shard{}}
 	sc.usage = make([]usage, st.opts.Shards)
 	sc.reserved = make([]usage, st.opts.Shards)
+	prefix := ""
+	if shared {
+		prefix = "shared-"
+	}
 	for i := range st.opts.Shards {
-		sh := &shard{sc: sc, idx: i, name: shardName(script, sc.id, i)}
+		sh := &shard{sc: sc, idx: i, name: shardName(prefix, script, sc.id, i)}
 		sc.shards = append(sc.shards, sh)
 		sc.byName[sh.name] = sh
 	}
@@ -81,7 +91,7 @@ func (sc *Scope) Get(ctx context.Context, key string) (Entry, bool, error) {
 }
 
 func toEntry(key string, e entry) Entry {
-	out := Entry{Key: key, Value: e.Value, Version: e.Version}
+	out := Entry{Key: key, Value: e.Value, Version: e.Version, Readable: e.Readable}
 	if e.Expires != 0 {
 		out.Expires = time.UnixMilli(e.Expires)
 	}
@@ -134,7 +144,7 @@ func (sc *Scope) Set(ctx context.Context, key string, value json.RawMessage, opt
 	if err := sc.checkSet(key, value); err != nil {
 		return 0, err
 	}
-	o := &op{key: key, value: value, expect: opts.Expect}
+	o := &op{key: key, value: value, expect: opts.Expect, readable: opts.Readable}
 	if opts.TTL > 0 {
 		o.ttl = opts.TTL
 	}

@@ -2,9 +2,9 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +21,8 @@ type shard struct {
 	mu       sync.Mutex
 	pending  []*op // queued writes, in call order
 	flushing bool  // a flush goroutine runs for this shard and will take pending
+	// lastFlush is when the shard's last update ended: a write within a window of it waits.
+	lastFlush time.Time
 	// seenRV and seen are the last document decoded, reused while the resourceVersion is the
 	// same; never modified (writes decode their own copy).
 	seenRV string
@@ -75,19 +77,19 @@ func (sh *shard) remember(cm *corev1.ConfigMap) (*document, error) {
 // write creates or updates the ConfigMap with doc; an update carries cm's resourceVersion, so
 // it fails with Conflict when another writer came between.
 func (sh *shard) write(ctx context.Context, cm *corev1.ConfigMap, doc *document) (*corev1.ConfigMap, error) {
-	data, err := json.Marshal(doc)
+	data, err := encodeDocument(sh.name, doc)
 	if err != nil {
-		return nil, fmt.Errorf("encode store configmap %s: %w", sh.name, err)
+		return nil, err
 	}
 	cms := sh.sc.st.client.ConfigMaps(sh.sc.st.opts.Namespace)
 	if cm == nil {
-		return cms.Create(ctx, sh.newConfigMap(string(data)), metav1.CreateOptions{})
+		return cms.Create(ctx, sh.newConfigMap(data), metav1.CreateOptions{})
 	}
 	cm = cm.DeepCopy()
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	cm.Data[DataKey] = string(data)
+	cm.Data[DataKey] = data
 	return cms.Update(ctx, cm, metav1.UpdateOptions{})
 }
 
@@ -96,7 +98,7 @@ func (sh *shard) newConfigMap(data string) *corev1.ConfigMap {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: sh.name, Namespace: sh.sc.st.opts.Namespace,
 			Labels:      map[string]string{LabelScript: sh.sc.id, labelManagedBy: "jsinformer"},
-			Annotations: map[string]string{AnnotationScript: sh.sc.script},
+			Annotations: map[string]string{sh.sc.annotation(): sh.sc.script},
 		},
 		Data: map[string]string{DataKey: data},
 	}

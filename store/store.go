@@ -20,6 +20,8 @@ const (
 	DefaultMaxValueBytes  = 64 << 10
 	DefaultMaxKeys        = 10000
 	DefaultMaxTotalBytes  = 8 << 20
+	// DefaultRetention is how long a deleted script's store is kept (retention.go).
+	DefaultRetention = 7 * 24 * time.Hour
 	// MaxShardBytes bounds one shard's document, below the API server's 1 MiB per ConfigMap.
 	MaxShardBytes = 900 << 10
 )
@@ -39,11 +41,16 @@ type Options struct {
 	// Shards is the number of ConfigMaps per script. Changing it on a store that holds data
 	// makes keys hash to other shards: existing keys then read as absent.
 	Shards int
-	// Window is how long a shard's first queued write waits for others to join its update.
+	// Window is the least time between two updates of one shard: a write to a shard updated
+	// less than Window ago waits for the rest of it, and the writes queued meanwhile go in one
+	// update; a write to a shard idle for longer goes at once.
 	Window time.Duration
 	// RequestTimeout bounds each API call of a flush (flushes outlive their callers' contexts).
 	RequestTimeout time.Duration
 	Limits         Limits
+	// Retention is how long the store of a script that is gone is kept before the runner
+	// deletes it (retention.go); zero keeps it until deleted by hand (`runner store delete`).
+	Retention time.Duration
 	// Now is the clock TTLs are measured with; time.Now when nil.
 	Now func() time.Time
 }
@@ -116,7 +123,7 @@ func (s *Store) Scope(script string) *Scope {
 	defer s.mu.Unlock()
 	sc := s.scopes[script]
 	if sc == nil {
-		sc = newScope(s, script)
+		sc = newScope(s, script, false)
 		s.scopes[script] = sc
 	}
 	return sc

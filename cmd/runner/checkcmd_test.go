@@ -204,3 +204,49 @@ func TestCheckHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSelectsNamespacesByTheInputsLabels: `runner check` over a folder with example 26,
+// whose namespaceSelector opts namespaces in by label: a Deployment without a memory limit is
+// denied in the namespace the folder labels, passes where it is not labelled (the script is
+// not called) and in the namespace it excludes by name.
+func TestCheckSelectsNamespacesByTheInputsLabels(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	manifests := map[string]string{
+		"00-namespaces.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {policy.example.com/memory-limits: required}\n" +
+			"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: sandbox\n  labels: {policy.example.com/memory-limits: required}\n",
+		"apps/deployments.yaml": deploymentDoc("shop") + "---\n" + deploymentDoc("dev") + "---\n" + deploymentDoc("sandbox"),
+	}
+	for name, content := range manifests {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := newCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"check", "--scripts", filepath.Join("..", "..", "examples", "scripts"), "--only", "26-memory-limits.js", dir})
+	err := cmd.ExecuteContext(t.Context())
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit %d (%v), want 1:\n%s", code, err, out.String())
+	}
+	want := []string{
+		"DENY    Deployment shop/api (" + filepath.Join(dir, "apps", "deployments.yaml") + ", document 1): 26-memory-limits.js: " +
+			"deployment api would run containers without a memory limit: main",
+		"checked 5 objects from 2 files with 1 admission script (mode enforce): 1 denied, 0 warned, 0 mutated, 0 audited, 0 errors",
+	}
+	if got := strings.TrimSuffix(out.String(), "\n"); got != strings.Join(want, "\n") {
+		t.Fatalf("output:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// deploymentDoc is a Deployment "api" in ns whose container sets no memory limit.
+func deploymentDoc(ns string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: api, namespace: " + ns + "}\nspec:\n  selector: {matchLabels: {app: api}}\n" +
+		"  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: main, image: nginx:1.27}]}\n"
+}

@@ -80,6 +80,7 @@ type options struct {
 	webhook           webhookFlags
 	fetch             fetchFlags
 	store             storeFlags
+	outboxLease       time.Duration
 }
 
 func newCommand() *cobra.Command {
@@ -105,7 +106,7 @@ Unlike kubectl, the default is all namespaces; -n restricts to one.`,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	o.addFlags(cmd)
-	cmd.AddCommand(newTypesCommand(), newTestCommand(), newCheckCommand(), newRecordCommand(), newRBACCommand())
+	cmd.AddCommand(newTypesCommand(), newTestCommand(), newCheckCommand(), newRecordCommand(), newRBACCommand(), newStoreCommand())
 	cmd.AddCommand(newListCommand(), newStatusCommand(), newQueueCommand(), newCacheCommand(), newIndexesCommand(), newExplainCommand(),
 		newTailCommand(), newRetryCommand(), newPauseCommand(), newResumeCommand(), newLogLevelCommand(), newReplayCommand())
 	return cmd
@@ -145,6 +146,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	o.webhook.add(f)
 	o.fetch.add(f)
 	o.store.add(f)
+	addOutboxFlags(f, &o.outboxLease)
 	o.kube.AddFlags(f)
 }
 
@@ -252,7 +254,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		MetricCollectTimeout: o.metricCollect,
 		TraceRecords:         traceRecords(o.traceRecords), Fetch: o.fetch.forScript,
-		Store: o.store.opened,
+		Store: o.store.opened, OutboxLease: o.outboxLease,
 	})
 	if err != nil {
 		return err

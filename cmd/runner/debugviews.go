@@ -43,7 +43,8 @@ func newStatusCommand() *cobra.Command {
 	cmd, _ := debugCommand("status", "Show a running runner's scripts, versions, informers and leader state",
 		`status shows the scripts of a running runner: file, content hash, state, last reloads, watches,
 informers, leader state and memory per script, and the admission webhook entries of the scripts
-with validate or mutate (configuration, entry, rules, failurePolicy, mode). It reads the runner's debug API (--debug-addr).`,
+with validate or mutate (configuration, entry, rules, failurePolicy, mode), and the audit scripts with
+their counts and their initial pass's progress. It reads the runner's debug API (--debug-addr).`,
 		"  runner status\n  runner status -o json\n  runner status --debug-addr 127.0.0.1:9089",
 		cobra.NoArgs, true, func(cmd *cobra.Command, client *debugClient, f *debugFlags, _ []string) error {
 			var raw []byte
@@ -144,13 +145,14 @@ returned for one object: the reverse of ctx.cache.byIndex.`,
 
 func newExplainCommand() *cobra.Command {
 	var events int
-	cmd, _ := debugCommand("explain RESOURCE NAMESPACE/NAME", "Explain what happened to one object: delivered or why not, handler calls, logs, writes",
+	cmd, _ := debugCommand("explain RESOURCE NAMESPACE/NAME", "Explain what happened to one object: delivered or why not, handler calls, logs, writes, audit results",
 		`explain shows, for one object: whether each script is shown it, and if not why (namespace, label
 selector, field selector, not watched, version still syncing, script paused); then its last
 events (default 20), each with the handler called, its duration and result, its log lines, its
 API writes (verb, resource, name, dry-run, status code), the reconcile keys it enqueued, and the
 reconcile runs of its key with attempts, and the admission decisions made about it (who asked,
-script, operation, outcome, message, warnings, patch, duration). Recording is bounded: see docs/debugging.md.
+script, operation, outcome, message, warnings, patch, duration), and each audit script's result for
+it (pass, fail, warn, error, skip), message and since when. Recording is bounded: see docs/debugging.md.
 The object is read from the API server with the runner's identity, so only for a resource some
 loaded script watches.`,
 		"  runner explain deploy web/api\n  runner explain cm kube-system/coredns --events 5 -o json",

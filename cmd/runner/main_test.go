@@ -12,6 +12,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 )
 
@@ -145,6 +150,21 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(scripts, "a.js"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An audit script, so that jsinformer_audit_results is served (its series are the results
+	// of the audit of the ConfigMaps the test creates below).
+	audit := `export default { watch: { resource: "v1/configmaps", namespace: "metrics-audit" },
+  validate(cm) { return { allowed: false, message: "no" }; }, admission: { audit: true, mode: "audit" } };`
+	if err := os.WriteFile(filepath.Join(scripts, "audit.js"), []byte(audit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kube := kubernetes.NewForConfigOrDie(cp.Config)
+	if _, err := kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "metrics-audit"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited", Namespace: "metrics-audit"}}
+	if _, err := kube.CoreV1().ConfigMaps("metrics-audit").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -157,6 +177,7 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_queue_depth{script="a.js",version=`)
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_informer_healthy{informer="v1/configmaps"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", "jsinformer_ready 1")
+	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_audit_results{result="fail",script="audit.js"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", "\ntest_configmaps ") // a script's family, beside the runner's
 	for _, name := range documentedMetrics(t) {                  // what the alerts and the dashboard rely on
 		if afterAGuardStop[name] || strings.HasPrefix(name, "jsinformer_shard_") { // --sharded only: TestShardedReplicas

@@ -19,7 +19,7 @@ func TestRBACStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "kind: Role\nmetadata:\n  name: runner\n  namespace: ops\n  labels:\n    app.kubernetes.io/name: jsinformer\nrules:\n" +
-		"  # (--store): ctx.store: the scripts' stores\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [create, get, list, update]\n"
+		"  # (--store): ctx.store: the scripts' stores (delete: after --store-retention)\n  - apiGroups: [\"\"]\n    resources: [configmaps]\n    verbs: [create, delete, get, list, update]\n"
 	if !strings.Contains(out, want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
@@ -54,6 +54,15 @@ func TestStoreFlags(t *testing.T) {
 	}
 	if _, err := parse("--store", "--store-max-value-bytes", "0"); err == nil {
 		t.Error("a zero limit was accepted")
+	}
+	if opts.Retention != store.DefaultRetention {
+		t.Errorf("retention = %v; want the default %v", opts.Retention, store.DefaultRetention)
+	}
+	if opts, err := parse("--store", "--store-retention", "0"); err != nil || opts.Retention != 0 {
+		t.Errorf("--store-retention 0 = %+v, %v; want kept forever", opts, err)
+	}
+	if _, err := parse("--store", "--store-retention", "-1h"); err == nil {
+		t.Error("a negative retention was accepted")
 	}
 }
 

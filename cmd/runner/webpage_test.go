@@ -47,10 +47,25 @@ var webpageScripts = map[string]string{
 `,
 }
 
+// webpagePolicy audits the web page test's ConfigMaps: red passes, blue fails, and app-1
+// (red) makes it throw, an error result.
+const webpagePolicy = `export default {
+  watch: { resource: "v1/configmaps", namespace: "` + webpageNS + `" },
+  validate(cm, ctx) {
+    if (ctx.operation !== "AUDIT") return;
+    if (cm.metadata.name === "app-1") throw new Error("cannot judge app-1");
+    const team = cm.metadata.labels?.team;
+    if (team !== "red") return { allowed: false, message: "team " + team + " may not run here" };
+  },
+  admission: { audit: true, mode: "audit" },
+};
+`
+
 // TestWebPage drives the debug listener's page in headless Chromium against a runner on the
 // real control plane: it loads with no console error, a save with a syntax error shows its
 // code frame within 2 s, an explain search shows the trace of an object just changed, the
-// Retry button re-runs a reconcile, and the tail shows a handler's log line. It saves a
+// Retry button re-runs a reconcile, the tail shows a handler's log line, and the policies view
+// lists an audit's failing objects, each a link to its explain. It saves a
 // screenshot of each view (SCREENSHOTS=dir keeps them: make screenshots).
 func TestWebPage(t *testing.T) {
 	cp := controlplane.Require(t, env)
@@ -201,6 +216,37 @@ func TestWebPage(t *testing.T) {
 			const row = document.querySelector('table.dropped[data-script="dropper.js"] tr[data-key="`+webpageNS+`/app-1"]');
 			return !!row && row.textContent.includes("cannot fix `+webpageNS+`/app-1");
 		})()`, 30*time.Second)
+		if errs := b.ConsoleErrors(); len(errs) > 0 {
+			t.Fatalf("the page logged errors: %q", errs)
+		}
+	})
+
+	t.Run("the policies view lists an audit's failing objects, each linking to its explain", func(t *testing.T) {
+		writeScript(t, scripts, "policy.js", webpagePolicy)
+		b.Do(t, "open the policies", chromedp.Navigate(base+"/policies"))
+		b.WaitJS(t, "policy.js with one pass, one fail and one error, its initial pass done", `(() => {
+			const row = document.querySelector('#policies tr[data-script="policy.js"]');
+			const n = (r) => row?.querySelector('td[data-result="' + r + '"]')?.textContent;
+			return !!row && row.cells[1].textContent === "done" && n("pass") === "1" && n("fail") === "1" && n("error") === "1" && n("warn") === "0";
+		})()`, 30*time.Second)
+		b.WaitJS(t, "the failing objects: the error first, then the failure, with their messages", `(() => {
+			const rows = [...document.querySelectorAll('table.failing[data-script="policy.js"] tbody tr')];
+			return rows.length === 2 &&
+				rows[0].dataset.object === "`+webpageNS+`/app-1" && rows[0].textContent.includes("error") && rows[0].textContent.includes("cannot judge app-1") &&
+				rows[1].dataset.object === "`+webpageNS+`/app-2" && rows[1].textContent.includes("fail") && rows[1].textContent.includes("team blue may not run here");
+		})()`, 30*time.Second)
+		b.Screenshot(t, "page-policies")
+		// The view re-renders on every snapshot: find and click in one page-side step.
+		b.WaitJS(t, "click app-2's link", `(() => {
+			const a = document.querySelector('table.failing[data-script="policy.js"] tr[data-object="`+webpageNS+`/app-2"] a');
+			if (!a) return false; a.click(); return true;
+		})()`, 30*time.Second)
+		b.WaitJS(t, "app-2's explain with policy.js's result", `(() => {
+			const row = document.querySelector('#object-audit tr[data-script="policy.js"]');
+			return location.pathname === "/explain/v1%2Fconfigmaps/`+webpageNS+`/app-2" &&
+				!!row && row.textContent.includes("fail") && row.textContent.includes("team blue may not run here");
+		})()`, 30*time.Second)
+		b.Screenshot(t, "page-explain-audit")
 		if errs := b.ConsoleErrors(); len(errs) > 0 {
 			t.Fatalf("the page logged errors: %q", errs)
 		}

@@ -1,6 +1,6 @@
 // Package web serves the runner's live debug page on the debug listener: one HTML page at /
 // (and at its deep links /scripts/FILE, /explain/RESOURCE/NS/NAME, /queues, /informers,
-// /tail, /indexes), its script and style under /ui/assets/, and /ui/events, a server-sent
+// /tail, /indexes, /policies), its script and style under /ui/assets/, and /ui/events, a server-sent
 // event stream of snapshots. Everything is embedded (go:embed); the page loads nothing from
 // elsewhere and needs no build step.
 //
@@ -9,7 +9,9 @@
 // A snapshot is the engine's state API (status.Status: scripts, versions, loads, informers,
 // leader) with, per script, its queues (at most KeysPerScript keys per version), the code
 // frame of a failed load (the lines around the error, read from Options.ScriptsDir — never a
-// file outside it), its memory and its call rates; and the index digests. Never an object.
+// file outside it), its memory and its call rates; the index digests; and the audit scripts'
+// summaries (counts, initial pass progress, at most FailingPerScript failing objects each,
+// chosen in memory proportional to that bound however many fail). Never an object.
 // Run rebuilds it at once when engine.StatusChanged fires (a save shows within a few hundred
 // milliseconds), and every Interval otherwise, only while a page is connected. The page reads objects, traces and index keys from the debug API (/debug/...)
 // when the user asks, and the tail from /debug/tail.

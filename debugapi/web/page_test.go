@@ -54,7 +54,7 @@ func (s bigSource) Status() status.Status {
 		{WatchStatus: status.WatchStatus{Resource: "v1/configmaps"}, Scripts: []string{"big.js"}, Synced: true, Healthy: true, Objects: s.objects, LastContact: &contact},
 		{WatchStatus: status.WatchStatus{Resource: "apps/v1/deployments", Namespace: "web"}, Scripts: []string{"big.js"}, Synced: true,
 			LastError: "connection refused", FailingSince: &failing, LastContact: &failing},
-	}}
+	}, Audit: &status.AuditStatus{ReportsMissing: true}}
 }
 
 func (bigSource) StatusChanged() <-chan struct{} { return nil }
@@ -68,6 +68,19 @@ func (s bigSource) IndexSummaries() []inspection.IndexSummary {
 	}
 	return []inspection.IndexSummary{{Script: "big.js", Version: "aaaaaaaaaaaa", Resources: []string{"v1/configmaps"},
 		Indexes: []inspection.IndexDigest{{Name: "byValue", Distinct: s.objects, Values: vals, Truncated: true}}}}
+}
+
+// AuditSummaries: big.js audits 100,000 objects, all failing; like the engine, it lists
+// only the first limit.
+func (s bigSource) AuditSummaries(limit int) []inspection.AuditSummary {
+	const failing = 100_000
+	sum := inspection.AuditSummary{Script: "big.js", Results: map[string]int{"pass": 0, "fail": failing, "warn": 0, "error": 0, "skip": 0},
+		Failing: make([]inspection.AuditFinding, 0, limit), MoreFailing: failing - limit, ReportSelector: "jsinformer.dev/script=big-js"}
+	for i := range limit {
+		sum.Failing = append(sum.Failing, inspection.AuditFinding{Resource: "v1/configmaps", Object: fmt.Sprintf("ns/obj-%06d", i),
+			Result: "fail", Message: "label 'team' is required", Time: time.Unix(1, 0)})
+	}
+	return []inspection.AuditSummary{sum}
 }
 
 func (bigSource) Subscribe(inspection.TailFilter) (inspection.Subscription, error) {
@@ -111,8 +124,9 @@ func tailFeed(rate int, d time.Duration, sent chan<- int) http.HandlerFunc {
 
 // TestPageUnderLoad measures the page in Chromium with 20,000 objects in one informer (and
 // 20,000 reconcile keys, 20,000 index values) and a tail of 500 records/s for 10 s: the first
-// render comes within 1 s of navigation, the tail receives every record, its list stays at
-// TAIL_CAP rows and the JS heap grows by less than 32 MiB.
+// render comes within 1 s of navigation, the policies view lists 100 of 100,000 failing
+// objects and says the reports are kept in memory only, the tail receives every record, its list stays at TAIL_CAP rows and the JS heap
+// grows by less than 32 MiB.
 func TestPageUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: not run with -short")
@@ -166,6 +180,13 @@ func TestPageUnderLoad(t *testing.T) {
 	b.Screenshot(t, "page-scripts")
 	b.Do(t, "open the informers", chromedp.Navigate(srv.URL+"/informers"))
 	b.WaitJS(t, "the failing informer in WARN", `(() => { const w = document.querySelector("#informers tr.warn"); return !!w && w.textContent.includes("WARN") && w.textContent.includes("apps/v1/deployments"); })()`, 10*time.Second)
+	b.WaitJS(t, "the policies view shows at most 100 failing objects and the count of the rest", `(() => {
+		document.querySelector('#nav a[data-view="policies"]').click();
+		const rows = document.querySelectorAll('table.failing[data-script="big.js"] tbody tr');
+		return rows.length === 100 && rows[0].querySelector("a").getAttribute("href") === "/explain/v1%2Fconfigmaps/ns/obj-000000" &&
+			document.querySelector("#view-policies .more")?.textContent.includes("99900 more not shown") &&
+			document.querySelector("#reports-missing")?.textContent.includes("kept in memory only");
+	})()`, 10*time.Second)
 	b.WaitJS(t, "the queue shows at most 100 keys", `(() => { document.querySelector('#nav a[data-view="queues"]').click(); const n = document.querySelectorAll("table.keys tbody tr").length; return n === 100 && document.body.textContent.includes("19900 more keys"); })()`, 10*time.Second)
 
 	heap0, err := browsertest.Eval[float64](b, `(() => { document.querySelector('#nav a[data-view="tail"]').click(); return performance.memory.usedJSHeapSize; })()`)

@@ -10,6 +10,10 @@ import (
 	"github.com/jsinformer/jsinformer/status"
 )
 
+// FailingPerScript bounds the failing objects a snapshot lists per audit script (errors,
+// then failures, then warnings); AuditSummary.MoreFailing says how many more there are.
+const FailingPerScript = inspection.AuditFailing
+
 // KeysPerScript bounds the reconcile keys a snapshot lists per script version (running and
 // failing ones first); KeyCount says how many there are.
 const KeysPerScript = 100
@@ -29,6 +33,11 @@ type Snapshot struct {
 	Permissions []status.PermissionStatus `json:"permissions"`
 	// Rates is false when the runner records no traces (no calls per second, no p95).
 	Rates bool `json:"rates"`
+	// Policies are the audit scripts' (admission.audit) counts, initial pass progress and
+	// first failing objects (at most FailingPerScript each); ReportsMissing: the cluster does
+	// not serve the report CRDs, so results are kept in memory only.
+	Policies       []inspection.AuditSummary `json:"policies"`
+	ReportsMissing bool                      `json:"reportsMissing,omitempty"`
 }
 
 // ScriptView is one script.
@@ -81,6 +90,11 @@ func (p *Page) snapshot(now time.Time) (Snapshot, error) {
 	if out.Permissions == nil {
 		out.Permissions = []status.PermissionStatus{}
 	}
+	out.Policies = src.AuditSummaries(FailingPerScript)
+	if out.Policies == nil {
+		out.Policies = []inspection.AuditSummary{}
+	}
+	out.ReportsMissing = st.Audit != nil && st.Audit.ReportsMissing
 	for _, sc := range st.Scripts {
 		v := ScriptView{ScriptStatus: sc, Queues: []inspection.ScriptQueue{}, Frame: p.frames.of(sc), MemoryBytes: memory[sc.Name], Rates: rates[sc.Name]}
 		for _, sq := range queues[sc.Name] {

@@ -22,6 +22,7 @@ type Source interface {
 	Queue(script string) (inspection.QueueView, error)
 	ScriptMemory() map[string]int64
 	IndexSummaries() []inspection.IndexSummary
+	AuditSummaries(limit int) []inspection.AuditSummary
 	Subscribe(f inspection.TailFilter) (inspection.Subscription, error)
 }
 
@@ -62,7 +63,7 @@ func New(opts Options) *Page {
 // Register adds the page's routes with handle (debugapi.Server.Handle).
 func (p *Page) Register(handle func(pattern string, h http.Handler)) {
 	index := http.HandlerFunc(p.index)
-	for _, pattern := range []string{"GET /{$}", "GET /scripts/", "GET /explain/", "GET /queues", "GET /informers", "GET /tail", "GET /indexes"} {
+	for _, pattern := range []string{"GET /{$}", "GET /scripts/", "GET /explain/", "GET /queues", "GET /informers", "GET /tail", "GET /indexes", "GET /policies"} {
 		handle(pattern, index)
 	}
 	sub, _ := fs.Sub(assets, "assets")

@@ -141,6 +141,20 @@ interface ScriptDefinition<T = KubeObject> {
    */
   shard?: "namespace" | "uid" | "none";
   /**
+   * ctx.store's declaration (docs/store.md). shared: the shared namespaces (DNS labels) this
+   * script reaches with ctx.store.shared(name); scripts share keys only in a namespace they all
+   * declare. readable: key prefixes whose values the runner may show (traces, explain, the
+   * debug page, `runner store show`); other values show only their size. "" makes every key
+   * readable.
+   */
+  store?: { shared?: string[]; readable?: string[] };
+  /**
+   * Side effects once (docs/once.md): ctx.outbox.send(key, message) records a message under an
+   * idempotency key, and deliver(message, ctx) performs it, on whichever replica claims it,
+   * retried with backoff when it throws. A key is delivered once however often it is sent.
+   */
+  outbox?: OutboxOptions;
+  /**
    * Admission: decides on a request before the API server stores it. obj is the request's
    * object (null on DELETE; ctx.oldObject is then the object deleted). Return undefined to
    * allow. Runs with no side effects: k8s writes, events and fetch throw.
@@ -184,6 +198,21 @@ interface AdmissionOptions {
    * the results as openreports.io Reports. Default false. Requires validate.
    */
   audit?: boolean;
+  /**
+   * Only objects in namespaces with these labels (a webhook's namespaceSelector, within the
+   * watch's namespace): requests elsewhere never reach the script, and the audit gives them
+   * no result. A Namespace object is matched by its own labels; other cluster-scoped objects
+   * always. Default: every namespace. kube-system and kube-node-lease are never selected.
+   */
+  namespaceSelector?: AdmissionLabelSelector;
+  /** Namespaces, by name, whose objects the script never admits nor audits. */
+  excludeNamespaces?: string[];
+}
+
+/** A label selector, as in a ValidatingWebhookConfiguration; its parts are ANDed. */
+interface AdmissionLabelSelector {
+  matchLabels?: { [key: string]: string };
+  matchExpressions?: { key: string; operator: "In" | "NotIn" | "Exists" | "DoesNotExist"; values?: string[] }[];
 }
 
 /** What validate returns to decide; undefined allows. */
@@ -223,6 +252,48 @@ interface AdmissionContext<T = KubeObject> {
   readonly cache: Cache<T>;
   /** The script's store; only get and list here: set and delete throw "side effects are not allowed here". */
   readonly store: ScriptStore;
+}
+
+/** A definition's outbox: deliver performs a message's side effect; a throw or a rejected promise is a failed attempt. */
+interface OutboxOptions {
+  /** Performs the message's side effect. Send ctx.delivery.key along (an Idempotency-Key header) so the receiver can drop a repeat. */
+  deliver(message: any, ctx: Context): void | Promise<void>;
+  /** Deliveries before a message fails for good (a metric, an Event, runner status). Default 10. */
+  attempts?: number;
+  /** The wait after the first failure, doubled after each: a duration ("5s") or milliseconds. Default "5s". */
+  backoff?: string | number;
+  /** The longest wait between attempts. Default "10m". */
+  maxBackoff?: string | number;
+  /** How long a key is remembered once its message is delivered or failed: sending it again within that time does nothing. Default "168h". */
+  keep?: string | number;
+  /**
+   * A delivery interrupted by a crash (its outcome unknown): "redeliver" (default: delivered
+   * again, at least once, with ctx.delivery.interrupted) or "fail" (at most once).
+   */
+  interrupted?: "redeliver" | "fail";
+}
+
+/** ctx.outbox: the script's outbox, kept in the API server (docs/once.md). */
+interface ScriptOutbox {
+  /**
+   * Records message (JSON) under key for outbox.deliver, unless the key was sent before (and
+   * is still remembered): true when recorded, false when it was a repeat. Throws where side
+   * effects are refused (validate, mutate). about names the object an Event of a failed
+   * delivery is recorded on.
+   */
+  send(key: string, message: unknown, options?: { about?: KubeObject | View<KubeObject> }): boolean;
+}
+
+/** ctx.delivery during outbox.deliver. */
+interface Delivery {
+  /** The key the message was sent under: pass it to the receiver as an idempotency key. */
+  readonly key: string;
+  /** This attempt, from 1. */
+  readonly attempt: number;
+  /** The attempts allowed (outbox.attempts). */
+  readonly attempts: number;
+  /** The previous attempt was interrupted by a crash: it may or may not have taken effect. */
+  readonly interrupted: boolean;
 }
 
 /** One entry of `permissions`: verbs on a resource ("v1/secrets", "example.com/v1/widgets/status"). */
@@ -299,6 +370,10 @@ interface Context<T = KubeObject> {
   readonly metrics: { readonly [name: string]: MetricHandle };
   /** The script's key-value store, kept in the API server and shared by the runner's replicas (docs/store.md). */
   readonly store: ScriptStore;
+  /** Side effects once: send records a message for the definition's outbox.deliver (docs/once.md). */
+  readonly outbox: ScriptOutbox;
+  /** In outbox.deliver only: which message and which attempt; undefined elsewhere. */
+  readonly delivery?: Delivery;
 }
 
 /**
@@ -320,6 +395,17 @@ interface ScriptStore {
   delete(key: string, options?: { version?: number }): boolean;
   /** The entries whose keys start with prefix (all when omitted), sorted by key. */
   list<V = unknown>(prefix?: string): StoreEntry<V>[];
+  /**
+   * The store of a shared namespace the definition declares (store.shared), which every
+   * script declaring it reads and writes; the same methods. An undeclared name throws.
+   */
+  shared(name: string): SharedStore;
+}
+
+/** ctx.store.shared(name): a shared namespace's store. */
+interface SharedStore extends Omit<ScriptStore, "shared"> {
+  /** The namespace's name. */
+  readonly name: string;
 }
 
 /** One key of ctx.store as get and list return it; value is the script's own copy. */

@@ -79,6 +79,11 @@ func healthy() map[string]string {
 		"jsinformer_admission_decisions_total{" + admit + `, outcome="denied"}`:                        "0+10x40",
 		"jsinformer_admission_decisions_total{" + admit + `, outcome="errored"}`:                       "0+1x40",
 		`up{job="unrelated"}`: "1x40",
+		"jsinformer_audit_results{" + p1 + `, script="team.js", result="pass"}`:  "70x40",
+		"jsinformer_audit_results{" + p1 + `, script="team.js", result="fail"}`:  "30x40",
+		"jsinformer_audit_results{" + p1 + `, script="team.js", result="error"}`: "0x40",
+		"jsinformer_audit_results{" + p2 + `, script="team.js", result="fail"}`:  "30x40", // the follower audits too
+		"jsinformer_audit_results{" + p2 + `, script="team.js", result="error"}`: "0x40",
 	}
 }
 
@@ -109,6 +114,9 @@ func TestAlertsFireOnTheirFailureOnly(t *testing.T) {
 		{"JsinformerScriptStopped", map[string]string{"jsinformer_script_stopped{" + p1 + `, script="a.js"}`: "0x35 1x4"}},
 		{"JsinformerAdmissionErrors", map[string]string{"jsinformer_admission_decisions_total{" + admit + `, outcome="errored"}`: "0x20 0+20x19"}},
 		{"", map[string]string{"jsinformer_admission_decisions_total{" + admit + `, outcome="denied"}`: "0x20 0+500x19"}}, // denials are no errors
+		{"JsinformerAuditErrors", map[string]string{"jsinformer_audit_results{" + p1 + `, script="team.js", result="error"}`: "0x20 2x19"}},
+		{"", map[string]string{"jsinformer_audit_results{" + p1 + `, script="team.js", result="fail"}`: "30x20 5000x19"}}, // failures are the policy's job
+		{"", map[string]string{"jsinformer_audit_results{" + p1 + `, script="team.js", result="error"}`: "0x30 3x5 0x4"}}, // a few minutes of errors, fixed
 		{"JsinformerScriptMetricFailing", map[string]string{"jsinformer_script_metric_errors_total{" + p1 + `, script="a.js", metric="m", reason="error"}`: "0x20 0+1x19"}},
 	}
 	all := loadRules(t)

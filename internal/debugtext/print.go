@@ -191,6 +191,7 @@ func Explanation(w io.Writer, x inspection.Explanation) {
 		row(t, d.Script, d.Version, d.State, yesNo(d.Delivered), yesNo(d.Cached), reason, detail)
 	}
 	_ = t.Flush()
+	auditResults(w, x.Audit)
 	_, _ = fmt.Fprintln(w)
 	switch {
 	case !x.Recording:
@@ -208,6 +209,20 @@ func Explanation(w io.Writer, x inspection.Explanation) {
 	for _, r := range x.Records {
 		Record(w, r, false)
 	}
+}
+
+// auditResults prints the object's audit results, if any script audits it.
+func auditResults(w io.Writer, results []inspection.AuditResult) {
+	if len(results) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintln(w, "\nAudit:")
+	t := newTable(w)
+	row(t, "SCRIPT", "RESULT", "SINCE", "MESSAGE")
+	for _, r := range results {
+		row(t, r.Script, r.Result, r.Time.Local().Format(time.DateTime), orDash(oneLine(r.Message, 200)))
+	}
+	_ = t.Flush()
 }
 
 // Record prints one trace record: a line, then its logs, writes, keys and error indented.
@@ -257,6 +272,9 @@ func Record(w io.Writer, r inspection.TraceRecord, withObject bool) {
 			line += "  " + rq.Error
 		}
 		_, _ = fmt.Fprintln(w, line)
+	}
+	for _, op := range r.Store {
+		_, _ = fmt.Fprintln(w, "    store  "+storeLine(op))
 	}
 	if len(r.Enqueued) > 0 {
 		_, _ = fmt.Fprintf(w, "    enqueued %s\n", strings.Join(r.Enqueued, ", "))
@@ -315,4 +333,31 @@ func admissionRecord(w io.Writer, r inspection.TraceRecord, withObject bool) {
 	if r.Error != "" {
 		_, _ = fmt.Fprintf(w, "    error  %s\n", oneLine(r.Error, 300))
 	}
+}
+
+// storeLine is one ctx.store call of a record: the value only when the record has it (the
+// key is readable).
+func storeLine(op inspection.StoreOp) string {
+	line := op.Op
+	if op.Shared != "" {
+		line += " [" + op.Shared + "]"
+	}
+	line += " " + op.Key
+	switch {
+	case op.Op == "list":
+		line += fmt.Sprintf(" -> %d keys", op.Count)
+	case op.Op == "get" && !op.Found:
+		line += " -> absent"
+	}
+	line += fmt.Sprintf("  %dB", op.Bytes)
+	if op.Version != 0 {
+		line += fmt.Sprintf(" v%d", op.Version)
+	}
+	if op.Value != "" {
+		line += " = " + oneLine(op.Value, 200)
+	}
+	if op.Error != "" {
+		line += "  " + oneLine(op.Error, 120)
+	}
+	return line
 }

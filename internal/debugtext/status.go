@@ -55,6 +55,7 @@ func Status(w io.Writer, st status.Status) {
 	printLoads(w, st.Scripts)
 	printWatches(w, st.Scripts)
 	printNet(w, st.Scripts)
+	printOutbox(w, st.Scripts)
 	printWebhooks(w, st.Webhooks)
 	printInformers(w, st.Informers)
 	printPartitions(w, st.Informers)
@@ -80,20 +81,12 @@ func printAudit(w io.Writer, a *status.AuditStatus) {
 	for _, s := range a.Scripts {
 		pass := "done"
 		if s.InitialPass {
-			pass = fmt.Sprintf("running (%d audited)", total(s.Results))
+			pass = fmt.Sprintf("running (%d of %d audited)", s.Audited, s.Objects)
 		}
 		r := s.Results
 		row(t, s.Script, pass, r["pass"], r["fail"], r["warn"], r["error"], r["skip"])
 	}
 	_ = t.Flush()
-}
-
-func total(counts map[string]int) int {
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	return n
 }
 
 // printPermissions lists what the runner lacks, when it lacks anything.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jsinformer/jsinformer/internal/debugtext"
 	"github.com/jsinformer/jsinformer/status"
@@ -99,7 +100,7 @@ func TestStatusAudit(t *testing.T) {
 	var out bytes.Buffer
 	debugtext.Status(&out, status.Status{Ready: true, Audit: &status.AuditStatus{ReportsMissing: true, Scripts: []status.AuditScriptStatus{
 		{Script: "team.js", Results: map[string]int{"pass": 7, "fail": 2}},
-		{Script: "slow.js", InitialPass: true, Results: map[string]int{"error": 3}},
+		{Script: "slow.js", InitialPass: true, Audited: 3, Objects: 20, Results: map[string]int{"error": 3}},
 	}}})
 	text := out.String()
 	for _, want := range []string{"kept in memory only", "deploy/crds/openreports.yaml"} {
@@ -116,7 +117,7 @@ func TestStatusAudit(t *testing.T) {
 	if got := strings.Join(lines["team.js"], " "); got != "team.js done 7 2 0 0 0" {
 		t.Errorf("team.js line = %q", got)
 	}
-	if got := strings.Join(lines["slow.js"], " "); got != "slow.js running (3 audited) 0 0 0 3 0" {
+	if got := strings.Join(lines["slow.js"], " "); got != "slow.js running (3 of 20 audited) 0 0 0 3 0" {
 		t.Errorf("slow.js line = %q", got)
 	}
 }
@@ -146,6 +147,32 @@ func TestStatusPartitionedInformers(t *testing.T) {
 	for _, cell := range []string{"v1/pods", "(all)", "namespace slices 0-127 of 256", "client", "40", "21", "no shardInfo"} {
 		if !strings.Contains(lines[i+2], cell) {
 			t.Errorf("line %q lacks %q", lines[i+2], cell)
+		}
+	}
+}
+
+// TestStatusShowsTheOutbox: runner status counts each serving script's outbox messages by
+// state and lists the ones given up with their last error; no section without an outbox.
+func TestStatusShowsTheOutbox(t *testing.T) {
+	t.Parallel()
+	var none bytes.Buffer
+	debugtext.Status(&none, status.Status{Ready: true, Scripts: []status.ScriptStatus{{Name: "a.js",
+		Versions: []status.VersionStatus{{Hash: "h1", State: status.VersionCurrent}}}}})
+	if strings.Contains(none.String(), "Outbox") {
+		t.Errorf("an Outbox section without an outbox:\n%s", none.String())
+	}
+	var out bytes.Buffer
+	at := time.Date(2026, 12, 7, 18, 0, 0, 0, time.UTC)
+	debugtext.Status(&out, status.Status{Ready: true, Scripts: []status.ScriptStatus{{Name: "notify.js",
+		Versions: []status.VersionStatus{{Hash: "h1", State: status.VersionCurrent, Outbox: &status.OutboxStatus{
+			Pending: 2, Claimed: 1, Done: 40, Failed: 1, Listed: at,
+			Failures: []status.OutboxFailure{{Key: "rollout-failed/u1/3", Attempts: 8, Error: "webhook answered 503", Time: at}},
+		}}}}}})
+	text := out.String()
+	for _, want := range []string{"Outbox (as last listed):", "PENDING", "notify.js", "40",
+		`notify.js: "rollout-failed/u1/3" failed after 8 attempts at 2026-12-07T18:00:00Z: webhook answered 503`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("runner status lacks %q:\n%s", want, text)
 		}
 	}
 }

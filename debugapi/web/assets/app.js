@@ -1,7 +1,7 @@
 // The runner's live page. Plain JS, no build step, nothing loaded from elsewhere.
 // Data: /ui/events (snapshots pushed on change), /debug/* (explain, cache, actions),
 // /debug/tail (the live trace stream). Views are picked by the path, so deep links work:
-// /scripts/FILE, /explain/RESOURCE/NS/NAME, /queues, /informers, /tail, /indexes.
+// /scripts/FILE, /explain/RESOURCE/NS/NAME, /queues, /informers, /tail, /indexes, /policies.
 "use strict";
 
 // TAIL_CAP bounds the tail's DOM rows (and its pause buffer): the page's memory stays flat
@@ -79,7 +79,7 @@ function route() {
   state.script = "";
   if (p.startsWith("/scripts/")) state.script = p.slice("/scripts/".length);
   else if (p.startsWith("/explain")) view = "explain";
-  else if (["/queues", "/informers", "/tail", "/indexes"].includes(p)) view = p.slice(1);
+  else if (["/queues", "/informers", "/tail", "/indexes", "/policies"].includes(p)) view = p.slice(1);
   show(view);
   if (view === "explain") {
     const parts = raw.slice("/explain/".length).split("/").filter(Boolean).map(decode);
@@ -149,6 +149,7 @@ function render() {
     case "informers": target.replaceChildren(...renderInformers(s)); break;
     case "queues": target.replaceChildren(...renderQueues(s)); break;
     case "indexes": renderIndexes(s, target); break;
+    case "policies": target.replaceChildren(...renderPolicies(s)); break;
   }
   if (!state.firstRender) state.firstRender = performance.now();
 }
@@ -372,6 +373,7 @@ function renderExplain(x) {
       h("td", {}, d.script), h("td", { class: "mono" }, d.version || ""), h("td", {}, d.state),
       h("td", {}, d.delivered ? "yes" : "no: " + d.reason), h("td", {}, d.cached ? "yes" : "no"),
       h("td", { class: "mono" }, d.detail || (d.watch ? [d.watch.resource, d.watch.namespace, d.watch.labelSelector].filter(Boolean).join(" ") : "")))))));
+  out.push(...renderObjectAudit(x.audit || []));
   if (!x.recording) out.push(h("p", { class: "warn" }, "trace recording is off (--trace-records 0)"));
   if (x.dropped) out.push(h("p", { class: "muted" }, "older records of this object were dropped (cap per object)"));
   const recs = x.records || [];
@@ -413,7 +415,21 @@ function renderRecord(r) {
     (r.logs || []).map((l) => h("div", { class: "sub mono" }, `${l.level} ${l.message}`, l.attrs ? " " + JSON.stringify(l.attrs) : "")),
     (r.writes || []).map((w) => h("div", { class: "sub mono" + (w.error ? " err" : "") }, `write: ${w.verb} ${w.resource} ${w.namespace ? w.namespace + "/" : ""}${w.name || ""}${w.dryRun ? " (dry run)" : ""} → ${w.code}${w.error ? " " + w.error : ""}`)),
     (r.requests || []).map((q) => h("div", { class: "sub mono" + (q.error ? " err" : "") }, `fetch: ${q.method} ${q.host}${q.path} → ${q.status} ${q.durationMs.toFixed(1)} ms ${q.bytes} B${q.error ? " " + q.error : ""}`)),
+    (r.store || []).map((o) => h("div", { class: "sub mono" + (o.error ? " err" : "") }, `store: ${o.op}${o.shared ? " [" + o.shared + "]" : ""} ${o.key}${o.op === "list" ? " → " + (o.count || 0) + " keys" : ""}${o.op === "get" && !o.found ? " → absent" : ""} ${o.bytes} B${o.version ? " v" + o.version : ""}${o.value ? " = " + o.value : ""}${o.error ? " " + o.error : ""}`)),
     (r.enqueued || []).length ? h("div", { class: "sub mono" }, "enqueued: " + r.enqueued.join(", ")) : null);
+}
+
+// renderObjectAudit lists each audit script's result for the explained object.
+function renderObjectAudit(results) {
+  if (!results.length) return [];
+  return [h("h3", {}, "Audit"),
+    h("table", { id: "object-audit" },
+      h("thead", {}, h("tr", {}, ["script", "result", "message", "since"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, results.map((r) => h("tr", { class: auditRowClass(r.result), "data-script": r.script },
+        h("td", {}, h("a", { href: "/scripts/" + r.script }, r.script)),
+        h("td", {}, h("span", { class: "badge " + auditBadge(r.result) }, r.result)),
+        h("td", { class: "mono" }, r.message || ""),
+        h("td", {}, fmtDateTime(r.time))))))];
 }
 
 // ---- tail ----------------------------------------------------------------------------------
@@ -530,6 +546,48 @@ async function indexKeys(sc, index, value) {
   } catch (e) {
     box.replaceChildren(h("p", { class: "err" }, `keys of ${res}: ${e.message}`));
   }
+}
+
+// ---- policies ------------------------------------------------------------------------------
+
+const AUDIT_RESULTS = ["pass", "fail", "warn", "error", "skip"];
+const auditBadge = (r) => ({ pass: "ok", fail: "err", error: "err", warn: "warn" })[r] || "muted";
+const auditRowClass = (r) => ({ fail: "err", error: "err", warn: "warn" })[r] || "";
+const fmtDateTime = (t) => t ? new Date(t).toLocaleString() : "";
+
+// renderPolicies shows each audit script's counts and initial pass, then its failing objects
+// (the snapshot carries at most FailingPerScript of them, errors first), each a link to its
+// explain, and how many more there are.
+function renderPolicies(s) {
+  const pols = s.policies || [];
+  const out = [];
+  if (s.reportsMissing) out.push(h("p", { class: "badge warn", id: "reports-missing" }, "the cluster does not serve the openreports.io CRDs: results are kept in memory only (kubectl apply -f deploy/crds/openreports.yaml)"));
+  if (!pols.length) {
+    out.push(h("p", { class: "muted" }, "no script audits (admission: { audit: true })"));
+    return out;
+  }
+  out.push(h("table", { id: "policies" },
+    h("thead", {}, h("tr", {}, ["script", "initial pass", ...AUDIT_RESULTS].map((t, i) => h("th", { class: i >= 2 ? "num" : "" }, t)))),
+    h("tbody", {}, pols.map((p) => h("tr", { "data-script": p.script },
+      h("td", {}, h("a", { href: "/scripts/" + p.script }, p.script)),
+      h("td", {}, p.initialPass ? h("span", { class: "badge warn" }, `running: ${p.audited} of ${p.objects} audited`) : "done"),
+      AUDIT_RESULTS.map((r) => h("td", { class: "num" + (p.results[r] && r !== "pass" && r !== "skip" ? " " + auditBadge(r) : ""), "data-result": r }, p.results[r] || 0)))))));
+  for (const p of pols) {
+    const failing = p.failing || [];
+    if (!failing.length) continue;
+    out.push(h("h2", {}, h("a", { href: "/scripts/" + p.script }, p.script), " ", h("span", { class: "muted" }, `${failing.length + (p.moreFailing || 0)} not passing`)));
+    out.push(h("table", { class: "failing", "data-script": p.script },
+      h("thead", {}, h("tr", {}, ["result", "object", "resource", "message", "since"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, failing.map((f) => h("tr", { class: auditRowClass(f.result), "data-object": f.object },
+        h("td", {}, h("span", { class: "badge " + auditBadge(f.result) }, f.result)),
+        h("td", { class: "mono" }, h("a", { href: explainPath(f.resource, f.object) }, f.object)),
+        h("td", { class: "mono muted" }, f.resource),
+        h("td", { class: "mono" }, f.message || ""),
+        h("td", {}, fmtDateTime(f.time)))))));
+    if (p.moreFailing) out.push(h("p", { class: "muted more" }, `${p.moreFailing} more not shown: `,
+      h("code", {}, `kubectl get reports,clusterreports -A -l ${p.reportSelector}`)));
+  }
+  return out;
 }
 
 route();

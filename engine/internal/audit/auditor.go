@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/jsinformer/jsinformer/scripting"
 )
@@ -34,28 +33,49 @@ type Config struct {
 	Pass   uint64
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Namespaces is the script's selection of namespaces (admission.namespaceSelector,
+	// excludeNamespaces, the protected namespaces): an object it does not select gets no
+	// result, as its webhook never sees it (scope.go).
+	Namespaces scripting.NamespaceSelection
+	// NamespaceInformer is the cache of Namespace objects whose labels Namespaces reads;
+	// required when Namespaces.ByLabels.
+	NamespaceInformer cache.SharedIndexInformer
 }
 
 // Auditor evaluates one script version's validate over every object of its watch: each one
 // once on Run (the initial pass), then each one again whenever it changes; a deleted object's
 // result goes. Changes wait in a queue of keys, which holds each key at most once however
-// often the object changes (client-go's workqueue), so the queue is bounded by the number of
-// objects watched and a busy object is evaluated once per pass, on its latest state.
+// often the object changes (queue.go), so the queue is bounded by the number of objects
+// watched and a busy object is evaluated once per pass, on its latest state.
 type Auditor struct {
 	ctx   context.Context // Run's: once done, nothing more is recorded
 	cfg   Config
-	queue workqueue.TypedInterface[string]
+	queue *keyQueue
+	// passed: the initial pass is done (Run's goroutine only).
+	passed bool
 }
 
 // NewAuditor returns an Auditor for cfg; Run starts it.
 func NewAuditor(cfg Config) *Auditor {
-	return &Auditor{cfg: cfg, queue: workqueue.NewTyped[string]()}
+	return &Auditor{cfg: cfg, queue: newKeyQueue()}
 }
+
+// Idle reports that the Auditor has nothing queued nor being audited; the initial pass is
+// Results.Passing's to tell.
+func (a *Auditor) Idle() bool { return a.queue.idle() }
 
 // Run registers on the sources' informers, audits until ctx is done, then unregisters. The
 // results it set stay: the next version's Run replaces them.
 func (a *Auditor) Run(ctx context.Context) {
 	a.ctx = ctx
+	if a.cfg.Namespaces.ByLabels() {
+		stopNamespaces, ok := a.watchNamespaces(ctx)
+		defer stopNamespaces()
+		if !ok {
+			a.cfg.Results.PassDone(a.cfg.Script, a.cfg.Pass) // stopped, or it audits nothing
+			return
+		}
+	}
 	var regs []cache.ResourceEventHandlerRegistration
 	defer func() {
 		for i, reg := range regs {
@@ -71,7 +91,7 @@ func (a *Auditor) Run(ctx context.Context) {
 		}
 		regs = append(regs, reg)
 	}
-	stop := context.AfterFunc(ctx, a.queue.ShutDown)
+	stop := context.AfterFunc(ctx, a.queue.shutdown)
 	defer stop()
 	var retain sync.WaitGroup
 	retain.Go(func() { a.retainAfterSync(ctx, regs) })
@@ -80,28 +100,42 @@ func (a *Auditor) Run(ctx context.Context) {
 	}
 }
 
-// handler queues the key of every add, update and delete of resource.
+// handler queues the key of every add, update and delete of resource, and counts the
+// objects of the initial list for the pass's progress.
 func (a *Auditor) handler(resource string) cache.ResourceEventHandler {
 	add := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			a.queue.Add(resource + "|" + key)
+			a.queue.add(resource + "|" + key)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, obj any) { add(obj) }, DeleteFunc: add}
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			if initial {
+				a.cfg.Results.Listed(a.cfg.Script, a.cfg.Pass)
+			}
+			add(obj)
+		},
+		UpdateFunc: func(_, obj any) { add(obj) },
+		DeleteFunc: add,
+	}
 }
 
 // next audits the next key; false once the queue has shut down.
 func (a *Auditor) next() bool {
-	key, shutdown := a.queue.Get()
-	if shutdown || a.ctx.Err() != nil {
-		return false // a shut-down queue drains first: a stopped Auditor must not end its successor's pass
+	key, ok := a.queue.get()
+	if !ok || a.ctx.Err() != nil {
+		return false // a stopped Auditor must not end its successor's pass
 	}
-	defer a.queue.Done(key)
+	defer a.queue.done(key)
 	if key == passDone {
 		a.cfg.Results.PassDone(a.cfg.Script, a.cfg.Pass)
+		a.passed = true
 		return true
 	}
 	a.audit(key)
+	if !a.passed {
+		a.cfg.Results.Audited(a.cfg.Script, a.cfg.Pass)
+	}
 	return true
 }
 
@@ -114,6 +148,10 @@ func (a *Auditor) audit(key string) {
 	item, exists, err := src.Informer.GetStore().GetByKey(objKey)
 	u, isObj := item.(*unstructured.Unstructured)
 	if err != nil || !exists || !isObj {
+		a.cfg.Results.Delete(a.cfg.Script, key)
+		return
+	}
+	if !a.selects(u) {
 		a.cfg.Results.Delete(a.cfg.Script, key)
 		return
 	}
@@ -167,11 +205,7 @@ func errorMessage(err error) string { return err.Error() }
 // then forgets the results of objects no source holds any more (those a previous version
 // audited that this one does not watch, or that went while none was auditing).
 func (a *Auditor) retainAfterSync(ctx context.Context, regs []cache.ResourceEventHandlerRegistration) {
-	synced := make([]cache.InformerSynced, len(regs))
-	for i, reg := range regs {
-		synced[i] = reg.HasSynced
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !waitSynced(ctx, regs...) {
 		return
 	}
 	a.cfg.Results.Retain(a.cfg.Script, func(key string) bool {
@@ -183,5 +217,5 @@ func (a *Auditor) retainAfterSync(ctx context.Context, regs []cache.ResourceEven
 		_, exists, err := src.Informer.GetStore().GetByKey(objKey)
 		return err == nil && exists
 	})
-	a.queue.Add(passDone)
+	a.queue.add(passDone)
 }

@@ -2,9 +2,9 @@ package audit
 
 import (
 	"encoding/json"
-	"fmt"
 	"hash/fnv"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -51,24 +51,35 @@ func (id ReportID) GVR() schema.GroupVersionResource {
 func Build(results []Result) map[ReportID]*unstructured.Unstructured {
 	groups := map[ReportID][]Result{}
 	for _, r := range results {
-		id := ReportID{Namespace: r.Subject.Namespace, Name: reportName(r.Script, "")}
+		id := groupOf(r.Script, r.Subject.Namespace)
 		groups[id] = append(groups[id], r)
 	}
 	out := map[ReportID]*unstructured.Unstructured{}
 	for id, group := range groups {
-		buckets := bucketCount(len(group))
-		for i, part := range split(group, buckets) {
-			if len(part) == 0 {
-				continue
-			}
-			pid := id
-			if buckets > 1 {
-				pid.Name = reportName(part[0].Script, fmt.Sprint(i))
-			}
-			out[pid] = reportObject(pid, part)
-		}
+		buildGroup(out, id, group, bucketCount(len(group)))
 	}
 	return out
+}
+
+// buildGroup adds to out the reports of group (sorted) under its base id, split into buckets
+// parts: those of a part without results are left out. group may hold only some parts'
+// results, all of each, with buckets the count of the whole group's.
+func buildGroup(out map[ReportID]*unstructured.Unstructured, id ReportID, group []Result, buckets int) {
+	for i, part := range split(group, buckets) {
+		if len(part) == 0 {
+			continue
+		}
+		pid := ReportID{Namespace: id.Namespace, Name: partName(id.Name, i, buckets)}
+		out[pid] = reportObject(pid, part)
+	}
+}
+
+// partName is the name of part i of a group named base split into buckets parts.
+func partName(base string, i, buckets int) string {
+	if buckets == 1 {
+		return base
+	}
+	return base + "-" + strconv.Itoa(i)
 }
 
 // bucketCount is a power of two giving each bucket about half of MaxResults at most, so that
@@ -84,12 +95,17 @@ func bucketCount(n int) int {
 func split(group []Result, buckets int) [][]Result {
 	parts := make([][]Result, buckets)
 	for _, r := range group {
-		h := fnv.New32a()
-		h.Write([]byte(r.Subject.UID + "/" + r.Subject.Name))
-		i := int(h.Sum32() % uint32(buckets))
+		i := int(partHash(r) % uint32(buckets))
 		parts[i] = append(parts[i], r)
 	}
 	return parts
+}
+
+// partHash places r in a part of its group: its index is this modulo the parts.
+func partHash(r Result) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(r.Subject.UID + "/" + r.Subject.Name))
+	return h.Sum32()
 }
 
 var notName = regexp.MustCompile(`[^a-z0-9-]+`)

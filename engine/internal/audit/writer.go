@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,7 +56,10 @@ type WriterConfig struct {
 	WriteTimeout time.Duration
 	// DryRun sends every write with dryRun=All: the server checks it and stores nothing.
 	DryRun bool
-	Logger *slog.Logger
+	// Parallel bounds the writes in flight (0: DefaultParallel). The writes of one key
+	// (ReportKey) go one after another, in one goroutine, each holding the key (Begin).
+	Parallel int
+	Logger   *slog.Logger
 }
 
 // Writer publishes the results as reports: every Window, if they changed, it builds the
@@ -72,7 +76,9 @@ type WriterConfig struct {
 // wrote: a hand-over over unchanged results writes nothing.
 type Writer struct {
 	cfg     WriterConfig
+	mu      sync.Mutex               // guards known while writes are in flight
 	known   map[ReportID]knownReport // what the server holds; nil until listed
+	full    bool                     // known was listed since the last publish: compare every group
 	written atomic.Uint64            // Results' seq last published
 	retryAt time.Time
 	warned  bool
@@ -81,6 +87,12 @@ type Writer struct {
 	listed  atomic.Bool   // known was read from the server
 	gen     atomic.Uint64 // the ring generation known was listed in
 }
+
+// DefaultParallel is how many report writes a Writer has in flight at most, unless told:
+// enough to hide a write's round trip (a report of 500 results takes the API server about
+// 100 ms), few against the API server's priority-and-fairness seats (the flow of a service
+// account has dozens) and the client's QPS.
+const DefaultParallel = 8
 
 // recheck is how long a missing CRD or a failed write waits before the next try.
 const recheck = 30 * time.Second
@@ -107,7 +119,7 @@ func (w *Writer) tick(ctx context.Context, now time.Time) {
 	if !w.cfg.Results.Started() {
 		return
 	}
-	if (seq == w.written.Load() && w.known != nil && w.generation() == w.gen.Load()) || now.Before(w.retryAt) || !w.cfg.Leading() || !w.cfg.Ready() {
+	if (seq == w.written.Load() && w.known != nil && !w.full && w.generation() == w.gen.Load()) || now.Before(w.retryAt) || !w.cfg.Leading() || !w.cfg.Ready() {
 		return
 	}
 	if len(w.cfg.Results.Passing()) > 0 {
@@ -137,51 +149,147 @@ func (w *Writer) checkCRDs(ctx context.Context) bool {
 	return ok
 }
 
-// knownReport is what the server holds of one report: its Content, and its key (ReportKey).
-type knownReport struct{ content, key string }
+// knownReport is what the server holds of one report: its Content, its key (ReportKey), and
+// its group (groupOf).
+type knownReport struct {
+	content, key, name string
+	group              ReportID
+}
+
+// knownOf is what the server holds of report id labelled scriptLabel.
+func knownOf(content, scriptLabel string, id ReportID) knownReport {
+	return knownReport{content: content, key: ReportKey(scriptLabel, id.Namespace), name: id.Name,
+		group: ReportID{Namespace: id.Namespace, Name: "jsinformer-" + strings.Trim(scriptLabel, "-")}} // as reportName
+}
 
 // publish writes the reports of this replica's keys that changed; the seq it built from is
-// published once all writes succeeded and the ring did not move meanwhile.
+// published once all writes succeeded and the ring did not move meanwhile. After a listing
+// it compares every report; otherwise only the parts of the groups changed since the last
+// publish (Results.Changed: every part of a group whose part count changed), which the
+// others cannot differ from.
 func (w *Writer) publish(ctx context.Context) error {
 	if gen := w.generation(); w.known == nil || gen != w.gen.Load() {
 		if err := w.list(ctx); err != nil {
 			return err
 		}
 		w.gen.Store(gen)
+		w.full = true
 	}
-	seq, results := w.cfg.Results.Snapshot()
-	want := Build(results)
-	for _, id := range slices.SortedFunc(maps.Keys(want), compareIDs) {
-		if halt, err := w.sync(ctx, id, want[id]); halt || err != nil {
-			return err
+	seq, want, stale := w.build()
+	var applies, deletes []write
+	for id, obj := range want {
+		applies = append(applies, write{id: id, obj: obj})
+	}
+	for id, k := range w.known {
+		if _, ok := want[id]; !ok && stale(k) {
+			deletes = append(deletes, write{id: id})
 		}
 	}
-	for _, id := range slices.SortedFunc(maps.Keys(w.known), compareIDs) {
-		if _, ok := want[id]; ok {
-			continue
-		}
-		if halt, err := w.sync(ctx, id, nil); halt || err != nil {
-			return err
-		}
+	if halt, err := w.writeAll(ctx, applies, deletes); halt || err != nil {
+		return err
 	}
 	w.written.Store(seq)
+	w.full = false
+	w.cfg.Results.Published(seq)
 	w.passes.Add(1)
 	return nil
 }
 
-// sync brings report id to obj (nil: deleted) if this replica owns its key, holding the key
+// build returns the reports to compare with what the server holds, the seq they reflect,
+// and which known reports they replace (those not built are to be deleted): every report
+// after a listing, else those of the groups changed since the last publish.
+func (w *Writer) build() (seq uint64, want map[ReportID]*unstructured.Unstructured, stale func(knownReport) bool) {
+	if w.full {
+		seq, results := w.cfg.Results.Snapshot()
+		return seq, Build(results), func(knownReport) bool { return true }
+	}
+	seq, groups := w.cfg.Results.Changed(w.written.Load())
+	want = map[ReportID]*unstructured.Unstructured{}
+	for id, c := range groups {
+		buildGroup(want, id, c.Results, c.Buckets)
+	}
+	return seq, want, func(k knownReport) bool {
+		c, ok := groups[k.group]
+		return ok && (c.Parts == nil || c.Parts[k.name])
+	}
+}
+
+// write is one report to bring to obj (nil: to delete).
+type write struct {
+	id  ReportID
+	obj *unstructured.Unstructured
+}
+
+// writeAll makes the writes, at most Parallel at once: those of one key in one goroutine,
+// its applies (by ID) then its deletes, so that a group's new parts exist before its old
+// ones go. After a halt or an error no key starts; the first error is returned once the
+// writes in flight are over. The goroutines are started and waited for here.
+func (w *Writer) writeAll(ctx context.Context, applies, deletes []write) (halt bool, err error) {
+	byKey := map[string][]write{}
+	for _, list := range [][]write{applies, deletes} {
+		slices.SortFunc(list, func(a, b write) int { return compareIDs(a.id, b.id) })
+		for _, wr := range list {
+			key := w.keyOf(wr)
+			byKey[key] = append(byKey[key], wr)
+		}
+	}
+	var (
+		mu      sync.Mutex
+		stopped bool
+		wg      sync.WaitGroup
+	)
+	slots := make(chan struct{}, cmp.Or(w.cfg.Parallel, DefaultParallel))
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
+		slots <- struct{}{}
+		mu.Lock()
+		done := stopped
+		mu.Unlock()
+		if done {
+			<-slots
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			for _, wr := range byKey[key] {
+				h, e := w.sync(ctx, key, wr.id, wr.obj)
+				if !h && e == nil {
+					continue
+				}
+				mu.Lock()
+				if !stopped {
+					stopped, halt, err = true, h, e
+				}
+				mu.Unlock()
+				return
+			}
+		})
+	}
+	wg.Wait()
+	return halt, err
+}
+
+// keyOf is the key (ReportKey) of a write: its report's script label and namespace.
+func (w *Writer) keyOf(wr write) string {
+	if wr.obj != nil {
+		return ReportKey(wr.obj.GetLabels()[ScriptLabel], wr.id.Namespace)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.known[wr.id].key
+}
+
+// sync brings report id to obj (nil: deleted) if this replica owns key, holding the key
 // meanwhile. halt reports that nothing was written and the publish is to end unfinished: Run
 // is ending, or the ring applied a change since the reports were listed (what is known of
-// the key may be its previous owner's; the next tick lists again).
-func (w *Writer) sync(ctx context.Context, id ReportID, obj *unstructured.Unstructured) (halt bool, err error) {
+// the key may be its previous owner's; the next tick lists again). Safe from several
+// goroutines for different keys.
+func (w *Writer) sync(ctx context.Context, key string, id ReportID, obj *unstructured.Unstructured) (halt bool, err error) {
 	if ctx.Err() != nil {
 		return true, nil
 	}
+	w.mu.Lock()
 	old, had := w.known[id]
-	key := old.key
-	if obj != nil {
-		key = ReportKey(obj.GetLabels()[ScriptLabel], id.Namespace)
-	}
+	w.mu.Unlock()
 	end, ok := w.begin(key)
 	if !ok {
 		return false, nil // another replica's
@@ -200,7 +308,9 @@ func (w *Writer) sync(ctx context.Context, id ReportID, obj *unstructured.Unstru
 		if err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("delete report %s/%s: %w", id.Namespace, id.Name, err)
 		}
+		w.mu.Lock()
 		delete(w.known, id)
+		w.mu.Unlock()
 		w.writes.Add(1)
 		return false, nil
 	}
@@ -212,7 +322,9 @@ func (w *Writer) sync(ctx context.Context, id ReportID, obj *unstructured.Unstru
 		metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: w.dryRun()}); err != nil {
 		return false, fmt.Errorf("apply %s %s/%s: %w", obj.GetKind(), id.Namespace, id.Name, err)
 	}
-	w.known[id] = knownReport{content: c, key: key}
+	w.mu.Lock()
+	w.known[id] = knownOf(c, obj.GetLabels()[ScriptLabel], id)
+	w.mu.Unlock()
 	w.writes.Add(1)
 	return false, nil
 }
@@ -263,12 +375,14 @@ func (w *Writer) list(ctx context.Context) error {
 			if !w.cfg.Owns(label) {
 				continue // another runner's, or of a script this one no longer has: left alone
 			}
-			known[ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}] = knownReport{
-				content: Content(item), // the server's numbers decode as int64, as Build's
-				key:     ReportKey(label, item.GetNamespace())}
+			// Content: the server's numbers decode as int64, as Build's.
+			id := ReportID{Namespace: item.GetNamespace(), Name: item.GetName()}
+			known[id] = knownOf(Content(item), label, id)
 		}
 	}
+	w.mu.Lock()
 	w.known = known
+	w.mu.Unlock()
 	w.listed.Store(true)
 	return nil
 }

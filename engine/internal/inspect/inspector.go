@@ -36,6 +36,9 @@ type Env struct {
 	Trace  *trace.Recorder
 	Pauses *Pauses
 	Logger *slog.Logger
+	// Audit returns the audit scripts' results for an object (resource canonical, key
+	// namespace/name); nil: none audits.
+	Audit func(resource, key string) []inspection.AuditResult
 }
 
 // Inspector answers the engine's inspection API (package inspection's shapes) from Env. It
@@ -75,9 +78,9 @@ func (in *Inspector) IndexSummaries() []inspection.IndexSummary {
 }
 
 // Explain tells what happened to one object: the object as the server has it now, whether
-// each loaded script is shown it and why not, and its last limit trace records
-// (inspection.DefaultExplainEvents when limit <= 0). It reads the object from the server with
-// the runner's identity, so only when a live version watches resource: the debug API's
+// each loaded script is shown it and why not, its audit results, and its last limit trace
+// records (inspection.DefaultExplainEvents when limit <= 0). It reads the object from the
+// server with the runner's identity, so only when a live version watches resource: the debug API's
 // readers must not read, through the runner, objects no script is given (ConfigMaps, Secrets,
 // custom resources the runner may get for other reasons).
 func (in *Inspector) Explain(ctx context.Context, resource, key string, limit int) (inspection.Explanation, error) {
@@ -104,6 +107,9 @@ func (in *Inspector) Explain(ctx context.Context, resource, key string, limit in
 	x.Deliveries = append(x.Deliveries, in.notServing(x.Deliveries)...)
 	if in.env.Owner != nil {
 		x.Owner, x.Self = in.env.Owner(key), in.env.Self
+	}
+	if in.env.Audit != nil {
+		x.Audit = in.env.Audit(res.String(), key)
 	}
 	x.Records, x.Dropped = in.env.Trace.Object(res.String(), key, limit)
 	if x.Records == nil {

@@ -116,6 +116,9 @@ func Tapped(opts scripting.Options, dryRun bool, force func(context.Context) con
 	if opts.Client != nil {
 		opts.Client = &tapClient{next: opts.Client, tap: t, dryRun: dryRun, force: force}
 	}
+	if opts.Store != nil {
+		opts.Store = tapStore{next: opts.Store, tap: t}
+	}
 	next := opts.OnRequest
 	opts.OnRequest = func(r scripting.RequestRecord) {
 		t.addRequest(r)

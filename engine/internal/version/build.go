@@ -64,6 +64,9 @@ type Config struct {
 	Acquire func(dynamicinformer.Key) (Informer, error)
 	Fanouts *fanout.Registry[Event]
 	Resolve func(string) (string, error)
+	// Outbox, when set, is the script's outbox, which the version delivers from once it serves
+	// if its definition declares one (outbox.go).
+	Outbox *OutboxConfig
 	// OnClose runs when the version is closed (the end of the collector's lift for this
 	// load); idempotent, may be nil.
 	OnClose func()
@@ -89,6 +92,7 @@ func New(cfg Config) (*Version, error) {
 		store: scriptcache.New(cfg.Def.Indexers), targets: cfg.Targets, unwatched: cfg.Unwatched, acquire: cfg.Acquire, resolve: cfg.Resolve, fans: cfg.Fanouts,
 		queue: NewQueue(), abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
 		ownerNamespaced: cfg.Targets[0].Resource.Namespaced, partition: cfg.Targets[0].Key.Partition, insp: NewInspect(cfg.Recorder, cfg.Pauses),
+		outboxCfg: cfg.Outbox,
 	}
 	v.retired, v.endRetired = context.WithCancel(context.Background())
 	// From here v owns every runtime made for it: Close releases them on any failure.

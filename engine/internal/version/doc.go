@@ -22,7 +22,7 @@
 // Life, and who calls what. The loader (one goroutine, the engine's) calls New, Start (the
 // worker begins before the informers deliver, so it handles the initial adds while they are
 // still arriving), Subscribe, then OnSynced. When the version has synced it moves it to
-// StateCurrent, calls StartSchedules and, once the versions it replaces are finished,
+// StateCurrent, calls StartSchedules and StartOutbox and, once the versions it replaces are finished,
 // StartReconcile (possibly from a goroutine of its own that waits for them). It retires a
 // version once (Retire; Drop for an immediate stop), and a goroutine of the loader's, which
 // the engine's Run joins, waits for it (WaitIdle), closes it (Close) and moves it to
@@ -32,13 +32,16 @@
 //
 // Goroutines. The Version owns every goroutine it starts and joins them all in Close:
 //   - the worker (Start): it owns the worker's Script, closes it when it returns, and is the
-//     only writer of the store; it runs handlers, schedules, metric collects, the replay of
+//     only writer of the store; it runs handlers, schedules, metric collects, outbox deliveries, the replay of
 //     gained keys and the functions queued with Do, one at a time, in queue order;
 //   - the index stage (Start, with index functions): it alone uses its runtimes, computes each
 //     event's index values and passes the events on to the worker's queue in order, closing
 //     that queue when its intake is closed and drained;
 //   - the scheduler (StartSchedules): it queues due entries for the worker and returns when
 //     the version is retired;
+//   - the outbox loop (StartOutbox, with an `outbox` and a store; outbox.go): it lists the
+//     script's outbox and queues the messages due for the worker, which claims and delivers
+//     them; it returns when the version is retired;
 //   - the reconcile workers (StartReconcile; package engine/internal/reconcile), which only
 //     read the store; Retire shuts their queue down and Close joins them;
 //   - none for admission: Validate and Mutate run on the caller's goroutine (the admission

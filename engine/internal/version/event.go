@@ -19,6 +19,7 @@ const (
 	EventReplay   // the debug API's call of a handler again, run by an EventDo
 	EventGained   // this replica gained keys of the shard ring: replay them
 	EventDo       // a function to run on the worker: the inspection API's (inspect.Live.Do)
+	EventDeliver  // an outbox message (Key) is due: claim and deliver it (outbox.go)
 )
 
 // Event is one informer notification, or one marker or request, queued for a version's worker.

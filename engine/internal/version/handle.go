@@ -37,6 +37,9 @@ func (v *Version) handle(ev Event) {
 	case EventCollect:
 		v.collectMetrics(ev.Collect)
 		return
+	case EventDeliver:
+		v.callDeliver(ev.Key)
+		return
 	}
 	rec := v.traceStart(ev)
 	v.call(ev, rec)
@@ -91,7 +94,7 @@ func (v *Version) callHandler(ev Event, kind Kind, rec *inspection.TraceRecord, 
 }
 
 // handlerNames are the JS names of the handlers, indexed by the event kind that calls them.
-var handlerNames = [...]string{EventAdd: "onAdd", EventUpdate: "onUpdate", EventDelete: "onDelete", EventSchedule: "schedule", EventCollect: "collect"}
+var handlerNames = [...]string{EventAdd: "onAdd", EventUpdate: "onUpdate", EventDelete: "onDelete", EventSchedule: "schedule", EventCollect: "collect", EventDeliver: "outbox.deliver"}
 
 func (v *Version) defines(kind Kind) bool {
 	switch kind {
@@ -105,6 +108,8 @@ func (v *Version) defines(kind Kind) bool {
 		return len(v.def.Schedules) > 0
 	case EventCollect:
 		return v.scriptMetrics.Collected()
+	case EventDeliver:
+		return v.def.Outbox != nil && v.outboxCfg != nil
 	}
 	return false
 }

@@ -43,7 +43,7 @@ func (v *Version) QueueDepth() (script, hash string, queued int) { return v.name
 // Status is v's VersionStatus now (status.Live).
 func (v *Version) Status() status.VersionStatus {
 	return status.VersionStatus{Hash: v.hash, State: status.VersionState(v.CurrentState().String()), Started: v.started,
-		Objects: v.store.Size(), Queued: v.queued(), Net: v.def.Net}
+		Objects: v.store.Size(), Queued: v.queued(), Net: v.def.Net, Outbox: v.outboxStatus()}
 }
 
 // InFlight is the worker's call running now.

@@ -71,6 +71,8 @@ type Version struct {
 	retired         context.Context // done when retired, in either mode: stops the scheduler
 	endRetired      context.CancelFunc
 	schedules       *schedule.Loop       // nil without schedules or before v serves; set before the first EventSchedule
+	outboxCfg       *OutboxConfig        // Config.Outbox: nil without an outbox
+	outbox          *outboxLoop          // nil without an outbox or before v serves; set before the first EventDeliver
 	ownerNamespaced bool                 // the reconciled resource is namespaced (owner keys are ns/name)
 	partition       shardrange.Partition // of every watch (--shard-cache); zero: caches are whole
 	running         sync.WaitGroup       // worker, indexer and scheduler
