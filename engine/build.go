@@ -71,6 +71,9 @@ func (e *Engine) newVersion(src plugins.Source) (*loaded, error) {
 	if err == nil {
 		err = checkLockout(src.Name, def, targets)
 	}
+	if err == nil {
+		err = e.partition(src.Name, def, targets)
+	}
 	if err != nil {
 		script.Close()
 		lift()
@@ -172,6 +175,15 @@ func (e *Engine) target(spec scripting.WatchSpec) (version.Target, error) {
 		key.Namespace = ""
 	}
 	return version.Target{Resource: res, Key: key}, nil
+}
+
+// partition sets the partition of each of targets' keys (cachePartition).
+func (e *Engine) partition(name string, def scripting.Definition, targets []version.Target) error {
+	part, err := e.cachePartition(name, def, targets)
+	for i := range targets {
+		targets[i].Key.Partition = part
+	}
+	return err
 }
 
 func (e *Engine) resolveName(name string) (string, error) {

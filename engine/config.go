@@ -119,6 +119,10 @@ type Config struct {
 	// calls handlers and reconciles only for the keys it owns. Its durations mean what they
 	// mean for LeaderElection, with which it cannot be combined.
 	Sharding *LeaderElection
+	// ShardCache, with Sharding, partitions the caches of scripts by namespace
+	// (--shard-cache, shardcache.go): each replica lists, watches and caches only the
+	// namespaces it owns, and keys are placed by namespace. A script may say shard: "none".
+	ShardCache bool
 	// MemoryLimit, when positive, turns the memory guard on (package engine/internal/memguard):
 	// near this many bytes of Go heap, the script whose memory keeps growing is stopped until
 	// its file changes.
@@ -199,6 +203,9 @@ func (c *Config) setDefaults() error {
 			return err
 		}
 		c.LeaderElection = &le
+	}
+	if c.ShardCache && c.Sharding == nil {
+		return errors.New("configure engine: ShardCache partitions caches among sharded replicas and needs Sharding")
 	}
 	if c.Sharding != nil {
 		if c.LeaderElection != nil {

@@ -176,6 +176,11 @@
 // while another replica handled them (shardgate.Gate.Accept). A member that cannot renew
 // within the renew deadline handles nothing and the fenced transport refuses writes until it
 // has joined the ring again (the API server back): then it gains, and replays, all its keys.
+// With Config.ShardCache (shardcache.go) a script's watches cache only the namespaces of this
+// replica's slices (dynamicinformer.Key.Partition) and keys are placed by namespace
+// (shardrange.NamespacePlace); the loader loads partitioned scripts again when the member
+// observes a new ring (Targets), and replays gained keys on the version caching the new
+// partition.
 //
 // Garbage collection: a reload allocates in proportion to the cache it replays. After the old
 // version has drained, and once after the initial sync, the engine itself starts a collection

@@ -67,9 +67,10 @@ type Engine struct {
 
 	// Owned by the loader goroutine (Run's).
 	plugins       map[string]*plugin
-	initial       map[string]bool          // initial scripts not yet synced or failed
-	waiting       map[string]waitingScript // failed on a resource not served yet; retried
-	failures      settle.Failures          // held until their content settles, and reported
+	initial       map[string]bool           // initial scripts not yet synced or failed
+	waiting       map[string]waitingScript  // failed on a resource not served yet; retried
+	awaitRing     map[string]plugins.Source // partitioned, loaded once the replica joined its ring (shardcache.go)
+	failures      settle.Failures           // held until their content settles, and reported
 	watcherSynced bool
 	ready         bool
 	synced        chan *loaded
@@ -196,6 +197,7 @@ func (e *Engine) init(env Env) {
 	}
 	e.stats, e.book = newStats(e.cfg.Registerer), status.NewBook()
 	e.plugins, e.initial, e.waiting = map[string]*plugin{}, map[string]bool{}, map[string]waitingScript{}
+	e.awaitRing = map[string]plugins.Source{}
 	e.synced, e.gc, e.needs = make(chan *loaded), gcpace.New(e.cfg.Logger, e.cfg.PaceGC), newNeeds()
 	e.memoryStops, e.stopped = make(chan memoryStop), map[string]string{}
 	e.trace, e.pauses = trace.New(e.cfg.TraceRecords), inspect.NewPauses()
@@ -208,7 +210,7 @@ func (e *Engine) init(env Env) {
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned}))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned, Cached: e.shardCached}))
 		}
 	}
 }
@@ -316,9 +318,9 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 		defer ticker.Stop()
 		fence = ticker.C
 	}
-	var gains <-chan struct{}
+	var gains, targets <-chan struct{}
 	if e.shard != nil {
-		gains = e.shard.Gains()
+		gains, targets = e.shard.Gains(), e.shard.Targets()
 	}
 	for {
 		select {
@@ -334,6 +336,8 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 			}
 		case <-gains:
 			e.onShardGains()
+		case <-targets:
+			e.onShardTarget()
 		case <-retry.C:
 			e.retryWaiting()
 		case err := <-watchErr:

@@ -24,6 +24,7 @@ func (e *Engine) onPluginEvent(ev plugins.Event) {
 		return
 	}
 	delete(e.waiting, ev.Source.Name)    // a newer content or a removal supersedes a retry,
+	delete(e.awaitRing, ev.Source.Name)  // a wait for the ring,
 	e.failures.Supersede(ev.Source.Name) // and a failure held until its content settled
 	switch ev.Kind {
 	case plugins.Loaded:
@@ -71,6 +72,11 @@ func (e *Engine) load(src plugins.Source) {
 func (e *Engine) loadOrReport(src plugins.Source, lastErr string) {
 	logger := e.logger.With("script", src.Name, "version", src.Hash)
 	v, err := e.newVersion(src)
+	if errors.Is(err, errAwaitRing) {
+		logger.Info("partitioned script waits until the replica has joined its shard ring")
+		e.awaitRing[src.Name] = src
+		return
+	}
 	if err != nil {
 		e.loadFailed(logger, src, err, lastErr)
 		return

@@ -29,13 +29,16 @@ type shardOwner = *shardgate.Gate
 func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 	return shardgate.New(e.cfg.RESTConfig, shardgate.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.cfg.Logger}) // New runs before init sets e.logger
+		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.cfg.Logger, // New runs before init sets e.logger
+		Place: placeKeys(e.cfg.ShardCache)})
 }
 
 // stopGrace is what a call gets past the handler timeout before it is abandoned.
 const stopGrace = 1e9 // one second, as at shutdown
 
-// onShardGains replays the keys this replica gained on every serving and syncing version.
+// onShardGains replays the keys this replica gained on every serving and syncing version
+// whose cache is whole, and on the partitioned versions that cache the new ring's partition
+// (shardcache.go).
 func (e *Engine) onShardGains() {
 	has, named := e.shard.TakeGains()
 	if has == nil {
@@ -43,11 +46,12 @@ func (e *Engine) onShardGains() {
 	}
 	for _, p := range e.plugins {
 		for _, v := range []*loaded{p.current, p.pending} {
-			if v != nil {
+			if v != nil && !partitioned(v) {
 				v.ver.ReplayGained(has, named)
 			}
 		}
 	}
+	e.replayPartitioned(has, named)
 	e.book.Bump()
 }
 

@@ -54,6 +54,9 @@ type Definition struct {
 	Store StoreSpec
 	// Outbox is the `outbox` declaration (outbox.go); nil without one.
 	Outbox *OutboxSpec
+	// Shard is the `shard` declaration (ShardNamespace, ShardUID, ShardNone), "" when the
+	// script does not say: how the runner partitions its caches under --shard-cache.
+	Shard string
 }
 
 // Event is the Go side of the `ctx` argument a handler receives.

@@ -17,7 +17,7 @@ const (
 
 var definitionKeys = []string{
 	"watch", "indexers", "onAdd", "onUpdate", "onDelete", "reconcile", "concurrency", "maxRetries", "schedule", "metrics", "permissions",
-	"validate", "mutate", "admission", "net", "store", "outbox",
+	"validate", "mutate", "admission", "net", "store", "outbox", "shard",
 }
 
 // loadDefinition reads and validates the exported definition. It runs under the call deadline
@@ -70,6 +70,9 @@ func (s *instance) loadDefinition(exports goja.Value, src []byte) (err error) {
 		return err
 	}
 	if err := s.readOutbox(def.Get("outbox"), l); err != nil {
+		return err
+	}
+	if s.def.Shard, err = readShard(def.Get("shard"), l); err != nil {
 		return err
 	}
 	if !s.hasHandlers() {
@@ -259,4 +262,26 @@ func (s *instance) readNet(v goja.Value, l locator) error {
 	}
 	s.def.Net, s.netList = list.Entries(), &list
 	return nil
+}
+
+// Shard modes a script may declare (`shard`, Definition.Shard): how its caches are partitioned
+// when the runner runs with --sharded --shard-cache.
+const (
+	ShardNamespace = "namespace" // the default under --shard-cache: a namespace's objects on one replica
+	ShardUID       = "uid"       // objects spread by uid; ctx.cache is refused
+	ShardNone      = "none"      // a full cache on every replica, as without --shard-cache
+)
+
+// readShard reads `shard`: "namespace", "uid" or "none"; "" when the script does not say.
+func readShard(v goja.Value, l locator) (string, error) {
+	if isMissing(v) {
+		return "", nil
+	}
+	if str, ok := v.(goja.String); ok {
+		switch mode := str.String(); mode {
+		case ShardNamespace, ShardUID, ShardNone:
+			return mode, nil
+		}
+	}
+	return "", invalidf(l.file, l.line("shard"), `'shard' must be "namespace", "uid" or "none", got `+typeName(v))
 }

@@ -28,7 +28,11 @@ func TestValidationMessages(t *testing.T) {
 			"v.js:3: unknown key 'indexer' in the definition; did you mean 'indexers'?"},
 		{"unknown key lists keys", "export default {\n  onAdd() {},\n  frobnicate: true,\n}",
 			"v.js:3: unknown key 'frobnicate' in the definition; valid keys are " +
-				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission, net, store, outbox"},
+				"watch, indexers, onAdd, onUpdate, onDelete, reconcile, concurrency, maxRetries, schedule, metrics, permissions, validate, mutate, admission, net, store, outbox, shard"},
+		{"shard unknown mode", "export default {\n  onAdd() {},\n  shard: \"cluster\",\n}",
+			`v.js:3: 'shard' must be "namespace", "uid" or "none", got a string ("cluster")`},
+		{"shard not a string", "export default {\n  onAdd() {},\n  shard: true,\n}",
+			`v.js:3: 'shard' must be "namespace", "uid" or "none", got a boolean (true)`},
 		{"permissions not a list", "export default {\n  onAdd() {},\n  permissions: { resource: \"v1/secrets\" },\n}",
 			"v.js:3: 'permissions' must be an array of {resource, verbs, namespaces}, got an object"},
 		{"permission without verbs", "export default {\n  onAdd() {},\n  permissions: [{ resource: \"v1/secrets\",\n    verbs: [] }],\n}",
@@ -147,6 +151,8 @@ func TestDefinition(t *testing.T) {
 		{"permissions", "export default { onAdd() {}, permissions: [{ resource: 'v1/secrets', verbs: ['patch', 'get', 'get'], namespaces: ['b', 'a'] }] }",
 			Definition{OnAdd: true, Concurrency: 1, MaxRetries: 5,
 				Permissions: []PermissionSpec{{Resource: "v1/secrets", Verbs: []string{"get", "patch"}, Namespaces: []string{"a", "b"}}}}},
+		{"shard", "export default { onAdd() {}, shard: 'none' }",
+			Definition{OnAdd: true, Concurrency: 1, MaxRetries: 5, Shard: ShardNone}},
 		{"typescript", "const d: { onAdd(o: unknown): void } = { onAdd(o) {} };\nexport default d;",
 			Definition{OnAdd: true, Concurrency: 1, MaxRetries: 5}},
 	}

@@ -79,6 +79,7 @@ type Member struct {
 	namedFull bool
 	wake      chan struct{} // cap 1: the last call a drain waited for ended
 	notify    chan struct{} // cap 1: TakeGains has something
+	retargets chan struct{} // cap 1: Target changed
 }
 
 type seenLease struct {
@@ -96,7 +97,7 @@ func New(cfg Config, store LeaseStore, clock Clock) *Member {
 	}
 	return &Member{cfg: cfg, store: store, clock: clock, logger: cfg.Logger, lease: LeaseName(cfg.Name, cfg.Identity),
 		inflight: map[string]int{}, seen: map[string]seenLease{}, named: map[string]time.Time{},
-		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1), retargets: make(chan struct{}, 1)}
 }
 
 // Identity is this member's.
@@ -238,6 +239,18 @@ func (g Gain) Has(key string) bool {
 	}
 	return false
 }
+
+// Target is the newest ring this member observed, which it moves to (nil before its first
+// observation, and while fenced): the ring whose keys it will handle once the others have
+// drained to it. Partitioned caches start listing what it gives them here, before the gain.
+func (m *Member) Target() Ring {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.target)
+}
+
+// Targets signals when Target changed.
+func (m *Member) Targets() <-chan struct{} { return m.retargets }
 
 // Gains signals when TakeGains has something.
 func (m *Member) Gains() <-chan struct{} { return m.notify }

@@ -67,7 +67,11 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	m.mu.Lock()
 	m.own, m.lastRenew, m.published, m.lastErr = &got, start, next, nil
 	m.attempted = m.attempted[:0] // a write still in flight has an older resource version: it conflicts
-	if m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
+	// Not on the tick that created the Lease: the ring was read before it existed, so a member
+	// starting at the same moment may have read it without this one too, and each would gain
+	// a ring of its own. Once the List shows its own Lease, any member that lists after it
+	// sees it, and two members cannot both miss each other (Lists are linearizable).
+	if cur != nil && m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
 		m.gain()
 	}
 	pending = m.movingLocked()
@@ -200,6 +204,10 @@ func (m *Member) retarget(ring Ring, now time.Time) {
 	}
 	m.logger.Info("shard ring changed", "members", len(ring), "was", len(m.target))
 	m.target, m.drainFrom, m.abandoned = ring, now, false
+	select {
+	case m.retargets <- struct{}{}:
+	default:
+	}
 	if ring.Equal(m.active) && len(m.narrowed) == 0 {
 		return
 	}

@@ -250,7 +250,7 @@ func (o *options) run(cmd *cobra.Command) error {
 		RESTConfig: restConfig, Resources: o.resources, Namespace: o.namespace(cmd),
 		LabelSelector: o.labelSelector, FieldSelector: o.fieldSelector, ScriptsDir: o.scripts,
 		Resync: o.resync, HandlerTimeout: o.handlerTimeout, Debounce: o.debounce, DryRun: o.dryRun,
-		UnhealthyAfter: o.unhealthyAfter, PermissionCheckInterval: o.permissionCheckInterval(), StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, PaceGC: true, Logger: logger, Registerer: reg,
+		UnhealthyAfter: o.unhealthyAfter, PermissionCheckInterval: o.permissionCheckInterval(), StreamingLists: o.streamingLists, LeaderElection: leader, Sharding: sharding, ShardCache: o.leader.shardCache, PaceGC: true, Logger: logger, Registerer: reg,
 		MemoryLimit: memLimit.bytes, MaxBacklog: o.maxBacklog, ConnectionHealth: o.connectionHealth(), MetricSeriesLimit: o.metricSeriesLimit,
 		MetricCollectTimeout: o.metricCollect,
 		TraceRecords:         traceRecords(o.traceRecords), Fetch: o.fetch.forScript,

@@ -16,7 +16,7 @@ import (
 
 // leaderFlags are kube-controller-manager's leader election flags.
 type leaderFlags struct {
-	enabled, sharded                          bool
+	enabled, sharded, shardCache              bool
 	identity                                  string
 	leaseDuration, renewDeadline, retryPeriod time.Duration
 	name, namespace                           string
@@ -30,12 +30,17 @@ func (l *leaderFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&l.name, "leader-elect-resource-name", "jsinformer", "name of the coordination.k8s.io/v1 Lease")
 	f.StringVar(&l.namespace, "leader-elect-resource-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else default)")
 	f.StringVar(&l.identity, "leader-elect-identity", "", "this replica's identity in its Lease; unique per process (default: the hostname and a random suffix)")
-	f.BoolVar(&l.sharded, "sharded", false, "spread the work over replicas: each holds its own Lease (named from --leader-elect-resource-name, same namespace and durations) and calls handlers, reconciles and schedules only for the keys it owns; every replica caches everything (docs/sharding.md)")
+	f.BoolVar(&l.sharded, "sharded", false, "spread the work over replicas: each holds its own Lease (named from --leader-elect-resource-name, same namespace and durations) and calls handlers, reconciles and schedules only for the keys it owns; every replica caches everything unless --shard-cache (docs/sharding.md)")
+	f.BoolVar(&l.shardCache, "shard-cache", false, "with --sharded: each replica lists, watches and caches only the namespaces it owns (the API server filters with shardSelector where it serves it, the runner otherwise), so memory per replica falls as replicas are added; "+
+		`ctx.cache lookups must name one of the replica's namespaces; scripts that need the whole cluster say shard: "none" (docs/sharding.md)`)
 }
 
 // config is the engine's leader election or sharding configuration; both nil when neither
 // is on.
 func (l *leaderFlags) config() (leader, sharding *engine.LeaderElection, err error) {
+	if l.shardCache && !l.sharded {
+		return nil, nil, errors.New("--shard-cache partitions the caches among --sharded replicas: add --sharded, or drop --shard-cache")
+	}
 	if !l.enabled && !l.sharded {
 		return nil, nil, nil
 	}

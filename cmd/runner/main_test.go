@@ -71,6 +71,7 @@ func TestClearErrors(t *testing.T) {
 			"--scripts", filepath.Join(scripts, "nope")}, "the folder does not exist"},
 		{"positional args", []string{"deploy"}, "unknown command"},
 		{"renew deadline not below lease", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--leader-elect", "--leader-elect-renew-deadline", "20s"}, "renew deadline (20s) < lease duration (15s)"},
+		{"shard-cache without sharded", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--shard-cache"}, "--shard-cache partitions the caches among --sharded replicas"},
 		{"bad unhealthy-after", []string{"--scripts", scripts, "--unhealthy-after", "0s"}, "--unhealthy-after must be positive"},
 		{"metrics port in use", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--metrics-addr", busyAddr(t)}, "serve metrics on"},
 		{"explicit debug port in use", []string{"--kubeconfig", cp.Kubeconfig, "--scripts", scripts, "--debug-addr", busyAddr(t)}, "serve debug API on"},

@@ -132,6 +132,15 @@ interface ScriptDefinition<T = KubeObject> {
    */
   net?: string[];
   /**
+   * Under `runner --sharded --shard-cache`: how this script's caches are split over the
+   * replicas (docs/sharding.md). "namespace" (the default there): each replica caches the
+   * namespaces it owns; ctx.cache lookups must name one of them (list needs a namespace,
+   * byIndex a value "namespace/..."), others throw. "uid": objects spread by uid; ctx.cache
+   * throws; no reconcile or watch enqueue. "none": the whole cluster on every replica.
+   * Without --shard-cache it changes nothing.
+   */
+  shard?: "namespace" | "uid" | "none";
+  /**
    * ctx.store's declaration (docs/store.md). shared: the shared namespaces (DNS labels) this
    * script reaches with ctx.store.shared(name); scripts share keys only in a namespace they all
    * declare. readable: key prefixes whose values the runner may show (traces, explain, the

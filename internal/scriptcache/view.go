@@ -14,6 +14,8 @@ type View struct {
 	Store    *Store
 	Resource string                            // canonical --gvr spelling
 	Resolve  func(name string) (string, error) // a resource name as users write it to Resource's spelling
+	// Partition, when set, refuses the lookups its partial cache cannot answer whole.
+	Partition *Partition
 }
 
 var _ scripting.Cache = (*View)(nil)
@@ -27,6 +29,9 @@ func (c *View) resourceName(name string) (string, error) {
 
 // Get answers ctx.cache.get from the version's store.
 func (c *View) Get(resource, namespace, name string) (scripting.Object, error) {
+	if err := c.Partition.checkNamespace(namespace); err != nil {
+		return nil, err
+	}
 	res, err := c.resourceName(resource)
 	if err != nil {
 		return nil, err
@@ -40,6 +45,9 @@ func (c *View) Get(resource, namespace, name string) (scripting.Object, error) {
 
 // List answers ctx.cache.list.
 func (c *View) List(resource, namespace, labelSelector string) ([]scripting.Object, error) {
+	if err := c.Partition.checkNamespace(namespace); err != nil {
+		return nil, err
+	}
 	res, err := c.resourceName(resource)
 	if err != nil {
 		return nil, err
@@ -53,11 +61,17 @@ func (c *View) List(resource, namespace, labelSelector string) ([]scripting.Obje
 
 // ByIndex answers ctx.cache.byIndex.
 func (c *View) ByIndex(index, value string) ([]scripting.Object, error) {
+	if err := c.Partition.checkIndexValue(value); err != nil {
+		return nil, err
+	}
 	return c.Store.byIndexObjects(index, value)
 }
 
 // IndexKeys answers ctx.cache.indexKeys.
 func (c *View) IndexKeys(index, value string) ([]string, error) {
+	if err := c.Partition.checkIndexValue(value); err != nil {
+		return nil, err
+	}
 	keys, err := c.Store.byIndex(index, value)
 	if err != nil {
 		return nil, err

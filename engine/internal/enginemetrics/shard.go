@@ -11,13 +11,16 @@ type Ring struct {
 	// Owned returns, per script with a serving version, the cached objects whose keys this
 	// replica owns.
 	Owned func() map[string]int
+	// Cached returns, per script with a serving version whose caches are partitioned
+	// (--shard-cache), the objects it caches on this replica.
+	Cached func() map[string]int
 }
 
 // shardCollector exposes the ring as this replica sees it, read at scrape time: the members,
 // the ring changes applied, and per script the cached objects whose keys this replica owns.
 type shardCollector struct {
-	ring                 Ring
-	members, moves, keys *prometheus.Desc
+	ring                         Ring
+	members, moves, keys, cached *prometheus.Desc
 }
 
 // NewShard returns the collector of a sharded runner's ring (--sharded).
@@ -27,6 +30,8 @@ func NewShard(ring Ring) prometheus.Collector {
 		moves: prometheus.NewDesc("jsinformer_shard_moves_total",
 			"Shard ring changes this runner applied: each moves about 1/N of the keys to or from it.", nil, nil),
 		keys: prometheus.NewDesc("jsinformer_shard_keys", "Objects in the script's cache whose keys this runner owns (--sharded).", []string{"script"}, nil),
+		cached: prometheus.NewDesc("jsinformer_shard_cached_objects",
+			"Objects the script caches on this runner, for scripts whose caches are partitioned by namespace (--shard-cache): compare the replicas to see skew.", []string{"script"}, nil),
 	}
 }
 
@@ -34,6 +39,7 @@ func (c *shardCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.members
 	ch <- c.moves
 	ch <- c.keys
+	ch <- c.cached
 }
 
 func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
@@ -42,5 +48,11 @@ func (c *shardCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.moves, prometheus.CounterValue, float64(generation))
 	for script, n := range c.ring.Owned() {
 		ch <- prometheus.MustNewConstMetric(c.keys, prometheus.GaugeValue, float64(n), script)
+	}
+	if c.ring.Cached == nil {
+		return
+	}
+	for script, n := range c.ring.Cached() {
+		ch <- prometheus.MustNewConstMetric(c.cached, prometheus.GaugeValue, float64(n), script)
 	}
 }

@@ -23,6 +23,8 @@ type Ring interface {
 	Identity() string
 	Gains() <-chan struct{}
 	TakeGains() []sharding.Gain
+	Target() sharding.Ring
+	Targets() <-chan struct{}
 	Status() sharding.Status
 	Run(ctx context.Context)
 }
@@ -34,6 +36,9 @@ type Config struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	DrainTimeout                              time.Duration
 	Logger                                    *slog.Logger
+	// Place maps a key to the ring key its owner is chosen by (sharding.Config.Place); nil:
+	// the key itself.
+	Place func(key string) string
 }
 
 // Gate is this replica's standing in the ring, as the engine asks it before each call. A nil
@@ -55,7 +60,7 @@ func New(restCfg *rest.Config, cfg Config) (*Gate, error) {
 	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
 	member := sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger}, store, nil)
+		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger, Place: cfg.Place}, store, nil)
 	return On(member, cfg.Namespace, cfg.Logger), nil
 }
 
@@ -108,6 +113,24 @@ func (g *Gate) Gains() <-chan struct{} {
 		return nil
 	}
 	return g.ring.Gains()
+}
+
+// Targets signals when Target changed; nil (never) when unsharded.
+func (g *Gate) Targets() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	return g.ring.Targets()
+}
+
+// Target is the newest ring this replica observed, which it moves to (sharding.Member.Target),
+// and this replica's identity; nil when unsharded, before the first observation and while
+// fenced.
+func (g *Gate) Target() (ring sharding.Ring, self string) {
+	if g == nil {
+		return nil, ""
+	}
+	return g.ring.Target(), g.ring.Identity()
 }
 
 // TakeGains returns whether a key is one this replica gained in the ring changes applied

@@ -91,7 +91,7 @@ func New(cfg Config) (*Version, error) {
 		started: cfg.Started, onClose: cfg.OnClose, clock: cfg.Clock, script: cfg.Script, def: cfg.Def, logger: cfg.Logger,
 		store: scriptcache.New(cfg.Def.Indexers), targets: cfg.Targets, unwatched: cfg.Unwatched, acquire: cfg.Acquire, resolve: cfg.Resolve, fans: cfg.Fanouts,
 		queue: NewQueue(), abort: make(chan struct{}), synced: make(chan struct{}), done: make(chan struct{}),
-		ownerNamespaced: cfg.Targets[0].Resource.Namespaced, insp: NewInspect(cfg.Recorder, cfg.Pauses),
+		ownerNamespaced: cfg.Targets[0].Resource.Namespaced, partition: cfg.Targets[0].Key.Partition, insp: NewInspect(cfg.Recorder, cfg.Pauses),
 		outboxCfg: cfg.Outbox,
 	}
 	v.retired, v.endRetired = context.WithCancel(context.Background())
@@ -164,7 +164,7 @@ func (v *Version) newReconciler(cfg Config) (*reconcileWorkers, error) {
 	return reconcile.New(reconcile.Config[*scripting.Script]{
 		Name: v.name, Version: v.hash, Queue: cfg.Clock.NewQueue(v.name), Runtimes: scripts, Recorders: workers,
 		MaxRetries: v.def.MaxRetries, Logger: v.logger, Metrics: cfg.Handler("reconcile"), Sink: v.metricSink(),
-		Cache: &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: cfg.Resolve},
+		Cache: &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: cfg.Resolve, Partition: cachePartition(t.Key.Partition)},
 		Begin: v.begin, Handles: v.handles, Hold: func() bool { return cfg.Pauses.Wait(v.name, v.abort) },
 	}), nil
 }

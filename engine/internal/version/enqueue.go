@@ -1,8 +1,13 @@
 package version
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
 	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/shardrange"
 )
 
 // enqueueFor enqueues for reconcile what ev's watch entry says: the object's own key, its
@@ -43,6 +48,10 @@ func (v *Version) enqueueBecause(key string, rec *inspection.TraceRecord, how st
 	if v.enqueueOnly != nil && !v.enqueueOnly(key) {
 		return // replaying gained keys: the others were enqueued when they were this replica's
 	}
+	if err := v.outsidePartition(key); err != nil {
+		v.logFailure(how, ev.Sub.Cache.Resource, ev.Key, err)
+		return
+	}
 	var reason string
 	switch how {
 	case "event":
@@ -66,4 +75,19 @@ func (v *Version) ctxEnqueue(key string) {
 	}
 	w.Tap().AddEnqueued(key)
 	v.reconciler.Enqueue(key, reason)
+}
+
+// outsidePartition refuses a reconcile key in a namespace this version's cache partition does
+// not hold (--shard-cache): the replica that owns it does not see the event that named it, so
+// it would be lost silently.
+func (v *Version) outsidePartition(key string) error {
+	if v.partition.Field != shardrange.Namespace {
+		return nil
+	}
+	ns, _, found := strings.Cut(key, "/")
+	if !found || v.partition.Contains(shardrange.Hash(ns)) {
+		return nil
+	}
+	return fmt.Errorf("enqueue %s: namespace %q is cached by another replica, which does not see this event (shard: \"namespace\" under --shard-cache): %w; map to keys of the object's own namespace, or declare shard: \"none\"",
+		key, ns, scriptcache.ErrOutsidePartition)
 }

@@ -1,6 +1,8 @@
 package version
 
 import (
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
+	"github.com/jsinformer/jsinformer/shardrange"
 	"strconv"
 
 	"github.com/jsinformer/jsinformer/inspection"
@@ -89,4 +91,17 @@ func (v *Version) enqueueNamed(keys []string) {
 	for _, key := range keys {
 		v.reconciler.Enqueue(key, "named by an event while another replica handled it")
 	}
+}
+
+// cachePartition is what ctx.cache may answer for an informer partitioned by p (--shard-cache):
+// nil for a full cache; the namespaces of p's slices when p is by namespace; nothing when by
+// uid (every namespace is split).
+func cachePartition(p shardrange.Partition) *scriptcache.Partition {
+	switch {
+	case p.IsZero():
+		return nil
+	case p.Field == shardrange.Namespace:
+		return &scriptcache.Partition{Field: p.Field.Short(), Namespace: func(ns string) bool { return p.Contains(shardrange.Hash(ns)) }}
+	}
+	return &scriptcache.Partition{Field: p.Field.Short()}
 }

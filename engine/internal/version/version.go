@@ -3,6 +3,7 @@ package version
 import (
 	"context"
 	"fmt"
+	"github.com/jsinformer/jsinformer/shardrange"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -69,13 +70,14 @@ type Version struct {
 	state           atomic.Int32    // a State
 	retired         context.Context // done when retired, in either mode: stops the scheduler
 	endRetired      context.CancelFunc
-	schedules       *schedule.Loop // nil without schedules or before v serves; set before the first EventSchedule
-	outboxCfg       *OutboxConfig  // Config.Outbox: nil without an outbox
-	outbox          *outboxLoop    // nil without an outbox or before v serves; set before the first EventDeliver
-	ownerNamespaced bool           // the reconciled resource is namespaced (owner keys are ns/name)
-	running         sync.WaitGroup // worker, indexer and scheduler
-	helpers         sync.WaitGroup // the goroutines waiting on others: for running (done), for the sync
-	insp            *Inspect       // trace, pauses, the call in flight, subscriptions (trace.go)
+	schedules       *schedule.Loop       // nil without schedules or before v serves; set before the first EventSchedule
+	outboxCfg       *OutboxConfig        // Config.Outbox: nil without an outbox
+	outbox          *outboxLoop          // nil without an outbox or before v serves; set before the first EventDeliver
+	ownerNamespaced bool                 // the reconciled resource is namespaced (owner keys are ns/name)
+	partition       shardrange.Partition // of every watch (--shard-cache); zero: caches are whole
+	running         sync.WaitGroup       // worker, indexer and scheduler
+	helpers         sync.WaitGroup       // the goroutines waiting on others: for running (done), for the sync
+	insp            *Inspect             // trace, pauses, the call in flight, subscriptions (trace.go)
 }
 
 // Script is v's script name (inspect.Live).
@@ -120,7 +122,7 @@ func (v *Version) Subscribe() error {
 			return fmt.Errorf("watch %s: %w", t.Key, err)
 		}
 		sub := &Subscription{Key: t.Key, Target: t, Handle: inf, Queue: v.intake}
-		sub.Cache = &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: v.resolve}
+		sub.Cache = &scriptcache.View{Store: v.store, Resource: t.Resource.String(), Resolve: v.resolve, Partition: cachePartition(t.Key.Partition)}
 		v.store.Reserve(sub.Cache.Resource, len(inf.Informer().GetStore().ListKeys()))
 		v.subs = append(v.subs, sub)
 		if v.scheduleCache == nil {

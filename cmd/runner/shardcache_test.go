@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/jsinformer/jsinformer/internal/controlplane"
+	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/shardrange"
+)
+
+// shardCacheScript is shardScript over the ConfigMaps labelled shardcache=NAMESPACE in every
+// namespace.
+var shardCacheScript = strings.Replace(shardScript, `watch: { resource: "v1/configmaps", namespace: "NAMESPACE" }`,
+	`watch: { resource: "v1/configmaps", labelSelector: "shardcache=NAMESPACE" }`, 1)
+
+// cacheOwner is the replica of ring whose --shard-cache partition holds namespace ns.
+func cacheOwner(ring sharding.Ring, ns string) string {
+	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
+}
+
+// Three runner processes with --sharded --shard-cache, on an API server that filters (gate
+// on) and one that does not: each caches only the objects of its namespaces, filtered where
+// expected, and handles each object once, the one owning its namespace; after kill -9 of one,
+// and then with a replica added, each caches its new namespaces, and every change made after
+// the move is handled once, by its namespace's new owner.
+func TestShardCacheReplicas(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	t.Run("gate off", func(t *testing.T) { testShardCacheReplicas(t, cp, cp.Kubeconfig, false) })
+	t.Run("gate on", func(t *testing.T) {
+		x, err := cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
+		if err != nil {
+			t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", err)
+		}
+		t.Cleanup(func() { _ = x.Stop() })
+		testShardCacheReplicas(t, cp, kubeconfigWith(t, x.Config.Host, cp.Config.BearerToken), true)
+	})
+}
+
+func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubeconfig string, serverFilters bool) {
+	se := newShardEnv(t, cp, shardCacheScript)
+	ids := []string{"sc-a", "sc-b", "sc-c"}
+	ring := sharding.NewRing(ids...)
+	const perNS = 10
+	nsOf := map[string]string{} // object name -> namespace
+	var names []string
+	count := map[string]int{}
+	namespaces := 0
+	for i := 0; namespaces < 2*len(ids); i++ {
+		ns := fmt.Sprintf("n%d-%s", i, se.ns)
+		if owner := cacheOwner(ring, ns); count[owner] < 2 {
+			count[owner]++
+			namespaces++
+			createNamespaceNamed(t, se, ns)
+			for j := range perNS {
+				name := fmt.Sprintf("cm-%d-%d", i, j)
+				nsOf[name] = ns
+				names = append(names, name)
+			}
+		}
+	}
+	write := func(v string, create bool, only []string) {
+		for _, name := range only {
+			c := se.dyn.Resource(configmaps).Namespace(nsOf[name])
+			var err error
+			if create {
+				_, err = c.Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]any{"name": name, "namespace": nsOf[name], "labels": map[string]any{"shardcache": se.ns}},
+					"data":     map[string]any{"v": v}}}, metav1.CreateOptions{})
+			} else {
+				_, err = c.Patch(t.Context(), name, types.MergePatchType, []byte(`{"data":{"v":"`+v+`"}}`), metav1.PatchOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("1", true, names)
+	for _, id := range ids {
+		se.startWith(t, id, kubeconfig, "--shard-cache")
+	}
+	se.waitMembers(t, ids...)
+	waitCachedObjects(t, se, ring, ids, nsOf)
+	want := "0"
+	if serverFilters {
+		want = "1"
+	}
+	for _, id := range ids {
+		if got := serverFiltered(t, se.replicas[id]); got != want {
+			t.Errorf("%s: jsinformer_informer_shard_server_filtered = %s, want %s", id, got, want)
+		}
+	}
+
+	// Every change is handled once, by the replica caching its namespace.
+	handledOnce := func(ring sharding.Ring, v string) {
+		t.Helper()
+		write(v, false, names)
+		se.waitHandled(t, names, v, 60*time.Second)
+		by := map[string][]string{}
+		for _, c := range se.allCalls(t) {
+			if c.v == v {
+				by[c.name] = append(by[c.name], c.replica)
+			}
+		}
+		for _, n := range names {
+			if want := cacheOwner(ring, nsOf[n]); len(by[n]) != 1 || by[n][0] != want {
+				t.Errorf("%s/%s v=%s handled by %v, want once by %s", nsOf[n], n, v, by[n], want)
+			}
+		}
+	}
+	handledOnce(ring, "2")
+	noOverlap(t, se.allCalls(t))
+	if t.Failed() {
+		dumpRingLogs(t, se)
+		t.FailNow()
+	}
+
+	c := se.replicas["sc-c"]
+	c.stopped = time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.done
+	ring = sharding.NewRing("sc-a", "sc-b")
+	se.waitMembers(t, ring...)
+	waitCachedObjects(t, se, ring, ring, nsOf)
+	handledOnce(ring, "3")
+	noOverlap(t, se.allCalls(t))
+
+	se.startWith(t, "sc-d", kubeconfig, "--shard-cache")
+	ring = sharding.NewRing("sc-a", "sc-b", "sc-d")
+	se.waitMembers(t, ring...)
+	waitCachedObjects(t, se, ring, ring, nsOf)
+	handledOnce(ring, "4")
+	noOverlap(t, se.allCalls(t))
+}
+
+// serverFiltered is r's jsinformer_informer_shard_server_filtered of its one partitioned
+// informer: "1" when the API server filters, "0" when the runner does.
+func serverFiltered(t *testing.T, r *shardReplica) string {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics") //nolint:noctx // test read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "jsinformer_informer_shard_server_filtered{") {
+			return line[strings.LastIndexByte(line, ' ')+1:]
+		}
+	}
+	t.Fatalf("%s serves no jsinformer_informer_shard_server_filtered", r.id)
+	return ""
+}
+
+// createNamespaceNamed creates namespace ns for se's test.
+func createNamespaceNamed(t *testing.T, se *shardEnv, ns string) {
+	t.Helper()
+	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	_, err := se.dyn.Resource(nsGVR).Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitCachedObjects waits until each replica of ids reports in jsinformer_shard_cached_objects
+// exactly the objects of the namespaces ring gives it.
+func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids []string, nsOf map[string]string) {
+	t.Helper()
+	for _, id := range ids {
+		want := 0
+		for _, ns := range nsOf {
+			if cacheOwner(ring, ns) == id {
+				want++
+			}
+		}
+		waitHTTP(t, "http://"+se.replicas[id].metrics+"/metrics", fmt.Sprintf("jsinformer_shard_cached_objects{script=\"shard.js\"} %d\n", want))
+	}
+}
+
+// dumpRingLogs logs the replicas' ring changes and loads, to tell why two replicas handled a
+// key at once.
+func dumpRingLogs(t *testing.T, se *shardEnv) {
+	t.Helper()
+	for id, r := range se.replicas {
+		data, err := os.ReadFile(r.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "shard") || strings.Contains(line, "script loaded") || strings.Contains(line, "script reloaded") {
+				t.Logf("%s: %s", id, line)
+			}
+		}
+	}
+}

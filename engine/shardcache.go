@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jsinformer/jsinformer/engine/internal/version"
+	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/shardrange"
+)
+
+// Partitioned caches (Config.ShardCache, docs/sharding.md): under --sharded --shard-cache a
+// script's informers list and watch only the namespaces of the hash slices this replica owns
+// (package shardrange: 256 equal slices of the namespace hash, owned by rendezvous hashing),
+// and every key "ns/name" is placed on its namespace's slice (shardrange.NamespacePlace), so
+// the replica that handles a key is the one caching its object.
+//
+// A partition cannot change in place, so a partitioned script is loaded again, with the same
+// content, whenever this replica observes a new ring (onShardTarget), as a hot reload is: the
+// new version lists the partition of the new ring while the old one serves, then takes over,
+// and the old version's informers and their memory are released. This starts before the
+// gain: the member keeps handling only the keys it owns in both rings (the keys it is to gain
+// are refused by Begin, and their reconcile keys named by events remembered by Accept) until
+// every member has drained, and at the gain the version caching the new partition replays the
+// gained keys (onShardGains), as an unpartitioned one does. A version that does not cache the
+// new ring's partition at the gain (the ring changed again meanwhile) is loaded again then,
+// and its list replays what it gained. Until the replica first observed its ring,
+// partitioned scripts wait.
+
+// errAwaitRing is a partitioned script's load before this replica has joined its ring: it is
+// loaded at the first ring change applied (onShardGains).
+var errAwaitRing = errors.New("await shard ring: the replica has not joined its ring yet")
+
+// cacheLayout is the namespace layout every replica uses: equal slices, the same on every
+// replica without agreeing on anything. Namespace names that hash close together stay on
+// one replica (docs/sharding.md: skew; jsinformer_shard_cached_objects shows it).
+var cacheLayout *shardrange.Layout
+
+// placeKeys is sharding.Config.Place under --shard-cache: a key on its namespace's slice.
+func placeKeys(shardCache bool) func(string) string {
+	if !shardCache {
+		return nil
+	}
+	return shardrange.NamespacePlace(cacheLayout)
+}
+
+// cachePartition is the partition the watches of script name get on this replica: the zero
+// Partition (the whole watch) without --shard-cache or for shard: "none"; refused, with the
+// reason, for what a partial cache cannot serve; errAwaitRing before the replica joined.
+func (e *Engine) cachePartition(name string, def scripting.Definition, targets []version.Target) (shardrange.Partition, error) {
+	if !e.cfg.ShardCache || def.Shard == scripting.ShardNone {
+		return shardrange.Partition{}, nil
+	}
+	if err := checkPartitionable(def, targets); err != nil {
+		return shardrange.Partition{}, fmt.Errorf("%s: %w", name, err)
+	}
+	ring, self := e.shard.Target()
+	if len(ring) == 0 {
+		return shardrange.Partition{}, errAwaitRing
+	}
+	return ringPartition(ring, self), nil
+}
+
+// ringPartition is the partition self caches in ring.
+func ringPartition(ring sharding.Ring, self string) shardrange.Partition {
+	return shardrange.Assign(ring, self, shardrange.Namespace, cacheLayout)
+}
+
+// checkPartitionable refuses a script whose declared (or default) shard mode a partial cache
+// cannot serve correctly.
+func checkPartitionable(def scripting.Definition, targets []version.Target) error {
+	const fix = `; declare shard: "none" to cache the whole watch on every replica`
+	if def.Shard == scripting.ShardUID {
+		return errors.New(`check shard mode: shard: "uid" is not served yet under --shard-cache (keys are placed by namespace, so the replica owning an object's key would not cache it)` + fix)
+	}
+	for _, t := range targets {
+		if !t.Resource.Namespaced {
+			return fmt.Errorf("check shard mode: %s is cluster-scoped and cannot be partitioned by namespace%s", t.Resource, fix)
+		}
+	}
+	if def.Validate || def.Mutate {
+		return errors.New("check shard mode: admission (validate, mutate, audit) is served by every replica for any namespace and needs the whole cluster" + fix)
+	}
+	for _, m := range def.Metrics {
+		if m.Collect {
+			return fmt.Errorf("check shard mode: metric %s has collect, which one replica computes from its cache for the whole cluster%s", m.Name, fix)
+		}
+	}
+	return nil
+}
+
+// partitionOf is the partition of v's watches (all have the same): the zero Partition when
+// v caches its watches whole.
+func partitionOf(v *loaded) shardrange.Partition {
+	for _, t := range v.ver.Informed() {
+		return t.Key.Partition
+	}
+	return shardrange.Partition{}
+}
+
+// partitioned reports whether v's watches are partitioned.
+func partitioned(v *loaded) bool { return !partitionOf(v).IsZero() }
+
+// onShardTarget loads again every partitioned script whose newest version does not cache the
+// partition of the ring this replica now moves to, and those that waited for a ring.
+func (e *Engine) onShardTarget() {
+	ring, self := e.shard.Target()
+	if len(ring) == 0 {
+		return // fenced: the versions keep their partitions until the ring is joined again
+	}
+	want := ringPartition(ring, self)
+	for _, p := range e.plugins {
+		if v := p.latest(); v != nil && partitioned(v) && partitionOf(v) != want {
+			e.loadOrReport(v.src, "") // not load: the same content must load again here
+		}
+	}
+	for name, src := range e.awaitRing {
+		delete(e.awaitRing, name)
+		e.loadOrReport(src, "")
+	}
+	e.book.Bump()
+}
+
+// replayPartitioned replays the keys this replica gained on the partitioned versions that
+// cache the partition of the ring now applied (loaded when it was observed: onShardTarget):
+// their caches hold the gained namespaces. A partitioned script with no such version is
+// loaded again now, and its new version, whose list replays what it gained, is given the
+// gained keys events named.
+func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
+	st := e.shard.Status()
+	want := ringPartition(sharding.NewRing(st.Members...), st.Identity)
+	never := func(string) bool { return false }
+	for _, p := range e.plugins {
+		latest := p.latest()
+		if latest == nil || !partitioned(latest) {
+			continue
+		}
+		replayed := false
+		for _, v := range []*loaded{p.current, p.pending} {
+			if v != nil && partitionOf(v) == want {
+				v.ver.ReplayGained(has, named)
+				replayed = true
+			}
+		}
+		if replayed {
+			continue
+		}
+		e.loadOrReport(latest.src, "")
+		if p.pending != nil && partitioned(p.pending) && len(named) > 0 {
+			p.pending.ver.ReplayGained(never, named)
+		}
+	}
+}
+
+// shardCached counts, per partitioned script with a serving version, the objects its cache
+// holds on this replica (jsinformer_shard_cached_objects): the skew between replicas shows
+// in how these differ.
+func (e *Engine) shardCached() map[string]int {
+	out := map[string]int{}
+	for _, v := range e.needs.versions() {
+		if v.ver.CurrentState() == version.StateCurrent && partitioned(v) {
+			out[v.ver.Script()] = v.ver.Store().Size()
+		}
+	}
+	return out
+}
