@@ -37,7 +37,7 @@ func TestRegistrarsMergeTheCABundle(t *testing.T) {
 		r := &replica{}
 		r.Registrar = &Registrar{Client: client, Name: "jsinformer-test-cabundle", Target: Target{URL: "https://127.0.0.2:9443"},
 			CABundle: func() []byte { return *r.wanted.Load() }, Registered: func(b []byte) { r.registered.Store(&b) },
-			CAGrace: time.Second, Entries: func() []Entry { return entries }}
+			CAGrace: 3 * time.Second, Entries: func() []Entry { return entries }}
 		r.Init()
 		return r
 	}
@@ -86,12 +86,12 @@ func TestRegistrarsMergeTheCABundle(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = a.Run(ctx) }) // Resync is a minute: only the drop timer reconciles in time
 	defer func() { cancel(); wg.Wait() }()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if v, m, _ := stored(); !bundleHas(v, oldCA) && !bundleHas(m, oldCA) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the old CA is still in the configurations 10 s after a grace of 1 s")
+			t.Fatal("the old CA is still in the configurations 15 s after a grace of 3 s")
 		}
 	}
 	_, _, rv = stored()
