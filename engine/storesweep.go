@@ -95,7 +95,7 @@ func (e *Engine) sweepStores(ctx context.Context, retention time.Duration) {
 		res, err := e.store.Sweep(ctx, e.storeOwners.live(), retention)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			log.Warn("store retention sweep failed", "err", err)
+			log.Warn("store retention sweep failed", "error", err.Error())
 		case res != store.SweepResult{}:
 			log.Info("store retention sweep", "marked", res.Marked, "unmarked", res.Unmarked, "deleted", res.Deleted,
 				"retention", retention.String())
