@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/jsinformer/jsinformer/engine/internal/shardgate"
 	"github.com/jsinformer/jsinformer/engine/internal/version"
+	"github.com/jsinformer/jsinformer/shardrange"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -65,9 +66,12 @@ func (e *Engine) shardOwned() map[string]int {
 		if v.ver.CurrentState() != version.StateCurrent {
 			continue
 		}
-		n := 0
+		n, byUID := 0, partitionOf(v).Field == shardrange.UID
 		for _, sub := range v.ver.Subscriptions() {
 			for _, key := range v.ver.Store().Keys(sub.Cache.Resource) {
+				if byUID {
+					key = v.ver.OwnerKey(key, v.ver.Store().Get(sub.Cache.Resource, key))
+				}
 				if e.shard.Handles(key) {
 					n++
 				}

@@ -52,31 +52,40 @@ func (e *Engine) cachePartition(name string, def scripting.Definition, targets [
 	if !e.cfg.ShardCache || def.Shard == scripting.ShardNone {
 		return shardrange.Partition{}, nil
 	}
-	if err := checkPartitionable(def, targets); err != nil {
+	field := shardrange.Namespace
+	if def.Shard == scripting.ShardUID {
+		field = shardrange.UID
+	}
+	if err := checkPartitionable(def, field, targets); err != nil {
 		return shardrange.Partition{}, fmt.Errorf("%s: %w", name, err)
 	}
 	ring, self := e.shard.Target()
 	if len(ring) == 0 {
 		return shardrange.Partition{}, errAwaitRing
 	}
-	return ringPartition(ring, self), nil
+	return ringPartition(ring, self, field), nil
 }
 
-// ringPartition is the partition self caches in ring.
-func ringPartition(ring sharding.Ring, self string) shardrange.Partition {
-	return shardrange.Assign(ring, self, shardrange.Namespace, cacheLayout)
+// ringPartition is the partition of field self caches in ring. The uid space is always cut
+// into equal slices (uids hash evenly), as shardrange.NamespacePlace places UIDKeys.
+func ringPartition(ring sharding.Ring, self string, field shardrange.Field) shardrange.Partition {
+	layout := cacheLayout
+	if field == shardrange.UID {
+		layout = nil
+	}
+	return shardrange.Assign(ring, self, field, layout)
 }
 
 // checkPartitionable refuses a script whose declared (or default) shard mode a partial cache
 // cannot serve correctly.
-func checkPartitionable(def scripting.Definition, targets []version.Target) error {
+func checkPartitionable(def scripting.Definition, field shardrange.Field, targets []version.Target) error {
 	const fix = `; declare shard: "none" to cache the whole watch on every replica`
-	if def.Shard == scripting.ShardUID {
-		return errors.New(`check shard mode: shard: "uid" is not served yet under --shard-cache (keys are placed by namespace, so the replica owning an object's key would not cache it)` + fix)
+	if field == shardrange.UID && def.Reconcile {
+		return errors.New(`check shard mode: reconcile cannot be partitioned by uid (a reconcile key "namespace/name" names no uid, so no replica is sure to cache its object); declare shard: "namespace", or shard: "none"`)
 	}
 	for _, t := range targets {
-		if !t.Resource.Namespaced {
-			return fmt.Errorf("check shard mode: %s is cluster-scoped and cannot be partitioned by namespace%s", t.Resource, fix)
+		if field == shardrange.Namespace && !t.Resource.Namespaced {
+			return fmt.Errorf(`check shard mode: %s is cluster-scoped and cannot be partitioned by namespace; declare shard: "uid" (handlers without lookups), or shard: "none"`, t.Resource)
 		}
 	}
 	if def.Validate || def.Mutate {
@@ -109,9 +118,8 @@ func (e *Engine) onShardTarget() {
 	if len(ring) == 0 {
 		return // fenced: the versions keep their partitions until the ring is joined again
 	}
-	want := ringPartition(ring, self)
 	for _, p := range e.plugins {
-		if v := p.latest(); v != nil && partitioned(v) && partitionOf(v) != want {
+		if v := p.latest(); v != nil && partitioned(v) && partitionOf(v) != ringPartition(ring, self, partitionOf(v).Field) {
 			e.loadOrReport(v.src, "") // not load: the same content must load again here
 		}
 	}
@@ -129,7 +137,7 @@ func (e *Engine) onShardTarget() {
 // gained keys events named.
 func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
 	st := e.shard.Status()
-	want := ringPartition(sharding.NewRing(st.Members...), st.Identity)
+	ring := sharding.NewRing(st.Members...)
 	never := func(string) bool { return false }
 	for _, p := range e.plugins {
 		latest := p.latest()
@@ -137,6 +145,7 @@ func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
 			continue
 		}
 		replayed := false
+		want := ringPartition(ring, st.Identity, partitionOf(latest).Field)
 		for _, v := range []*loaded{p.current, p.pending} {
 			if v != nil && partitionOf(v) == want {
 				v.ver.ReplayGained(has, named)

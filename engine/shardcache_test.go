@@ -231,7 +231,9 @@ func TestShardCacheRefusals(t *testing.T) {
 		{"cluster.js", `watch: { resource: "v1/namespaces" }, onAdd() {}`, "v1/namespaces is cluster-scoped and cannot be partitioned by namespace"},
 		{"admit.js", cms + `, validate(obj) {}`, "admission (validate, mutate, audit) is served by every replica"},
 		{"collect.js", cms + `, metrics: { scr_objects: { type: "gauge", help: "objects", collect: (ctx) => [] } }`, "metric scr_objects has collect"},
-		{"uid.js", cms + `, shard: "uid", onAdd() {}`, `shard: "uid" is not served yet`},
+		{"uid-reconcile.js", cms + `, shard: "uid", reconcile(key) {}`, `reconcile cannot be partitioned by uid`},
+		{"uid.js", cms + `, shard: "uid", onAdd() {}`, ""},
+		{"uid-cluster.js", `watch: { resource: "v1/namespaces" }, shard: "uid", onAdd() {}`, ""},
 		{"none.js", `watch: { resource: "v1/namespaces" }, shard: "none", onAdd() {}`, ""},
 		{"namespace.js", cms + `, onAdd() {}`, ""},
 	}

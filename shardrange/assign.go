@@ -25,15 +25,25 @@ func Assign(ring sharding.Ring, member string, field Field, layout *Layout) Part
 	return p
 }
 
-// NamespacePlace is the sharding.Config.Place of replicas whose caches are partitioned by
-// namespace with layout: a key "ns/name" (an object's, or a reconcile key) is placed on its
-// namespace's slice, so it belongs to the member whose partition holds the namespace: the
-// one caching its object. Keys without a namespace are their own ring keys: cluster-scoped
-// objects' "name" (their resources are cached whole on every replica), and keys whose part
-// before the first "/" holds a ':' ("schedule:team/a.js#0", "metric:…"), which no namespace
-// name can.
+// UIDKey is the key whose owner handles the object of uid in a script partitioned by uid:
+// NamespacePlace places it on the uid's equal slice, where the uid partitions cache it.
+func UIDKey(uid string) string { return uidPrefix + uid }
+
+const uidPrefix = "uid:"
+
+// NamespacePlace is the sharding.Config.Place of replicas whose caches are partitioned with
+// layout by namespace (and, equal slices, by uid): a key "ns/name" (an object's, or a
+// reconcile key) is placed on its namespace's slice, so it belongs to the member whose
+// partition holds the namespace: the one caching its object; a UIDKey is placed on its uid's
+// equal slice, for the same reason. Other keys are their own ring keys: cluster-scoped
+// objects' "name" (their resources are cached whole on every replica unless partitioned by
+// uid), and keys whose part before the first "/" holds a ':' ("schedule:team/a.js#0",
+// "metric:…"), which no namespace name can.
 func NamespacePlace(layout *Layout) func(key string) string {
 	return func(key string) string {
+		if uid, ok := strings.CutPrefix(key, uidPrefix); ok {
+			return SliceKey(SliceOf(Hash(uid)))
+		}
 		ns, _, found := strings.Cut(key, "/")
 		if !found || strings.Contains(ns, ":") {
 			return key

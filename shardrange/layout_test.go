@@ -107,3 +107,27 @@ func TestNamespacePlaceFollowsThePartition(t *testing.T) {
 		}
 	}
 }
+
+// TestUIDKeyFollowsTheUIDPartition: an object's UIDKey belongs to the member whose uid
+// partition holds its uid, whatever the namespace layout.
+func TestUIDKeyFollowsTheUIDPartition(t *testing.T) {
+	t.Parallel()
+	ring := sharding.NewRing("a", "b", "c", "d")
+	for _, layout := range []*shardrange.Layout{nil, shardrange.QuantileLayout([]string{"x", "y", "z"})} {
+		place := shardrange.NamespacePlace(layout)
+		owned := map[string]int{}
+		for i := range 2000 {
+			uid := fmt.Sprintf("%08x-0000-4000-8000-%012x", i*2654435761, i)
+			owner := ring.Owner(place(shardrange.UIDKey(uid)))
+			owned[owner]++
+			for _, m := range ring {
+				if caches := shardrange.Assign(ring, m, shardrange.UID, nil).Contains(shardrange.Hash(uid)); caches != (owner == m) {
+					t.Fatalf("uid %s: owned by %s, in %s's uid partition = %v", uid, owner, m, caches)
+				}
+			}
+		}
+		if len(owned) != len(ring) {
+			t.Errorf("2,000 uids fell on %d of %d members: %v", len(owned), len(ring), owned)
+		}
+	}
+}

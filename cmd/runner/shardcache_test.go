@@ -30,30 +30,52 @@ func cacheOwner(ring sharding.Ring, ns string) string {
 	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
 }
 
-// Three runner processes with --sharded --shard-cache, on an API server that filters (gate
-// on) and one that does not: each caches only the objects of its namespaces, filtered where
-// expected, and handles each object once, the one owning its namespace; after kill -9 of one,
-// and then with a replica added, each caches its new namespaces, and every change made after
-// the move is handled once, by its namespace's new owner.
-func TestShardCacheReplicas(t *testing.T) {
-	cp := controlplane.Require(t, env)
-	t.Run("gate off", func(t *testing.T) { testShardCacheReplicas(t, cp, cp.Kubeconfig, false) })
-	t.Run("gate on", func(t *testing.T) {
-		x, err := cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
-		if err != nil {
-			t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", err)
-		}
-		t.Cleanup(func() { _ = x.Stop() })
-		testShardCacheReplicas(t, cp, kubeconfigWith(t, x.Config.Host, cp.Config.BearerToken), true)
-	})
+// uidCacheScript is shardCacheScript partitioned by uid.
+var uidCacheScript = strings.Replace(shardCacheScript, `watch: {`, `shard: "uid", watch: {`, 1)
+
+// uidCacheOwner is the replica of ring whose shard: "uid" partition holds uid.
+func uidCacheOwner(ring sharding.Ring, uid string) string {
+	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(uid))))
 }
 
-func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubeconfig string, serverFilters bool) {
-	se := newShardEnv(t, cp, shardCacheScript)
+// Three runner processes with --sharded --shard-cache, on an API server that filters (gate
+// on) and one that does not, partitioned by namespace and by uid: each caches only the
+// objects of its slices, filtered where expected, and handles each object once, the one
+// owning its namespace (or uid); after kill -9 of one, and then with a replica added, each
+// caches its new slices, and every change made after the move is handled once, by its new
+// owner.
+func TestShardCacheReplicas(t *testing.T) {
+	cp := controlplane.Require(t, env)
+	for _, mode := range []string{"namespace", "uid"} {
+		t.Run(mode+"/gate off", func(t *testing.T) { testShardCacheReplicas(t, cp, cp.Kubeconfig, false, mode) })
+		t.Run(mode+"/gate on", func(t *testing.T) {
+			x, err := cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
+			if err != nil {
+				t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", err)
+			}
+			t.Cleanup(func() { _ = x.Stop() })
+			testShardCacheReplicas(t, cp, kubeconfigWith(t, x.Config.Host, cp.Config.BearerToken), true, mode)
+		})
+	}
+}
+
+func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubeconfig string, serverFilters bool, mode string) {
+	script := shardCacheScript
+	if mode == "uid" {
+		script = uidCacheScript
+	}
+	se := newShardEnv(t, cp, script)
 	ids := []string{"sc-a", "sc-b", "sc-c"}
 	ring := sharding.NewRing(ids...)
 	const perNS = 10
-	nsOf := map[string]string{} // object name -> namespace
+	nsOf := map[string]string{}  // object name -> namespace
+	uidOf := map[string]string{} // object name -> uid
+	ownerIn := func(ring sharding.Ring, name string) string {
+		if mode == "uid" {
+			return uidCacheOwner(ring, uidOf[name])
+		}
+		return cacheOwner(ring, nsOf[name])
+	}
 	var names []string
 	count := map[string]int{}
 	namespaces := 0
@@ -75,9 +97,13 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 			c := se.dyn.Resource(configmaps).Namespace(nsOf[name])
 			var err error
 			if create {
-				_, err = c.Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				var obj *unstructured.Unstructured
+				obj, err = c.Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": map[string]any{"name": name, "namespace": nsOf[name], "labels": map[string]any{"shardcache": se.ns}},
 					"data":     map[string]any{"v": v}}}, metav1.CreateOptions{})
+				if err == nil {
+					uidOf[name] = string(obj.GetUID())
+				}
 			} else {
 				_, err = c.Patch(t.Context(), name, types.MergePatchType, []byte(`{"data":{"v":"`+v+`"}}`), metav1.PatchOptions{})
 			}
@@ -91,7 +117,7 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		se.startWith(t, id, kubeconfig, "--shard-cache")
 	}
 	se.waitMembers(t, ids...)
-	waitCachedObjects(t, se, ring, ids, nsOf)
+	waitCachedObjects(t, se, ring, ids, names, ownerIn)
 	want := "0"
 	if serverFilters {
 		want = "1"
@@ -114,7 +140,7 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 			}
 		}
 		for _, n := range names {
-			if want := cacheOwner(ring, nsOf[n]); len(by[n]) != 1 || by[n][0] != want {
+			if want := ownerIn(ring, n); len(by[n]) != 1 || by[n][0] != want {
 				t.Errorf("%s/%s v=%s handled by %v, want once by %s", nsOf[n], n, v, by[n], want)
 			}
 		}
@@ -134,14 +160,14 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 	<-c.done
 	ring = sharding.NewRing("sc-a", "sc-b")
 	se.waitMembers(t, ring...)
-	waitCachedObjects(t, se, ring, ring, nsOf)
+	waitCachedObjects(t, se, ring, ring, names, ownerIn)
 	handledOnce(ring, "3")
 	noOverlap(t, se.allCalls(t))
 
 	se.startWith(t, "sc-d", kubeconfig, "--shard-cache")
 	ring = sharding.NewRing("sc-a", "sc-b", "sc-d")
 	se.waitMembers(t, ring...)
-	waitCachedObjects(t, se, ring, ring, nsOf)
+	waitCachedObjects(t, se, ring, ring, names, ownerIn)
 	handledOnce(ring, "4")
 	noOverlap(t, se.allCalls(t))
 }
@@ -177,13 +203,13 @@ func createNamespaceNamed(t *testing.T, se *shardEnv, ns string) {
 }
 
 // waitCachedObjects waits until each replica of ids reports in jsinformer_shard_cached_objects
-// exactly the objects of the namespaces ring gives it.
-func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids []string, nsOf map[string]string) {
+// exactly the objects of names ownerIn gives it in ring.
+func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, names []string, ownerIn func(sharding.Ring, string) string) {
 	t.Helper()
 	for _, id := range ids {
 		want := 0
-		for _, ns := range nsOf {
-			if cacheOwner(ring, ns) == id {
+		for _, name := range names {
+			if ownerIn(ring, name) == id {
 				want++
 			}
 		}

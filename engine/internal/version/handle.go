@@ -55,9 +55,10 @@ func (v *Version) call(ev Event, rec *inspection.TraceRecord) {
 	if !v.defines(ev.Kind) {
 		return
 	}
-	end, ok := v.begin(ev.Key)
+	key := v.OwnerKey(ev.Key, ev.Obj)
+	end, ok := v.begin(key)
 	if !ok {
-		v.notOwned(ev.Key, rec)
+		v.notOwned(key, rec)
 		return
 	}
 	defer end()

@@ -1,11 +1,12 @@
 package version
 
 import (
-	"github.com/jsinformer/jsinformer/internal/scriptcache"
-	"github.com/jsinformer/jsinformer/shardrange"
 	"strconv"
 
 	"github.com/jsinformer/jsinformer/inspection"
+	"github.com/jsinformer/jsinformer/internal/scriptcache"
+	"github.com/jsinformer/jsinformer/scripting"
+	"github.com/jsinformer/jsinformer/shardrange"
 )
 
 // A version under sharding (package engine/internal/shardgate: this replica's part of the
@@ -30,6 +31,18 @@ func (v *Version) begin(key string) (end func(), ok bool) {
 		return nil, false
 	}
 	return v.shard.Begin(key)
+}
+
+// OwnerKey is the key whose owner handles obj, cached under key: key itself, or the
+// object's shardrange.UIDKey when v's caches are partitioned by uid, so that the replica
+// handling an object is the one whose uid slices cache it.
+func (v *Version) OwnerKey(key string, obj scripting.Object) string {
+	if v.partition.Field != shardrange.UID {
+		return key
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	uid, _ := meta["uid"].(string)
+	return shardrange.UIDKey(uid)
 }
 
 // handles reports whether this runner enqueues reconcile key: always without sharding. A key
@@ -57,7 +70,7 @@ func (v *Version) replayGained(g *Gained) {
 				continue
 			}
 			ev := Event{Kind: EventAdd, Sub: sub, Key: key, Obj: obj, Initial: true}
-			gained := g.Has(key)
+			gained := g.Has(v.OwnerKey(key, obj))
 			if !gained && v.reconciler == nil {
 				continue
 			}

@@ -52,8 +52,8 @@ func (v *Version) Replay(w inspect.Watch, key string, dryRun bool) (inspection.T
 		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w: %s %s is not in the script's cache", v.name, inspection.ErrNotFound, w.Resource, key)
 	case v.standby || !v.lead.Valid():
 		return inspection.TraceRecord{}, fmt.Errorf("replay %s: this runner is not the leader: it calls no handler", v.name)
-	case !v.handles(key):
-		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, inspection.ErrInvalid, key, v.shard.Owner(key))
+	case !v.handles(v.OwnerKey(key, obj)):
+		return inspection.TraceRecord{}, fmt.Errorf("replay %s: %w: %s belongs to replica %s of the shard ring; replay it there", v.name, inspection.ErrInvalid, key, v.shard.Owner(v.OwnerKey(key, obj)))
 	}
 	ev := Event{Kind: EventReplay, Sub: sub, Key: key, Obj: obj, Old: obj}
 	rec := &inspection.TraceRecord{Script: v.name, Version: v.hash, Resource: sub.Cache.Resource, Object: key,
