@@ -181,6 +181,7 @@ func (e *Engine) onSynced(v *loaded) {
 	v.ver.Logger().Info("script "+result, "objects", v.ver.Store().Size(), "took", took.Round(time.Millisecond).String())
 	e.stats.Loaded(v.ver.Script(), result, took)
 	e.initialDone(v.ver.Script())
+	e.reportListed() // a partitioned version caching what the ring needs now serves
 }
 
 func (e *Engine) unload(name string) {

@@ -17,16 +17,18 @@ import (
 // the replica that handles a key is the one caching its object.
 //
 // A partition cannot change in place, so a partitioned script is loaded again, with the same
-// content, whenever this replica observes a new ring (onShardTarget), as a hot reload is: the
-// new version lists the partition of the new ring while the old one serves, then takes over,
-// and the old version's informers and their memory are released. This starts before the
-// gain: the member keeps handling only the keys it owns in both rings (the keys it is to gain
-// are refused by Begin, and their reconcile keys named by events remembered by Accept) until
-// every member has drained, and at the gain the version caching the new partition replays the
-// gained keys (onShardGains), as an unpartitioned one does. A version that does not cache the
-// new ring's partition at the gain (the ring changed again meanwhile) is loaded again then,
-// and its list replays what it gained. Until the replica first observed its ring,
-// partitioned scripts wait.
+// content, as a hot reload is, whenever the partition this replica needs changes
+// (wantPartition: the slices it owns in the ring it acts on and in the one it moves to): the
+// new version lists the new partition while the old one serves, then takes over, and the old
+// version's informers and their memory are released. When a replica observes a new ring it
+// grows its caches at once to the slices it gains; once every partitioned script's serving
+// version caches them it records its caches listed (reportListed, sharding's AwaitListed),
+// and only when every other member of the new ring has listed does a replica stop handling
+// the keys it loses: a key's new owner watches it before its old owner lets it go, so no
+// event in between is missed. The drain-before-gain protocol then runs as without
+// partitions; at the gain the version caching the new ring's slices replays the gained keys
+// (onShardGains), and a replica that lost slices loads its partitioned scripts again to cache
+// only what it keeps. Until the replica first observed its ring, partitioned scripts wait.
 
 // errAwaitRing is a partitioned script's load before this replica has joined its ring: it is
 // loaded at the first ring change applied (onShardGains).
@@ -59,11 +61,27 @@ func (e *Engine) cachePartition(name string, def scripting.Definition, targets [
 	if err := checkPartitionable(def, field, targets); err != nil {
 		return shardrange.Partition{}, fmt.Errorf("%s: %w", name, err)
 	}
-	ring, self := e.shard.Target()
-	if len(ring) == 0 {
+	want, ok := e.wantPartition(field)
+	if !ok {
 		return shardrange.Partition{}, errAwaitRing
 	}
-	return ringPartition(ring, self, field), nil
+	return want, nil
+}
+
+// wantPartition is the partition of field this replica's caches must hold: the slices it owns
+// in the ring it moves to and in the one it acts on, since it keeps handling the keys it is
+// to lose until their new owners have listed them (sharding.Config.AwaitListed). Once the
+// move is applied they are the same ring. False before the replica has observed a ring.
+func (e *Engine) wantPartition(field shardrange.Field) (shardrange.Partition, bool) {
+	ring, self := e.shard.Target()
+	if len(ring) == 0 {
+		return shardrange.Partition{}, false
+	}
+	p := ringPartition(ring, self, field)
+	if active := e.shard.Active(); len(active) > 0 {
+		p.Mask = p.Mask.Or(ringPartition(active, self, field).Mask)
+	}
+	return p, true
 }
 
 // ringPartition is the partition of field self caches in ring. The uid space is always cut
@@ -112,22 +130,53 @@ func partitionOf(v *loaded) shardrange.Partition {
 func partitioned(v *loaded) bool { return !partitionOf(v).IsZero() }
 
 // onShardTarget loads again every partitioned script whose newest version does not cache the
-// partition of the ring this replica now moves to, and those that waited for a ring.
+// partition this replica now needs (wantPartition), and those that waited for a ring.
 func (e *Engine) onShardTarget() {
-	ring, self := e.shard.Target()
-	if len(ring) == 0 {
+	if ring, _ := e.shard.Target(); len(ring) == 0 {
 		return // fenced: the versions keep their partitions until the ring is joined again
 	}
-	for _, p := range e.plugins {
-		if v := p.latest(); v != nil && partitioned(v) && partitionOf(v) != ringPartition(ring, self, partitionOf(v).Field) {
-			e.loadOrReport(v.src, "") // not load: the same content must load again here
-		}
-	}
+	e.repartition()
 	for name, src := range e.awaitRing {
 		delete(e.awaitRing, name)
 		e.loadOrReport(src, "")
 	}
+	e.reportListed()
 	e.book.Bump()
+}
+
+// repartition loads again every partitioned script whose newest version does not cache the
+// partition wantPartition gives.
+func (e *Engine) repartition() {
+	for _, p := range e.plugins {
+		v := p.latest()
+		if v == nil || !partitioned(v) {
+			continue
+		}
+		if want, ok := e.wantPartition(partitionOf(v).Field); ok && partitionOf(v) != want {
+			e.loadOrReport(v.src, "") // not load: the same content must load again here
+		}
+	}
+}
+
+// reportListed tells the ring member that this replica's caches hold what the ring it moves
+// to needs (sharding.Member.SetListed) once every partitioned script's serving version
+// caches its wantPartition: until then the keys' old owners keep handling them.
+func (e *Engine) reportListed() {
+	ring, _ := e.shard.Target()
+	if !e.cfg.ShardCache || len(ring) == 0 || len(e.awaitRing) > 0 {
+		return
+	}
+	for _, p := range e.plugins {
+		latest := p.latest()
+		if latest == nil || !partitioned(latest) {
+			continue
+		}
+		want, _ := e.wantPartition(partitionOf(latest).Field)
+		if p.current == nil || partitionOf(p.current) != want {
+			return
+		}
+	}
+	e.shard.SetListed(ring.Fingerprint())
 }
 
 // replayPartitioned replays the keys this replica gained on the partitioned versions that
@@ -147,7 +196,7 @@ func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
 		replayed := false
 		want := ringPartition(ring, st.Identity, partitionOf(latest).Field)
 		for _, v := range []*loaded{p.current, p.pending} {
-			if v != nil && partitionOf(v) == want {
+			if v != nil && covers(partitionOf(v), want) {
 				v.ver.ReplayGained(has, named)
 				replayed = true
 			}
@@ -160,6 +209,11 @@ func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
 			p.pending.ver.ReplayGained(never, named)
 		}
 	}
+}
+
+// covers reports whether p caches every object of want.
+func covers(p, want shardrange.Partition) bool {
+	return p.Field == want.Field && p.Layout == want.Layout && p.Mask.Covers(want.Mask)
 }
 
 // shardCached counts, per partitioned script with a serving version, the objects its cache

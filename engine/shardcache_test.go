@@ -292,7 +292,7 @@ func TestShardCacheReleasesLostNamespaces(t *testing.T) {
 	waitCached(t, map[string]*runner{"a": a}, sharding.NewRing("a"), base, namespaces, perNS, "off") // every slice: nothing to filter
 	before := liveHeapAfterGC()
 
-	bareMember(t, cp, leases, "b")
+	bareMember(t, cp, leases, "b", ring)
 	waitCached(t, map[string]*runner{"a": a}, ring, base, namespaces, perNS, "client")
 
 	deadline := time.Now().Add(30 * time.Second)
@@ -404,12 +404,16 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 }
 
 // bareMember runs a member id of ring "ring" with Leases in namespace leases that handles no
-// key and caches nothing, until the test ends.
-func bareMember(t *testing.T, cp *controlplane.ControlPlane, leases, id string) {
+// key and caches nothing, until the test ends; it records its caches listed for ring (it has
+// none to list), so that the others hand it its keys.
+func bareMember(t *testing.T, cp *controlplane.ControlPlane, leases, id string, ring sharding.Ring) *sharding.Member {
 	client := kubernetes.NewForConfigOrDie(cp.Config)
 	m := sharding.New(sharding.Config{Name: "ring", Identity: id, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
 		RetryPeriod: 500 * time.Millisecond, DrainTimeout: time.Second, Place: shardrange.NamespacePlace(nil)},
 		sharding.APILeases{Client: client.CoordinationV1(), Namespace: leases, Ring: "ring"}, nil)
+	if ring != nil {
+		m.SetListed(ring.Fingerprint())
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { // owned by the test: cancelled and joined by its cleanup
@@ -417,6 +421,7 @@ func bareMember(t *testing.T, cp *controlplane.ControlPlane, leases, id string) 
 		m.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
+	return m
 }
 
 // A watch enqueue mapping to a key in another replica's namespace is refused on the event's
@@ -442,7 +447,7 @@ func TestShardCacheRefusesEnqueueOutsideThePartition(t *testing.T) {
   watch: { resource: "v1/configmaps", labelSelector: "sc=` + base + `", enqueue: (obj) => obj.data.target + "/x" },
   reconcile(key, ctx) {},
 };`
-	bareMember(t, cp, leases, "b")
+	bareMember(t, cp, leases, "b", ring)
 	a := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) {
 		shardedAs(leases, "ring", "a")(c)
 		c.ShardCache = true
@@ -459,4 +464,54 @@ func TestShardCacheRefusesEnqueueOutsideThePartition(t *testing.T) {
 	if got := a.calls.find(call{Script: "s.js", Event: "reconcile", Object: theirs + "/x"}.match); len(got) > 0 {
 		t.Errorf("%s/x, another replica's key, was reconciled here: %+v", theirs, got)
 	}
+}
+
+// A replica keeps handling the keys it is to lose until their new owner has listed them: b
+// joins but has not listed its caches, so a still handles b's namespace, and a deletion there
+// meanwhile runs a's onDelete (without the wait, a would have stopped handling the namespace
+// and b, not watching it yet, would never see the deletion). Once b lists, the move ends and a
+// caches only its own namespace.
+func TestShardCacheOldOwnerHandlesUntilTheNewOneListed(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	base := fmt.Sprintf("scl%d", time.Now().UnixNano()%1e9)
+	ring := sharding.NewRing("a", "b")
+	namespaces := spreadNamespaces(ring, base, 1)
+	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
+	leases := mk.namespace(t, "lease-"+base)
+	var theirs string
+	for _, ns := range namespaces {
+		mk.namespace(t, ns)
+		mk.create(t, configmapsGVR, configmap(ns, "victim", map[string]any{"sc": base}, nil))
+		if sliceOwner(ring, ns) == "b" {
+			theirs = ns
+		}
+	}
+	script := `export default {
+  watch: { resource: "v1/configmaps", labelSelector: "sc=` + base + `" },
+  onDelete(obj, ctx) { log.info("deleted", { name: obj.metadata.name }); },
+};`
+	a := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) {
+		shardedAs(leases, "ring", "a")(c)
+		c.ShardCache = true
+	})
+	waitCached(t, map[string]*runner{"a": a}, sharding.NewRing("a"), base, namespaces, 1, "off")
+
+	b := bareMember(t, cp, leases, "b", nil)
+	waitStatus(t, a.engine, "a moving to a ring of 2", func(st status.Status) bool {
+		return st.Shard != nil && st.Shard.Pending
+	})
+	mk.delete(t, configmapsGVR, theirs, "victim")
+	a.calls.waitFor(t, "a handling the deletion in "+theirs+" while b has not listed it", 1,
+		call{Script: "s.js", Event: "delete", Object: theirs + "/victim", Result: "ok"}.match)
+	if st := a.engine.Status(); !st.Shard.Pending || len(st.Shard.Members) != 1 {
+		t.Fatalf("a's ring %+v: the move ended before b listed", st.Shard)
+	}
+
+	b.SetListed(ring.Fingerprint())
+	waitRing(t, a, 2)
+	waitStatus(t, a.engine, "a caching only its own namespace", func(st status.Status) bool {
+		objects, mode := informerObjects(st, base)
+		return objects == 1 && mode == "client" // its victim, filtered: no longer every slice
+	})
 }

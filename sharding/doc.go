@@ -8,7 +8,10 @@
 // member narrows what it handles as soon as it sees a new ring, waits for the calls in flight
 // on the keys it lost, and records the ring it drained to in its Lease (DrainedAnnotation); a
 // member starts the keys it gains only once every other member of the new ring has recorded
-// the same ring. A member that misses the renew deadline handles nothing (Handles, Begin and
+// the same ring. With Config.AwaitListed (partitioned caches) a member narrows only once every
+// other member of the new ring has recorded its caches listed for it (ListedAnnotation,
+// SetListed), so that a key's new owner watches it before its old owner lets it go. A member
+// that misses the renew deadline handles nothing (Handles, Begin and
 // Valid answer false) before any other member can count its Lease as expired: expiry is
 // counted from when the others saw its last renewal. It keeps trying, and once it renews it
 // joins the ring again as a new member, gaining every key it owns (the calls it refused while

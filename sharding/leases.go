@@ -25,7 +25,11 @@ type Lease struct {
 	// Drained is the fingerprint of the ring the holder has drained to: it handles no key that
 	// is not its own in that ring (annotation DrainedAnnotation).
 	Drained string
-	// others are the annotations other than DrainedAnnotation, kept as they are on renewal.
+	// Listed is the fingerprint of the ring whose keys the holder's caches hold, watches
+	// started (annotation ListedAnnotation; Config.AwaitListed): it may be given them.
+	Listed string
+	// others are the annotations other than DrainedAnnotation and ListedAnnotation, kept as
+	// they are on renewal.
 	others map[string]string
 }
 
@@ -44,6 +48,8 @@ const (
 	RingLabel = "jsinformer.io/shard-ring"
 	// DrainedAnnotation holds Lease.Drained.
 	DrainedAnnotation = "jsinformer.io/drained-ring"
+	// ListedAnnotation holds Lease.Listed (written only when set).
+	ListedAnnotation = "jsinformer.io/listed-ring"
 )
 
 // LeaseName is the name of identity's Lease in ring name: the name, "-", and the identity
@@ -119,6 +125,9 @@ func (a APILeases) toAPI(l Lease) *coordinationv1.Lease {
 		annotations = map[string]string{}
 	}
 	annotations[DrainedAnnotation] = l.Drained
+	if l.Listed != "" {
+		annotations[ListedAnnotation] = l.Listed
+	}
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: a.Namespace, ResourceVersion: l.ResourceVersion,
 			Labels: map[string]string{RingLabel: a.Ring}, Annotations: annotations},
@@ -131,9 +140,10 @@ func (a APILeases) toAPI(l Lease) *coordinationv1.Lease {
 }
 
 func fromAPI(l *coordinationv1.Lease) Lease {
-	out := Lease{Name: l.Name, ResourceVersion: l.ResourceVersion, Drained: l.Annotations[DrainedAnnotation]}
+	out := Lease{Name: l.Name, ResourceVersion: l.ResourceVersion, Drained: l.Annotations[DrainedAnnotation],
+		Listed: l.Annotations[ListedAnnotation]}
 	for k, v := range l.Annotations {
-		if k != DrainedAnnotation {
+		if k != DrainedAnnotation && k != ListedAnnotation {
 			if out.others == nil {
 				out.others = map[string]string{}
 			}

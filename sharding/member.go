@@ -30,6 +30,12 @@ type Config struct {
 	// belongs to the member caching its object. Nil: every key is its own ring key. It must
 	// be a pure function, the same on every member.
 	Place func(key string) string
+	// AwaitListed, set when caches are partitioned, holds a member's narrowing to a new ring
+	// until every other member of that ring has recorded (Listed) that its caches hold the
+	// keys it owns there: a key's old owner keeps handling it until its new owner watches it,
+	// so no event falls between the two (an object deleted in between would otherwise be
+	// seen by neither). The engine calls Member.SetListed.
+	AwaitListed bool
 }
 
 // Clock is the member's time: the real one, or a fake in tests.
@@ -61,8 +67,12 @@ type Member struct {
 	drainFrom time.Time
 	abandoned bool   // the drain to target timed out (logged once)
 	published string // the Drained fingerprint last written
-	inflight  map[string]int
-	seen      map[string]seenLease
+	// held is set while the narrowing to target waits for the others' Listed
+	// (Config.AwaitListed); listed is the fingerprint SetListed gave, written on renewal.
+	held     bool
+	listed   string
+	inflight map[string]int
+	seen     map[string]seenLease
 	// nextExpiry is when the first Lease of another member expires unless renewed, so that Run
 	// looks again then rather than up to a retry period later.
 	nextExpiry time.Time
@@ -157,7 +167,7 @@ func (m *Member) end(key string) {
 // drainWaitsLocked reports whether a move waits to record its target ring drained. Called
 // with mu held.
 func (m *Member) drainWaitsLocked() bool {
-	return m.movingLocked() && m.published != m.target.Fingerprint()
+	return m.movingLocked() && !m.held && m.published != m.target.Fingerprint()
 }
 
 // Valid reports whether the member's last renewal is within the renew deadline: false before
@@ -186,7 +196,7 @@ func (m *Member) validLocked(now time.Time) bool {
 // ring, and gains every one of them. Called with mu held.
 func (m *Member) fenceLocked(now time.Time) {
 	m.expired = true
-	m.active, m.narrowed, m.target = nil, nil, nil
+	m.active, m.narrowed, m.target, m.held = nil, nil, nil, false
 	m.logger.Warn("shard lease not renewed within the renew deadline: handling no key until the ring is joined again",
 		"lease", m.lease, "last_renew", m.lastRenew, "ago", now.Sub(m.lastRenew).Round(time.Millisecond))
 }
@@ -238,6 +248,15 @@ func (g Gain) Has(key string) bool {
 		}
 	}
 	return false
+}
+
+// SetListed records that this member's caches hold the keys it owns in the ring of
+// fingerprint fp and those it handles now, their watches started (Config.AwaitListed); it is
+// written to the Lease on the next renewal.
+func (m *Member) SetListed(fp string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.listed = fp
 }
 
 // Target is the newest ring this member observed, which it moves to (nil before its first

@@ -27,6 +27,7 @@ type testRing struct {
 	stopped map[string]bool // killed: no longer ticks, never releases
 	keys    []string
 	place   func(string) string // Config.Place of the members that join
+	listed  bool                // Config.AwaitListed of the members that join
 }
 
 func newTestRing(t *testing.T, keys int) *testRing {
@@ -41,7 +42,7 @@ func newTestRing(t *testing.T, keys int) *testRing {
 func (r *testRing) join(id string) *Member {
 	path := &cutLeases{fakeLeases: r.store}
 	m := New(Config{Name: "jsinformer", Identity: id, LeaseDuration: tLease, RenewDeadline: tRenew,
-		RetryPeriod: tRetry, DrainTimeout: tDrain, Place: r.place}, path, r.clock)
+		RetryPeriod: tRetry, DrainTimeout: tDrain, Place: r.place, AwaitListed: r.listed}, path, r.clock)
 	r.members[id], r.paths[id] = m, path
 	return m
 }

@@ -9,7 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// The hand-over protocol. Each member writes in its Lease the fingerprint of the ring it has
+// The hand-over protocol. With Config.AwaitListed a member moving to a new ring first waits
+// until every other member of it has recorded its caches listed for it (Listed), handling
+// meanwhile what it handled before, and only then narrows as below. Each member writes in its Lease the fingerprint of the ring it has
 // drained to: "I handle no key that is not mine in that ring". A member moving to a new ring
 // first narrows what it handles to the keys that are its own in both the old and the new ring
 // (and in any ring seen in between), waits for the calls in flight on the keys it dropped (at
@@ -39,13 +41,16 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	// valid again: it must join anew, whether or not anything asked it meanwhile.
 	m.validLocked(start)
 	m.forgetNamedLocked(start)
-	ring, drained, stale := m.observe(leases, start)
+	ring, drained, listed, stale := m.observe(leases, start)
 	m.retarget(ring, start)
+	if m.held && m.othersListed(listed) {
+		m.narrowLocked(start)
+	}
 	next := m.published
-	if m.drainedLocked(start) {
+	if !m.held && m.drainedLocked(start) {
 		next = m.target.Fingerprint()
 	}
-	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next}
+	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next, Listed: m.listed}
 	cur, err := m.currentLocked(leases)
 	if cur != nil {
 		l.ResourceVersion, l.others = cur.ResourceVersion, cur.others
@@ -156,10 +161,10 @@ func (m *Member) failed(err error) {
 }
 
 // observe returns the ring of live members (this one included), what each recorded as
-// drained, and the Leases expired long enough to be deleted. Called with mu held.
-func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, []Lease) {
+// drained and as listed, and the Leases expired long enough to be deleted. Called with mu held.
+func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, map[string]string, []Lease) {
 	ids := []string{m.cfg.Identity}
-	drained := map[string]string{}
+	drained, listed := map[string]string{}, map[string]string{}
 	m.nextExpiry = time.Time{}
 	var stale []Lease
 	present := map[string]bool{}
@@ -182,7 +187,7 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 			stale = append(stale, l)
 		case age < d:
 			ids = append(ids, l.Holder)
-			drained[l.Holder] = l.Drained
+			drained[l.Holder], listed[l.Holder] = l.Drained, l.Listed
 			if exp := s.at.Add(d); m.nextExpiry.IsZero() || exp.Before(m.nextExpiry) {
 				m.nextExpiry = exp
 			}
@@ -193,7 +198,7 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 			delete(m.seen, name)
 		}
 	}
-	return NewRing(ids...), drained, stale
+	return NewRing(ids...), drained, listed, stale
 }
 
 // retarget starts a move when the observed ring differs from the one the member moves to.
@@ -208,13 +213,37 @@ func (m *Member) retarget(ring Ring, now time.Time) {
 	case m.retargets <- struct{}{}:
 	default:
 	}
+	m.held = false
 	if ring.Equal(m.active) && len(m.narrowed) == 0 {
 		return
 	}
-	m.narrowed = append(m.narrowed, ring)
+	if m.cfg.AwaitListed && len(m.active) > 0 {
+		m.held = true // narrowLocked once the others list it (a member joining handles nothing yet)
+		return
+	}
+	m.narrowLocked(now)
+}
+
+// narrowLocked narrows what the member handles to the keys it owns in target too, and starts
+// the drain of those it drops. Called with mu held.
+func (m *Member) narrowLocked(now time.Time) {
+	m.held, m.drainFrom = false, now
+	m.narrowed = append(m.narrowed, m.target)
 	if len(m.narrowed) > maxNarrowed {
 		m.active, m.narrowed = nil, nil // handle nothing until the ring settles
 	}
+}
+
+// othersListed reports whether every other member of the target ring recorded its caches
+// listed for it. Called with mu held.
+func (m *Member) othersListed(listed map[string]string) bool {
+	fp := m.target.Fingerprint()
+	for _, id := range m.target {
+		if id != m.cfg.Identity && listed[id] != fp {
+			return false
+		}
+	}
+	return true
 }
 
 // movingLocked reports whether a move is in progress: the ring differs from the one the member

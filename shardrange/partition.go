@@ -31,6 +31,24 @@ func (m Mask) With(i int) Mask {
 	return m
 }
 
+// Or is the union of m and o.
+func (m Mask) Or(o Mask) Mask {
+	for i := range m {
+		m[i] |= o[i]
+	}
+	return m
+}
+
+// Covers reports whether every slice of o is in m.
+func (m Mask) Covers(o Mask) bool {
+	for i := range m {
+		if o[i]&^m[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Count is how many slices m holds.
 func (m Mask) Count() int {
 	n := 0

@@ -26,6 +26,7 @@ type Ring interface {
 	Target() sharding.Ring
 	Targets() <-chan struct{}
 	Status() sharding.Status
+	SetListed(fp string)
 	Run(ctx context.Context)
 }
 
@@ -39,6 +40,9 @@ type Config struct {
 	// Place maps a key to the ring key its owner is chosen by (sharding.Config.Place); nil:
 	// the key itself.
 	Place func(key string) string
+	// AwaitListed holds each narrowing until the keys' new owners have listed them
+	// (sharding.Config.AwaitListed): set with partitioned caches.
+	AwaitListed bool
 }
 
 // Gate is this replica's standing in the ring, as the engine asks it before each call. A nil
@@ -60,7 +64,7 @@ func New(restCfg *rest.Config, cfg Config) (*Gate, error) {
 	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
 	member := sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger, Place: cfg.Place}, store, nil)
+		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger, Place: cfg.Place, AwaitListed: cfg.AwaitListed}, store, nil)
 	return On(member, cfg.Namespace, cfg.Logger), nil
 }
 
@@ -131,6 +135,23 @@ func (g *Gate) Target() (ring sharding.Ring, self string) {
 		return nil, ""
 	}
 	return g.ring.Target(), g.ring.Identity()
+}
+
+// Active is the ring this replica acts on (nil before it joined, while fenced, or
+// unsharded).
+func (g *Gate) Active() sharding.Ring {
+	if g == nil {
+		return nil
+	}
+	return g.ring.Status().Members
+}
+
+// SetListed records that this replica's caches hold the keys of the ring of fingerprint fp,
+// and those it handles now (sharding.Member.SetListed).
+func (g *Gate) SetListed(fp string) {
+	if g != nil {
+		g.ring.SetListed(fp)
+	}
 }
 
 // TakeGains returns whether a key is one this replica gained in the ring changes applied

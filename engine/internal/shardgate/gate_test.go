@@ -31,6 +31,7 @@ func (f *fakeRing) Gains() <-chan struct{}     { return nil }
 func (f *fakeRing) TakeGains() []sharding.Gain { g := f.gains; f.gains = nil; return g }
 func (f *fakeRing) Target() sharding.Ring      { return sharding.NewRing("other", "self") }
 func (f *fakeRing) Targets() <-chan struct{}   { return nil }
+func (f *fakeRing) SetListed(string)           {}
 func (f *fakeRing) Status() sharding.Status {
 	return sharding.Status{Identity: "self", Lease: "ring-self", Members: []string{"other", "self"}, Generation: 3, Valid: true}
 }
