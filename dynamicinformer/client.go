@@ -24,11 +24,13 @@ import (
 // list fails, a watch reports an error event and the reflector restarts it.
 //
 // It serves informers only, and enforces it: every request but List and Watch fails with
-// ErrListWatchOnly (listonly.go says why). Scripts reading objects through the `k8s` client
+// ErrListWatchOnly (listonly.go says why). It counts the response bodies each informer reads
+// (Health.BytesReceived, bytes.go). Scripts reading objects through the `k8s` client
 // use a plain dynamic client and see managedFields as the API server returns them.
 func NewClient(cfg *rest.Config) (dynamic.Interface, error) {
 	config := dynamic.ConfigFor(cfg)
 	config.NegotiatedSerializer = newFastSerializer(config.NegotiatedSerializer)
+	config.Wrap(countBodies) // each informer's bytes received (bytes.go)
 	// What dynamic.NewForConfigAndClient does after ConfigFor, which would put client-go's
 	// serializer back.
 	config.GroupVersion = nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,7 @@ type entry struct {
 	informer cache.SharedIndexInformer
 	health   *tracker
 	shard    *partition // nil when not partitioned
+	bytes    *atomic.Uint64
 	refs     int
 	cancel   context.CancelFunc
 }
@@ -100,8 +102,9 @@ func (f *Factory) start(key Key) (*entry, error) {
 	health := newTracker(key, f.opts.OnHealth, f.opts.Remind)
 	logger := f.opts.Logger.With("informer", key.String())
 	shard := newPartition(key.Partition, logger, f.probe(key))
+	bytes := new(atomic.Uint64)
 	lw := &listWatch{inner: f.listWatch(key, shard), client: f.client, health: health, known: newKnown(),
-		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists, support: f.support, shard: shard}
+		backoff: f.opts.Backoff, streaming: f.opts.StreamingLists, support: f.support, shard: shard, bytes: bytes}
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		ResyncPeriod:      f.opts.Resync,
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -116,7 +119,7 @@ func (f *Factory) start(key Key) (*entry, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.wg.Go(func() { inf.RunWithContext(ctx) })
 	logger.Debug("informer started")
-	return &entry{informer: inf, health: health, shard: shard, cancel: cancel}, nil
+	return &entry{informer: inf, health: health, shard: shard, bytes: bytes, cancel: cancel}, nil
 }
 
 // transform is StripManagedFields, then Options.OnCached.
@@ -213,6 +216,7 @@ func (f *Factory) Health() []Health {
 	for k, e := range f.entries {
 		h := e.health.snapshot()
 		h.Shard = e.shard.status()
+		h.BytesReceived = e.bytes.Load()
 		if e.shard == nil && !k.Partition.IsZero() {
 			h.Shard = ShardStatus{Partition: k.Partition, Mode: ShardOff, Reason: "the partition holds every slice: nothing to filter"}
 		}

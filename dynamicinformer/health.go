@@ -23,6 +23,10 @@ type Health struct {
 	// Shard is how a partitioned informer's objects are filtered (Key.Partition); Mode
 	// ShardOff for one that is not partitioned.
 	Shard ShardStatus
+	// BytesReceived counts the bytes of the response bodies of its lists, watches and probes
+	// since it started, as read (after HTTP decompression); zero with a client other than
+	// NewClient's (bytes.go).
+	BytesReceived uint64
 }
 
 // HealthEventKind says what changed.

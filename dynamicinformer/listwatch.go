@@ -3,6 +3,7 @@ package dynamicinformer
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -35,11 +36,14 @@ type listWatch struct {
 	support *streamingSupport
 	// shard filters a partitioned informer's objects (partition.go); nil for others.
 	shard *partition
+	// bytes counts the response bodies of its requests (bytes.go).
+	bytes *atomic.Uint64
 }
 
 // ListWithContext lists, retrying transient failures until the list succeeds or ctx ends.
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	var out runtime.Object
+	ctx = withByteCounter(ctx, lw.bytes)
 	opts = initialListOptions(opts)
 	err := lw.retry(ctx, func() (err error) {
 		out, err = lw.inner.ListWithContext(ctx, opts)
@@ -60,7 +64,9 @@ func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 }
 
 // WatchWithContext opens a watch, retrying transient failures until it opens or ctx ends.
+// The watch's proxy reopens it with the same context, hence the same byte counter.
 func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	ctx = withByteCounter(ctx, lw.bytes)
 	w, err := lw.open(ctx, opts)
 	if err != nil {
 		return nil, err

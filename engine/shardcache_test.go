@@ -91,6 +91,29 @@ func informerObjects(st status.Status, label string) (objects int, mode string) 
 	return -1, ""
 }
 
+// checkShardSeen: the status of a replica under --shard-cache names its one partition, the
+// one its partitioned informer caches, counts script s.js's cached objects as the informer
+// does, and the informer's bytes received.
+func checkShardSeen(t *testing.T, id string, st status.Status, label string, objects int) {
+	t.Helper()
+	var inf status.InformerStatus
+	for _, i := range st.Informers {
+		if i.LabelSelector == "sc="+label && i.Shard != nil {
+			inf = i
+		}
+	}
+	switch {
+	case st.Shard == nil || inf.Shard == nil:
+		t.Errorf("%s: no shard status (%v) or partitioned informer (%+v)", id, st.Shard, inf)
+	case len(st.Shard.Partitions) != 1 || st.Shard.Partitions[0] != inf.Shard.Partition:
+		t.Errorf("%s: status names partitions %q, want its informer's %q", id, st.Shard.Partitions, inf.Shard.Partition)
+	case st.Shard.Cached["s.js"] != objects:
+		t.Errorf("%s: status counts %d cached objects for s.js, want the %d its informer caches", id, st.Shard.Cached["s.js"], objects)
+	case inf.BytesReceived == 0:
+		t.Errorf("%s: the partitioned informer received 0 bytes", id)
+	}
+}
+
 // Three replicas with --shard-cache, on an API server that filters (gate on) and one that
 // does not (the runner filters): each caches only the namespaces it owns and handles each
 // object once; a lookup in its namespace answers as a full cache would, one over every
@@ -153,6 +176,7 @@ func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
 		if got := metricValue(t, regs[id], "jsinformer_shard_cached_objects", map[string]string{"script": "s.js"}); got != float64(objects) {
 			t.Errorf("%s: jsinformer_shard_cached_objects = %v, want the %d objects its informer caches", id, got, objects)
 		}
+		checkShardSeen(t, id, r.engine.Status(), label, objects)
 	}
 
 	// Every change is handled once, by the owner of its namespace, whose lookup of its own

@@ -52,6 +52,21 @@ func informerShard(k dynamicinformer.Key, s dynamicinformer.ShardStatus) *status
 		Reason: s.Reason, Received: s.Received, Kept: s.Kept}
 }
 
+// shardCacheStatus adds to sh (nil without --sharded) what this replica caches under
+// --shard-cache: its informers' distinct partitions and each partitioned script's objects.
+func (e *Engine) shardCacheStatus(sh *status.ShardStatus, infs []status.InformerStatus) {
+	if sh == nil || !e.cfg.ShardCache {
+		return
+	}
+	for _, i := range infs {
+		if i.Shard != nil && !slices.Contains(sh.Partitions, i.Shard.Partition) {
+			sh.Partitions = append(sh.Partitions, i.Shard.Partition)
+		}
+	}
+	slices.Sort(sh.Partitions)
+	sh.Cached = e.shardCached()
+}
+
 // Status returns a snapshot of the engine's state. Safe for concurrent use.
 func (e *Engine) Status() status.Status {
 	st := status.Status{Ready: true, Leader: e.leaderStatus(), Shard: e.shardStatus()}
@@ -60,6 +75,7 @@ func (e *Engine) Status() status.Status {
 	}
 	st.Seq, st.Scripts = e.book.Scripts(e.stats.counts.Snapshot)
 	st.Informers = e.informerStatus()
+	e.shardCacheStatus(st.Shard, st.Informers)
 	st.Permissions = e.permissionStatus()
 	if server := e.server.Load(); server != nil {
 		copied := *server // the snapshot is the caller's to change
@@ -91,7 +107,7 @@ func (e *Engine) informerStatus() []status.InformerStatus {
 			continue
 		}
 		is := status.InformerStatus{WatchStatus: watchOf(h.Key), Users: users, Scripts: e.needs.scripts(h.Key),
-			Healthy: h.Healthy, LastError: h.LastError, Relists: h.Relists}
+			Healthy: h.Healthy, LastError: h.LastError, Relists: h.Relists, BytesReceived: h.BytesReceived}
 		if !h.FailingSince.IsZero() {
 			since := h.FailingSince
 			is.FailingSince = &since

@@ -291,6 +291,9 @@ type InformerStatus struct {
 	// LastContact is when the informer last heard from the server (a list, a watch opened,
 	// an event or a bookmark).
 	LastContact *time.Time `json:"lastContact,omitempty"`
+	// BytesReceived counts the bytes of the response bodies its lists and watches read from
+	// the API server since it started (after HTTP decompression).
+	BytesReceived uint64 `json:"bytesReceived"`
 	// Shard is set for an informer that caches only part of the objects (a partitioned
 	// cache over server-side sharded list and watch, docs/sharding.md).
 	Shard *InformerShard `json:"shard,omitempty"`
@@ -335,4 +338,12 @@ type ShardStatus struct {
 	// Valid is false before the replica joined and once it cannot renew its Lease: it then
 	// calls nothing.
 	Valid bool `json:"valid"`
+	// Partitions are the distinct cache partitions of this replica's partitioned informers
+	// (--shard-cache, docs/sharding.md), as InformerShard.Partition names them: the ranges
+	// this replica lists, watches and caches. Empty without --shard-cache.
+	Partitions []string `json:"partitions,omitempty"`
+	// Cached counts, per script whose caches are partitioned and which has a serving
+	// version, the objects it caches on this replica (jsinformer_shard_cached_objects):
+	// replicas far apart are skew. Nil without --shard-cache.
+	Cached map[string]int `json:"cached,omitempty"`
 }

@@ -180,7 +180,7 @@ func TestServesReadinessAndMetricsThenStops(t *testing.T) {
 	waitHTTP(t, "http://"+addr+"/metrics", `jsinformer_audit_results{result="fail",script="audit.js"} 1`)
 	waitHTTP(t, "http://"+addr+"/metrics", "\ntest_configmaps ") // a script's family, beside the runner's
 	for _, name := range documentedMetrics(t) {                  // what the alerts and the dashboard rely on
-		if afterAGuardStop[name] || strings.HasPrefix(name, "jsinformer_shard_") { // --sharded only: TestShardedReplicas
+		if afterAGuardStop[name] || strings.HasPrefix(name, "jsinformer_shard_") || strings.HasPrefix(name, "jsinformer_informer_shard_") { // --sharded (--shard-cache) only: TestShardedReplicas, TestShardCacheReplicas
 			continue // TestMemoryGuardUnderALimit sees them
 		}
 		if strings.HasPrefix(name, "jsinformer_admission_") {

@@ -126,6 +126,11 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		if got := serverFiltered(t, se.replicas[id]); got != want {
 			t.Errorf("%s: jsinformer_informer_shard_server_filtered = %s, want %s", id, got, want)
 		}
+		for _, name := range documentedMetrics(t) { // those TestServesReadinessAndMetricsThenStops leaves to sharded runners
+			if strings.HasPrefix(name, "jsinformer_shard_") || strings.HasPrefix(name, "jsinformer_informer_shard_") {
+				waitHTTP(t, "http://"+se.replicas[id].metrics+"/metrics", "\n"+name)
+			}
+		}
 	}
 
 	// Every change is handled once, by the replica caching its namespace.

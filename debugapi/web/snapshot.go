@@ -21,10 +21,13 @@ const KeysPerScript = 100
 // Snapshot is the /ui/events "snapshot" event's data: the engine's state API (package status, Engine.Status)
 // with each script's queues, code frame, memory and call rates beside it.
 type Snapshot struct {
-	Time      time.Time                 `json:"time"`
-	Ready     bool                      `json:"ready"`
-	NotReady  string                    `json:"notReady,omitempty"`
-	Leader    status.LeaderStatus       `json:"leader"`
+	Time     time.Time           `json:"time"`
+	Ready    bool                `json:"ready"`
+	NotReady string              `json:"notReady,omitempty"`
+	Leader   status.LeaderStatus `json:"leader"`
+	// Shard is this replica's standing in the shard ring and, under --shard-cache, what it
+	// caches (status.Status.Shard); nil without --sharded.
+	Shard     *status.ShardStatus       `json:"shard,omitempty"`
 	Scripts   []ScriptView              `json:"scripts"`
 	Informers []InformerView            `json:"informers"`
 	Indexes   []inspection.IndexSummary `json:"indexes"`
@@ -84,7 +87,7 @@ func (p *Page) snapshot(now time.Time) (Snapshot, error) {
 	}
 	memory := src.ScriptMemory()
 	rates := p.rates.snapshot(now)
-	out := Snapshot{Time: now, Ready: st.Ready, NotReady: st.NotReady, Leader: st.Leader,
+	out := Snapshot{Time: now, Ready: st.Ready, NotReady: st.NotReady, Leader: st.Leader, Shard: st.Shard,
 		Scripts: make([]ScriptView, 0, len(st.Scripts)), Informers: make([]InformerView, 0, len(st.Informers)),
 		Indexes: src.IndexSummaries(), Permissions: st.Permissions, Rates: p.recording.Load()}
 	if out.Permissions == nil {

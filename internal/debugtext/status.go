@@ -32,6 +32,12 @@ func Status(w io.Writer, st status.Status) {
 	if sh := st.Shard; sh != nil {
 		_, _ = fmt.Fprintf(w, "Shard: %s of %d replicas %v, generation %d, valid=%v, moving=%v (lease %s)\n",
 			sh.Identity, len(sh.Members), sh.Members, sh.Generation, sh.Valid, sh.Pending, sh.Lease)
+		for _, p := range sh.Partitions {
+			_, _ = fmt.Fprintf(w, "Shard caches: %s\n", p)
+		}
+		if len(sh.Cached) > 0 {
+			_, _ = fmt.Fprintf(w, "Shard cached objects: %s\n", cachedLine(sh.Cached))
+		}
 	}
 	_, _ = fmt.Fprintln(w)
 	t := newTable(w)
@@ -190,7 +196,7 @@ func printWatches(w io.Writer, scripts []status.ScriptStatus) {
 func printInformers(w io.Writer, infs []status.InformerStatus) {
 	_, _ = fmt.Fprintln(w, "\nInformers:")
 	t := newTable(w)
-	row(t, "RESOURCE", "NAMESPACE", "SELECTORS", "SYNCED", "HEALTHY", "LAST CONTACT", "OBJECTS", "SCRIPTS")
+	row(t, "RESOURCE", "NAMESPACE", "SELECTORS", "SYNCED", "HEALTHY", "LAST CONTACT", "OBJECTS", "RECEIVED", "SCRIPTS")
 	for _, i := range infs {
 		contact := "never"
 		if i.LastContact != nil {
@@ -203,13 +209,14 @@ func printInformers(w io.Writer, infs []status.InformerStatus) {
 		sel := strings.TrimPrefix(strings.TrimPrefix(i.LabelSelector+" "+i.FieldSelector, " "), " ")
 		scripts := append([]string(nil), i.Scripts...)
 		sort.Strings(scripts)
-		row(t, i.Resource, orAll(i.Namespace), orDash(sel), yesNo(i.Synced), healthy, contact, i.Objects, strings.Join(scripts, ","))
+		row(t, i.Resource, orAll(i.Namespace), orDash(sel), yesNo(i.Synced), healthy, contact, i.Objects, bytesText(i.BytesReceived), strings.Join(scripts, ","))
 	}
 	_ = t.Flush()
 }
 
 // printPartitions lists the partitioned informers (docs/sharding.md), if any: which slices
-// each caches, who filters them and why, and how many objects came and stayed.
+// each caches, who filters them and why, how many objects came and stayed, and the bytes
+// received.
 func printPartitions(w io.Writer, infs []status.InformerStatus) {
 	var t *tabwriter.Writer
 	for _, i := range infs {
@@ -219,13 +226,23 @@ func printPartitions(w io.Writer, infs []status.InformerStatus) {
 		if t == nil {
 			_, _ = fmt.Fprintln(w, "\nPartitioned informers:")
 			t = newTable(w)
-			row(t, "RESOURCE", "NAMESPACE", "PARTITION", "FILTERED BY", "RECEIVED", "KEPT", "WHY")
+			row(t, "RESOURCE", "NAMESPACE", "PARTITION", "FILTERED BY", "RECEIVED", "KEPT", "BYTES", "WHY")
 		}
-		row(t, i.Resource, orAll(i.Namespace), i.Shard.Partition, i.Shard.Mode, i.Shard.Received, i.Shard.Kept, oneLine(i.Shard.Reason, 100))
+		row(t, i.Resource, orAll(i.Namespace), i.Shard.Partition, i.Shard.Mode, i.Shard.Received, i.Shard.Kept, bytesText(i.BytesReceived), oneLine(i.Shard.Reason, 100))
 	}
 	if t != nil {
 		_ = t.Flush()
 	}
+}
+
+// cachedLine is "a.js=120 b.js=7": each partitioned script's cached objects, by name.
+func cachedLine(cached map[string]int) string {
+	parts := make([]string, 0, len(cached))
+	for script, n := range cached {
+		parts = append(parts, fmt.Sprintf("%s=%d", script, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
 }
 
 func shortHash(h string) string {
@@ -266,4 +283,17 @@ func serverLine(sv status.ServerStatus) string {
 		support = "OLDER than the supported versions"
 	}
 	return fmt.Sprintf("%s at %s, %s (%s)", sv.Version, sv.Host, support, sv.Supported)
+}
+
+// bytesText is n in binary units, as the web page shows them: "512 B", "12 KiB", "3.4 MiB", "1.2 GiB".
+func bytesText(n uint64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }

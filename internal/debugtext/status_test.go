@@ -123,7 +123,8 @@ func TestStatusAudit(t *testing.T) {
 }
 
 // TestStatusPartitionedInformers: runner status shows a partitioned informer's slices, who
-// filters them and why, and the objects received and kept; nothing without partitions.
+// filters them and why, the objects received and kept and the bytes received; the replica's
+// partitions and its partitioned scripts' cached objects; nothing without partitions.
 func TestStatusPartitionedInformers(t *testing.T) {
 	t.Parallel()
 	var none bytes.Buffer
@@ -133,9 +134,15 @@ func TestStatusPartitionedInformers(t *testing.T) {
 	}
 	var out bytes.Buffer
 	debugtext.Status(&out, status.Status{Ready: true, Informers: []status.InformerStatus{
-		{WatchStatus: status.WatchStatus{Resource: "v1/pods"}, Shard: &status.InformerShard{Partition: "namespace slices 0-127 of 256",
+		{WatchStatus: status.WatchStatus{Resource: "v1/pods"}, BytesReceived: 3 << 20, Shard: &status.InformerShard{Partition: "namespace slices 0-127 of 256",
 			Mode: "client", Reason: "the API server's list answer has no shardInfo", Received: 40, Kept: 21}},
-	}})
+	}, Shard: &status.ShardStatus{Identity: "a", Members: []string{"a", "b"}, Valid: true,
+		Partitions: []string{"namespace slices 0-127 of 256"}, Cached: map[string]int{"b.js": 7, "a.js": 21}}})
+	for _, want := range []string{"\nShard caches: namespace slices 0-127 of 256\n", "\nShard cached objects: a.js=21 b.js=7\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no line %q in:\n%s", strings.TrimSpace(want), out.String())
+		}
+	}
 	lines := strings.Split(out.String(), "\n")
 	i := 0
 	for i < len(lines) && lines[i] != "Partitioned informers:" {
@@ -144,7 +151,7 @@ func TestStatusPartitionedInformers(t *testing.T) {
 	if i+2 >= len(lines) {
 		t.Fatalf("no Partitioned informers section:\n%s", out.String())
 	}
-	for _, cell := range []string{"v1/pods", "(all)", "namespace slices 0-127 of 256", "client", "40", "21", "no shardInfo"} {
+	for _, cell := range []string{"v1/pods", "(all)", "namespace slices 0-127 of 256", "client", "40", "21", "3.0 MiB", "no shardInfo"} {
 		if !strings.Contains(lines[i+2], cell) {
 			t.Errorf("line %q lacks %q", lines[i+2], cell)
 		}

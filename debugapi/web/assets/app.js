@@ -272,11 +272,47 @@ function renderInformers(s) {
       h("td", {}, h("span", { class: "badge " + (warn ? "warn" : "ok") }, health), i.lastError && !i.healthy ? h("div", { class: "err" }, i.lastError) : null),
       h("td", { class: "num" }, i.secondsSinceContact < 0 ? "never" : i.secondsSinceContact.toFixed(1)),
       h("td", { class: "num" }, i.objects),
+      h("td", { class: "num" }, fmtBytes(i.bytesReceived)),
       h("td", {}, (i.scripts || []).join(", ")));
   });
   return [h("table", { id: "informers" },
-    h("thead", {}, h("tr", {}, ["resource", "scope", "synced", "health", "s since contact", "objects", "scripts"].map((t, i) => h("th", { class: i === 4 || i === 5 ? "num" : "" }, t)))),
-    h("tbody", {}, rows))];
+    h("thead", {}, h("tr", {}, ["resource", "scope", "synced", "health", "s since contact", "objects", "received", "scripts"].map((t, i) => h("th", { class: i >= 4 && i <= 6 ? "num" : "" }, t)))),
+    h("tbody", {}, rows)), ...renderSharding(s)];
+}
+
+// renderSharding is this replica's part of the shard ring (--sharded): the ring's members,
+// and under --shard-cache the ranges it caches, each partitioned informer's filtering and
+// each partitioned script's cached objects (docs/sharding.md).
+function renderSharding(s) {
+  const sh = s.shard;
+  if (!sh) return [];
+  const out = [h("h2", {}, "Sharding"),
+    h("p", { id: "shard-ring" }, "This replica ", h("code", {}, sh.identity), sh.valid ? "" : h("span", { class: "badge warn" }, "not in the ring"),
+      sh.pending ? h("span", { class: "badge warn" }, "moving") : "", ` of ${(sh.members || []).length} in the ring (generation ${sh.generation}, lease ${sh.lease}): `,
+      h("span", { id: "shard-members" }, (sh.members || []).flatMap((m, i) => [i ? ", " : "", m === sh.identity ? h("strong", {}, m) : m])))];
+  if ((sh.partitions || []).length) {
+    out.push(h("p", { id: "shard-partitions" }, "Caches ", sh.partitions.flatMap((p, i) => [i ? "; " : "", h("code", {}, p)])));
+  }
+  const parts = (s.informers || []).filter((i) => i.shard);
+  if (parts.length) {
+    const badge = { server: "ok", client: "warn", pending: "warn" };
+    out.push(h("h3", {}, "Partitioned informers"), h("table", { id: "shard-informers" },
+      h("thead", {}, h("tr", {}, ["resource", "scope", "partition", "filtered by", "why", "received", "kept", "bytes"].map((t, i) => h("th", { class: i >= 5 ? "num" : "" }, t)))),
+      h("tbody", {}, parts.map((i) => h("tr", { "data-mode": i.shard.mode },
+        h("td", { class: "mono" }, i.resource), h("td", {}, i.namespace ? "ns=" + i.namespace : "all namespaces"),
+        h("td", { class: "mono" }, i.shard.partition),
+        h("td", {}, h("span", { class: "badge " + (badge[i.shard.mode] || "") }, i.shard.mode)),
+        h("td", {}, i.shard.reason),
+        h("td", { class: "num" }, i.shard.received), h("td", { class: "num" }, i.shard.kept),
+        h("td", { class: "num" }, fmtBytes(i.bytesReceived)))))));
+  }
+  const cached = Object.entries(sh.cached || {}).sort(([a], [b]) => a.localeCompare(b));
+  if (cached.length) {
+    out.push(h("h3", {}, "Cached objects per partitioned script"), h("table", { id: "shard-cached" },
+      h("thead", {}, h("tr", {}, h("th", {}, "script"), h("th", { class: "num" }, "objects on this replica"))),
+      h("tbody", {}, cached.map(([script, n]) => h("tr", {}, h("td", {}, h("a", { href: "/scripts/" + script }, script)), h("td", { class: "num" }, n))))));
+  }
+  return out;
 }
 
 // ---- queues --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ type Informers struct {
 	healthy, sinceContact, relists *prometheus.Desc
 	restarts, readyDesc            *prometheus.Desc
 	received, kept, serverFiltered *prometheus.Desc
+	bytes                          *prometheus.Desc
 }
 
 // NewInformers reports the informers health lists and the readiness ready answers (nil:
@@ -32,6 +33,8 @@ func NewInformers(health func() []dynamicinformer.Health, ready func() error) *I
 			"Lists after the informer's initial one, such as after a watch expired (410 Gone).", labels, nil),
 		restarts: prometheus.NewDesc("jsinformer_informer_watch_restarts_total",
 			"Watches the informer opened after its first one.", labels, nil),
+		bytes: prometheus.NewDesc("jsinformer_informer_received_bytes_total",
+			"Bytes of the list and watch response bodies the informer read from the API server (after HTTP decompression).", labels, nil),
 		received: prometheus.NewDesc("jsinformer_informer_shard_received_total",
 			"Objects a partitioned informer received from the API server (list items and watch events).", labels, nil),
 		kept: prometheus.NewDesc("jsinformer_informer_shard_kept_total",
@@ -45,7 +48,7 @@ func NewInformers(health func() []dynamicinformer.Health, ready func() error) *I
 
 // Describe implements prometheus.Collector.
 func (s *Informers) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.healthy, s.sinceContact, s.relists, s.restarts, s.received, s.kept, s.serverFiltered, s.readyDesc} {
+	for _, d := range []*prometheus.Desc{s.healthy, s.sinceContact, s.relists, s.restarts, s.bytes, s.received, s.kept, s.serverFiltered, s.readyDesc} {
 		ch <- d
 	}
 }
@@ -60,6 +63,7 @@ func (s *Informers) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(s.relists, prometheus.CounterValue, float64(h.Relists), name)
 		ch <- prometheus.MustNewConstMetric(s.restarts, prometheus.CounterValue, float64(h.WatchRestarts), name)
+		ch <- prometheus.MustNewConstMetric(s.bytes, prometheus.CounterValue, float64(h.BytesReceived), name)
 		if h.Shard.Mode != dynamicinformer.ShardOff {
 			ch <- prometheus.MustNewConstMetric(s.received, prometheus.CounterValue, float64(h.Shard.Received), name)
 			ch <- prometheus.MustNewConstMetric(s.kept, prometheus.CounterValue, float64(h.Shard.Kept), name)

@@ -43,3 +43,25 @@ jsinformer_informer_shard_server_filtered{informer="` + name + `"} 1
 		t.Error(err)
 	}
 }
+
+// TestInformersBytesSeries: every informer, partitioned or not, has its bytes received.
+func TestInformersBytesSeries(t *testing.T) {
+	t.Parallel()
+	cms := dynamicinformer.Key{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}
+	pods := dynamicinformer.Key{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Partition: shardrange.Partition{Field: shardrange.Namespace, Mask: shardrange.Mask{1}}}
+	health := func() []dynamicinformer.Health {
+		return []dynamicinformer.Health{{Key: cms, Healthy: true, BytesReceived: 1234},
+			{Key: pods, Healthy: true, BytesReceived: 56, Shard: dynamicinformer.ShardStatus{Partition: pods.Partition, Mode: dynamicinformer.ShardClient}}}
+	}
+	want := `
+# HELP jsinformer_informer_received_bytes_total Bytes of the list and watch response bodies the informer read from the API server (after HTTP decompression).
+# TYPE jsinformer_informer_received_bytes_total counter
+jsinformer_informer_received_bytes_total{informer="` + cms.String() + `"} 1234
+jsinformer_informer_received_bytes_total{informer="` + pods.String() + `"} 56
+`
+	c := enginemetrics.NewInformers(health, func() error { return nil })
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "jsinformer_informer_received_bytes_total"); err != nil {
+		t.Error(err)
+	}
+}
