@@ -83,8 +83,9 @@ type cacheResult struct {
 // for the N syncs (idle rate subtracted) and peak RSS above its RSS before. With 2 or more
 // replicas one is then killed (SIGKILL) and the time is taken until the survivors report the
 // smaller ring and until each caches exactly its new partition
-// (jsinformer_shard_cached_objects). Ratios are to "on-1", one replica holding everything with
-// the gate on, measured in the same run.
+// (jsinformer_shard_cached_objects). $JSINFORMER_SHARDCACHE_ROUNDS rounds (1 by default), the
+// variants' order rotated each round; figures are medians over rounds, and ratios are to
+// "on-1", one replica holding everything with the gate on, measured in the same run.
 func BenchmarkShardCache(b *testing.B) {
 	bin := deployedCopy(b, buildRunner(b))
 	variants := selectCacheVariants(b)
@@ -97,12 +98,17 @@ func BenchmarkShardCache(b *testing.B) {
 			}
 			b.Logf("%s: %d deployments in %d namespaces; kube-apiserver %s; load average %s",
 				set.name, set.total(), len(set.byNS), serverVersion(b, cp), loadAverage())
-			results := map[string]cacheResult{}
+			results := map[string][]cacheResult{}
 			for b.Loop() {
-				for _, v := range variants {
-					r := runCacheVariant(b, cp, bin, set, v)
-					results[v.name] = r
-					logCacheResult(b, set, r)
+				for round := range envInt(b, "JSINFORMER_SHARDCACHE_ROUNDS", 1) {
+					// The order rotates each round: following a given variant (the
+					// machine's page cache, etcd's) is no variant's fixed lot.
+					for k := range variants {
+						v := variants[(round+k)%len(variants)]
+						r := runCacheVariant(b, cp, bin, set, v)
+						results[v.name] = append(results[v.name], r)
+						logCacheResult(b, set, round, r)
+					}
 				}
 			}
 			b.Logf("%s done; load average %s", set.name, loadAverage())
@@ -349,9 +355,9 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-func logCacheResult(b *testing.B, set cacheSet, r cacheResult) {
-	line := fmt.Sprintf("%s %s: wall %.0f ms, server cpu %.0f ms peak +%.0f MB, skew %.2f, ring after kill %.0f ms, covered %.0f ms; load %s",
-		set.name, r.v.name, ms(r.wall), ms(r.serverCPU), mb(r.serverPeak), r.skew, r.ringMs, r.coveredMs, loadAverage())
+func logCacheResult(b *testing.B, set cacheSet, round int, r cacheResult) {
+	line := fmt.Sprintf("%s round %d %s: wall %.0f ms, server cpu %.0f ms peak +%.0f MB, skew %.2f, ring after kill %.0f ms, covered %.0f ms; load %s",
+		set.name, round+1, r.v.name, ms(r.wall), ms(r.serverCPU), mb(r.serverPeak), r.skew, r.ringMs, r.coveredMs, loadAverage())
 	for _, x := range r.replicas {
 		line += fmt.Sprintf("\n  %s: %d objects, idle %.1f MB, peak above idle %.1f MB, cpu %.0f ms, wall %.0f ms, received %.0f, server-filtered %q",
 			x.id, x.objects, mb(x.idle), mb(x.aboveIdle), ms(x.cpu), ms(x.wall), x.received, x.filtered)
@@ -359,41 +365,55 @@ func logCacheResult(b *testing.B, set cacheSet, r cacheResult) {
 	b.Log(line)
 }
 
-// reportCacheResults reports per variant the largest replica's peak above idle and CPU, the
-// replicas' CPU summed, the API server's CPU and peak, the skew and the times after a kill;
-// and the ratios of the goals against "on-1" when it ran.
-func reportCacheResults(b *testing.B, results map[string]cacheResult) {
-	for name, r := range results {
-		var peak, cpu, sum float64
+// cacheFigures are one variant's reported figures, each the median over rounds.
+type cacheFigures struct {
+	maxPeak, maxCPU, sumCPU, serverCPU, serverPeak, skew, covered float64
+}
+
+func figuresOf(rs []cacheResult) cacheFigures {
+	var maxPeak, maxCPU, sumCPU, serverCPU, serverPeak, skew, covered []float64
+	for _, r := range rs {
+		var peak, top, sum float64
 		for _, x := range r.replicas {
-			peak, cpu, sum = max(peak, mb(x.aboveIdle)), max(cpu, ms(x.cpu)), sum+ms(x.cpu)
+			peak, top, sum = max(peak, mb(x.aboveIdle)), max(top, ms(x.cpu)), sum+ms(x.cpu)
 		}
-		b.ReportMetric(peak, name+"-max-peak-above-idle-MB")
-		b.ReportMetric(cpu, name+"-max-replica-cpu-ms")
-		b.ReportMetric(sum, name+"-replicas-cpu-ms")
-		b.ReportMetric(ms(r.serverCPU), name+"-server-cpu-ms")
-		b.ReportMetric(mb(r.serverPeak), name+"-server-peak-MB")
-		b.ReportMetric(r.skew, name+"-skew")
-		if r.v.shardCache && r.v.replicas > 1 {
-			b.ReportMetric(r.coveredMs, name+"-covered-after-kill-ms")
+		maxPeak, maxCPU, sumCPU = append(maxPeak, peak), append(maxCPU, top), append(sumCPU, sum)
+		serverCPU, serverPeak = append(serverCPU, ms(r.serverCPU)), append(serverPeak, mb(r.serverPeak))
+		skew, covered = append(skew, r.skew), append(covered, r.coveredMs)
+	}
+	return cacheFigures{median(maxPeak), median(maxCPU), median(sumCPU), median(serverCPU), median(serverPeak), median(skew), median(covered)}
+}
+
+// reportCacheResults reports per variant (medians over rounds) the largest replica's peak
+// above idle and CPU, the replicas' CPU summed, the API server's CPU and peak, the skew and
+// the time to full coverage after a kill; and the ratios of the goals against "on-1" when it
+// ran.
+func reportCacheResults(b *testing.B, results map[string][]cacheResult) {
+	figures := map[string]cacheFigures{}
+	for name, rs := range results {
+		f := figuresOf(rs)
+		figures[name] = f
+		b.ReportMetric(f.maxPeak, name+"-max-peak-above-idle-MB")
+		b.ReportMetric(f.maxCPU, name+"-max-replica-cpu-ms")
+		b.ReportMetric(f.sumCPU, name+"-replicas-cpu-ms")
+		b.ReportMetric(f.serverCPU, name+"-server-cpu-ms")
+		b.ReportMetric(f.serverPeak, name+"-server-peak-MB")
+		b.ReportMetric(f.skew, name+"-skew")
+		if v := rs[0].v; v.shardCache && v.replicas > 1 {
+			b.ReportMetric(f.covered, name+"-covered-after-kill-ms")
 		}
 	}
-	base, ok := results["on-1"]
+	base, ok := figures["on-1"]
 	if !ok {
 		return
 	}
-	basePeak, baseCPU := mb(base.replicas[0].aboveIdle), ms(base.replicas[0].cpu)
-	for name, r := range results {
+	for name, f := range figures {
 		if name == "on-1" {
 			continue
 		}
-		var peak, cpu float64
-		for _, x := range r.replicas {
-			peak, cpu = max(peak, mb(x.aboveIdle)), cpu+ms(x.cpu)
-		}
-		b.ReportMetric(peak/basePeak, name+"-peak-ratio")
-		b.ReportMetric(cpu/baseCPU, name+"-replicas-cpu-ratio")
-		b.ReportMetric(ms(r.serverCPU)/ms(base.serverCPU), name+"-server-cpu-ratio")
-		b.ReportMetric(mb(r.serverPeak)/mb(base.serverPeak), name+"-server-peak-ratio")
+		b.ReportMetric(f.maxPeak/base.maxPeak, name+"-peak-ratio")
+		b.ReportMetric(f.sumCPU/base.sumCPU, name+"-replicas-cpu-ratio")
+		b.ReportMetric(f.serverCPU/base.serverCPU, name+"-server-cpu-ratio")
+		b.ReportMetric(f.serverPeak/base.serverPeak, name+"-server-peak-ratio")
 	}
 }
