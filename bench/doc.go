@@ -33,6 +33,11 @@
 //     step and per object change, the write→handler latency in alternating slices with and
 //     without audit work, and whole processes' peak RSS (VmHWM: a child's ru_maxrss includes
 //     this process's own peak, which the benchmark's in-process runner raises).
+//   - BenchmarkShardCache runs runner processes with --sharded --shard-cache on Deployments of
+//     its own (shardcacheseed_test.go: 200 namespaces, and one large namespace for its skewed
+//     part), kube-apiserver restarted per variant with ShardedListAndWatch on or off: each
+//     replica's peak RSS (VmHWM) above its RSS with the ring joined and no script yet, and the
+//     API server's CPU and peak RSS over the N syncs, as BenchmarkAPIServerCost takes them.
 //   - The default ns/op, B/op and allocs/op cover a whole benchmark (seeding, every round,
 //     start-up and shut-down) and are not the figures to quote; the custom metrics are.
 //
