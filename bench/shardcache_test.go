@@ -52,6 +52,7 @@ type cacheReplicaResult struct {
 	wall      time.Duration // wall time from the script's save until the marker
 	filtered  string        // jsinformer_informer_shard_server_filtered: "1" server, "0" client
 	received  float64       // jsinformer_informer_shard_received_total: objects it received
+	bytes     float64       // jsinformer_informer_received_bytes_total, all its informers: bytes read (decompressed)
 }
 
 // cacheResult is one variant's figures.
@@ -193,6 +194,7 @@ func runCacheVariant(b *testing.B, cp *controlplane.ControlPlane, bin string, se
 		res.wall = max(res.wall, at.Sub(saved))
 		rr := cacheReplicaResult{id: r.id, objects: want[r.id], idle: idle[i],
 			aboveIdle: peakOf(r.cmd.Process.Pid) - idle[i], cpu: cpu - cpu0[i], wall: at.Sub(saved)}
+		rr.bytes = r.sum("jsinformer_informer_received_bytes_total{")
 		if v.shardCache {
 			// One partitioned informer per replica: the first series is its.
 			if f, ok := r.first("jsinformer_informer_shard_server_filtered{"); ok {
@@ -359,29 +361,31 @@ func logCacheResult(b *testing.B, set cacheSet, round int, r cacheResult) {
 	line := fmt.Sprintf("%s round %d %s: wall %.0f ms, server cpu %.0f ms peak +%.0f MB, skew %.2f, ring after kill %.0f ms, covered %.0f ms; load %s",
 		set.name, round+1, r.v.name, ms(r.wall), ms(r.serverCPU), mb(r.serverPeak), r.skew, r.ringMs, r.coveredMs, loadAverage())
 	for _, x := range r.replicas {
-		line += fmt.Sprintf("\n  %s: %d objects, idle %.1f MB, peak above idle %.1f MB, cpu %.0f ms, wall %.0f ms, received %.0f, server-filtered %q",
-			x.id, x.objects, mb(x.idle), mb(x.aboveIdle), ms(x.cpu), ms(x.wall), x.received, x.filtered)
+		line += fmt.Sprintf("\n  %s: %d objects, idle %.1f MB, peak above idle %.1f MB, cpu %.0f ms, wall %.0f ms, received %.0f (%.1f MB), server-filtered %q",
+			x.id, x.objects, mb(x.idle), mb(x.aboveIdle), ms(x.cpu), ms(x.wall), x.received, x.bytes/(1<<20), x.filtered)
 	}
 	b.Log(line)
 }
 
 // cacheFigures are one variant's reported figures, each the median over rounds.
 type cacheFigures struct {
-	maxPeak, maxCPU, sumCPU, serverCPU, serverPeak, skew, covered float64
+	maxPeak, maxCPU, sumCPU, serverCPU, serverPeak, skew, covered, receivedMB float64
 }
 
 func figuresOf(rs []cacheResult) cacheFigures {
-	var maxPeak, maxCPU, sumCPU, serverCPU, serverPeak, skew, covered []float64
+	var maxPeak, maxCPU, sumCPU, serverCPU, serverPeak, skew, covered, received []float64
 	for _, r := range rs {
-		var peak, top, sum float64
+		var peak, top, sum, bytes float64
 		for _, x := range r.replicas {
 			peak, top, sum = max(peak, mb(x.aboveIdle)), max(top, ms(x.cpu)), sum+ms(x.cpu)
+			bytes += x.bytes
 		}
+		received = append(received, bytes/(1<<20))
 		maxPeak, maxCPU, sumCPU = append(maxPeak, peak), append(maxCPU, top), append(sumCPU, sum)
 		serverCPU, serverPeak = append(serverCPU, ms(r.serverCPU)), append(serverPeak, mb(r.serverPeak))
 		skew, covered = append(skew, r.skew), append(covered, r.coveredMs)
 	}
-	return cacheFigures{median(maxPeak), median(maxCPU), median(sumCPU), median(serverCPU), median(serverPeak), median(skew), median(covered)}
+	return cacheFigures{median(maxPeak), median(maxCPU), median(sumCPU), median(serverCPU), median(serverPeak), median(skew), median(covered), median(received)}
 }
 
 // reportCacheResults reports per variant (medians over rounds) the largest replica's peak
@@ -399,6 +403,7 @@ func reportCacheResults(b *testing.B, results map[string][]cacheResult) {
 		b.ReportMetric(f.serverCPU, name+"-server-cpu-ms")
 		b.ReportMetric(f.serverPeak, name+"-server-peak-MB")
 		b.ReportMetric(f.skew, name+"-skew")
+		b.ReportMetric(f.receivedMB, name+"-received-MB")
 		if v := rs[0].v; v.shardCache && v.replicas > 1 {
 			b.ReportMetric(f.covered, name+"-covered-after-kill-ms")
 		}
@@ -415,5 +420,6 @@ func reportCacheResults(b *testing.B, results map[string][]cacheResult) {
 		b.ReportMetric(f.sumCPU/base.sumCPU, name+"-replicas-cpu-ratio")
 		b.ReportMetric(f.serverCPU/base.serverCPU, name+"-server-cpu-ratio")
 		b.ReportMetric(f.serverPeak/base.serverPeak, name+"-server-peak-ratio")
+		b.ReportMetric(f.receivedMB/base.receivedMB, name+"-received-ratio")
 	}
 }

@@ -155,6 +155,27 @@ func (r *cacheReplica) first(prefix string) (float64, bool) {
 	return 0, false
 }
 
+// sum is the sum of every series on the replica's /metrics whose line starts with prefix.
+func (r *cacheReplica) sum(prefix string) float64 {
+	resp, err := http.Get("http://" + r.metrics + "/metrics") //nolint:noctx // loopback, bounded by the default transport
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			f, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			total += f
+		}
+	}
+	return total
+}
+
 // procRSS is process pid's resident set (VmRSS) in bytes.
 func procRSS(b *testing.B, pid int) int64 { return readServer(b, pid).rss }
 
