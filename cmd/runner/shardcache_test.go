@@ -60,9 +60,9 @@ func TestShardCacheReplicas(t *testing.T) {
 }
 
 func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubeconfig string, serverFilters bool, mode string) {
-	script := shardCacheScript
+	script, field := shardCacheScript, shardrange.Namespace
 	if mode == "uid" {
-		script = uidCacheScript
+		script, field = uidCacheScript, shardrange.UID
 	}
 	se := newShardEnv(t, cp, script)
 	ids := []string{"sc-a", "sc-b", "sc-c"}
@@ -117,7 +117,7 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		se.startWith(t, id, kubeconfig, "--shard-cache")
 	}
 	se.waitMembers(t, ids...)
-	waitCachedObjects(t, se, ring, ids, names, ownerIn)
+	waitCachedObjects(t, se, ring, ids, names, ownerIn, field)
 	want := "0"
 	if serverFilters {
 		want = "1"
@@ -165,14 +165,14 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 	<-c.done
 	ring = sharding.NewRing("sc-a", "sc-b")
 	se.waitMembers(t, ring...)
-	waitCachedObjects(t, se, ring, ring, names, ownerIn)
+	waitCachedObjects(t, se, ring, ring, names, ownerIn, field)
 	handledOnce(ring, "3")
 	noOverlap(t, se.allCalls(t))
 
 	se.startWith(t, "sc-d", kubeconfig, "--shard-cache")
 	ring = sharding.NewRing("sc-a", "sc-b", "sc-d")
 	se.waitMembers(t, ring...)
-	waitCachedObjects(t, se, ring, ring, names, ownerIn)
+	waitCachedObjects(t, se, ring, ring, names, ownerIn, field)
 	handledOnce(ring, "4")
 	noOverlap(t, se.allCalls(t))
 }
@@ -208,8 +208,10 @@ func createNamespaceNamed(t *testing.T, se *shardEnv, ns string) {
 }
 
 // waitCachedObjects waits until each replica of ids reports in jsinformer_shard_cached_objects
-// exactly the objects of names ownerIn gives it in ring.
-func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, names []string, ownerIn func(sharding.Ring, string) string) {
+// exactly the objects of names ownerIn gives it in ring, from one version (no reload syncing
+// or draining: a replica narrows its cache by a reload after the move, whose initial adds
+// would count as handling) whose informer holds the slices ring gives it.
+func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, names []string, ownerIn func(sharding.Ring, string) string, field shardrange.Field) {
 	t.Helper()
 	for _, id := range ids {
 		want := 0
@@ -218,7 +220,39 @@ func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, name
 				want++
 			}
 		}
-		waitHTTP(t, "http://"+se.replicas[id].metrics+"/metrics", fmt.Sprintf("jsinformer_shard_cached_objects{script=\"shard.js\"} %d\n", want))
+		slices := shardrange.Assign(ring, id, field, nil).Count()
+		waitMetrics(t, "http://"+se.replicas[id].metrics+"/metrics",
+			fmt.Sprintf("jsinformer_shard_cached_objects{script=\"shard.js\"} %d\n", want),
+			"jsinformer_script_versions 1\n",
+			fmt.Sprintf("shard=%s(%d/%d)", field.Short(), slices, shardrange.Slices))
+	}
+}
+
+// waitMetrics waits until url answers 200 with every one of wants.
+func waitMetrics(t *testing.T, url string, wants ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var body []byte
+		resp, err := http.Get(url) //nolint:noctx // test poll
+		if err == nil {
+			body, _ = io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+		}
+		missing := ""
+		for _, w := range wants {
+			if !strings.Contains(string(body), w) {
+				missing = w
+				break
+			}
+		}
+		if err == nil && missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never answered with %q (last error %v)", url, missing, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/jsinformer/jsinformer/internal/browsertest"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 	"github.com/jsinformer/jsinformer/sharding"
+	"github.com/jsinformer/jsinformer/shardrange"
 	"github.com/jsinformer/jsinformer/status"
 )
 
@@ -57,7 +58,7 @@ func TestWebPageShowsSharding(t *testing.T) {
 		se.startWith(t, id, kubeconfig, "--shard-cache", "--debug-addr", debug[id])
 	}
 	se.waitMembers(t, ids...)
-	waitCachedObjects(t, se, ring, ids, names, func(ring sharding.Ring, name string) string { return cacheOwner(ring, nsOf[name]) })
+	waitCachedObjects(t, se, ring, ids, names, func(ring sharding.Ring, name string) string { return cacheOwner(ring, nsOf[name]) }, shardrange.Namespace)
 
 	b := browsertest.New(t)
 	for _, id := range ids {
