@@ -20,24 +20,31 @@ import (
 	"github.com/jsinformer/jsinformer/shardrange"
 )
 
-// shardedServer is one kube-apiserver with ShardedListAndWatch on, on the package's etcd,
-// shared by the tests of this file (started by the first, stopped by TestMain's Stop).
+// shardedServer is the API server of the gate-on cases, on the package's etcd, shared by the
+// tests of this file (started by the first, stopped by TestMain's Stop): one with
+// ShardedListAndWatch on, or, where the control plane's release does not know the gate (make
+// test-compat's older ones), the package's own, which ignores shardSelector.
 var shardedServer struct {
 	once sync.Once
-	x    *controlplane.Extra
+	s    *controlplane.ShardedList
 	err  error
 }
 
-func gatedConfig(t *testing.T) *rest.Config {
+// gatedServer returns the API server of the gate-on cases; where it does not serve the gate it
+// says so in the test's log.
+func gatedServer(t *testing.T) *controlplane.ShardedList {
 	t.Helper()
 	cp := controlplane.Require(t, env)
 	shardedServer.once.Do(func() {
-		shardedServer.x, shardedServer.err = cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
+		shardedServer.s, shardedServer.err = cp.StartShardedList(t.Context())
 	})
 	if shardedServer.err != nil {
-		t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", shardedServer.err)
+		t.Fatal(shardedServer.err)
 	}
-	return shardedServer.x.Config
+	if !shardedServer.s.Served {
+		t.Logf("kube-apiserver %s does not know %s: the gate-on cases run on a server without it and want the fallback", shardedServer.s.Version, controlplane.ShardedListAndWatch)
+	}
+	return shardedServer.s
 }
 
 // halves is the first half of the hash space: slices 0-127.
@@ -102,21 +109,32 @@ func mustSplit(t *testing.T, p shardrange.Partition, cms []*corev1.ConfigMap) []
 // TestServerHashIsTheClients lists with shardSelector from an API server with the feature on:
 // it echoes the selector, and sends exactly the objects shardrange's hash puts in the
 // partition, by namespace and by uid, for a one-range selector and for the longest one (128
-// ranges).
+// ranges). On a release without the gate (make test-compat) it checks what the fallback
+// relies on instead: the API server ignores the selector, sending every object and no
+// shardInfo.
 func TestServerHashIsTheClients(t *testing.T) {
 	t.Parallel()
-	gated := kubernetes.NewForConfigOrDie(gatedConfig(t))
+	server := gatedServer(t)
+	gated := kubernetes.NewForConfigOrDie(server.Config)
 	selector, cms := population(t, kubernetes.NewForConfigOrDie(env.Config), 16, 3)
+	var all []string // what a server without the gate sends
+	for _, cm := range cms {
+		all = append(all, cm.Namespace+"/"+cm.Name)
+	}
+	slices.Sort(all)
 	for _, field := range []shardrange.Field{shardrange.Namespace, shardrange.UID} {
 		for _, mask := range []shardrange.Mask{halves, alternating} {
 			p := shardrange.Partition{Field: field, Mask: mask}
-			want := mustSplit(t, p, cms)
+			want, wantInfo := mustSplit(t, p, cms), p.Selector()
+			if !server.Served {
+				want, wantInfo = all, ""
+			}
 			list, err := gated.CoreV1().ConfigMaps("").List(t.Context(), metav1.ListOptions{LabelSelector: selector, ShardSelector: p.Selector()})
 			if err != nil {
 				t.Fatalf("%s: list with shardSelector: %v", p, err)
 			}
-			if list.ShardInfo == nil || list.ShardInfo.Selector != p.Selector() {
-				t.Errorf("%s: shardInfo %+v, want the selector sent echoed", p, list.ShardInfo)
+			if info := list.ShardInfo; (info == nil) != (wantInfo == "") || info != nil && info.Selector != wantInfo {
+				t.Errorf("%s: shardInfo %+v, want %q (kube-apiserver %s, gate served: %v)", p, info, wantInfo, server.Version, server.Served)
 			}
 			var got []string
 			for _, cm := range list.Items {
@@ -124,7 +142,7 @@ func TestServerHashIsTheClients(t *testing.T) {
 			}
 			slices.Sort(got)
 			if !slices.Equal(got, want) {
-				t.Errorf("%s: the API server sent %v, the client's hash keeps %v", p, got, want)
+				t.Errorf("%s: kube-apiserver %s (gate served: %v) sent %v, want %v", p, server.Version, server.Served, got, want)
 			}
 		}
 	}
@@ -134,10 +152,15 @@ func TestServerHashIsTheClients(t *testing.T) {
 // streaming, against an API server with ShardedListAndWatch on and one without. Both cache
 // exactly the partition's objects, initial and created later; the first is in server mode
 // and received only those objects over the wire; the second is in client mode, received them
-// all and kept the same ones.
+// all and kept the same ones. On a release without the gate (make test-compat) the gate-on
+// cases run on a server without it and want the second's results.
 func TestPartitionedInformer(t *testing.T) {
 	t.Parallel()
-	gated := gatedConfig(t)
+	server := gatedServer(t)
+	gated, gatedMode := server.Config, dynamicinformer.ShardClient
+	if server.Served {
+		gatedMode = dynamicinformer.ShardServer
+	}
 	admin := kubernetes.NewForConfigOrDie(env.Config)
 	cases := []struct {
 		name      string
@@ -146,10 +169,10 @@ func TestPartitionedInformer(t *testing.T) {
 		streaming bool
 		mode      dynamicinformer.ShardMode
 	}{
-		{"gate on, namespace, list", gated, shardrange.Namespace, false, dynamicinformer.ShardServer},
-		{"gate on, uid, list", gated, shardrange.UID, false, dynamicinformer.ShardServer},
-		{"gate on, namespace, streaming", gated, shardrange.Namespace, true, dynamicinformer.ShardServer},
-		{"gate on, uid, streaming", gated, shardrange.UID, true, dynamicinformer.ShardServer},
+		{"gate on, namespace, list", gated, shardrange.Namespace, false, gatedMode},
+		{"gate on, uid, list", gated, shardrange.UID, false, gatedMode},
+		{"gate on, namespace, streaming", gated, shardrange.Namespace, true, gatedMode},
+		{"gate on, uid, streaming", gated, shardrange.UID, true, gatedMode},
 		{"gate off, namespace, list", env.Config, shardrange.Namespace, false, dynamicinformer.ShardClient},
 		{"gate off, uid, list", env.Config, shardrange.UID, false, dynamicinformer.ShardClient},
 		{"gate off, namespace, streaming", env.Config, shardrange.Namespace, true, dynamicinformer.ShardClient},
@@ -180,6 +203,9 @@ func TestPartitionedInformer(t *testing.T) {
 			st := shardStatus(t, f, key)
 			if st.Mode != tc.mode || st.Reason == "" {
 				t.Errorf("mode %q (%s), want %q with a reason", st.Mode, st.Reason, tc.mode)
+			}
+			if tc.mode == dynamicinformer.ShardClient && !strings.Contains(st.Reason, "no shardInfo") {
+				t.Errorf("client mode because %q, want because the answer has no shardInfo", st.Reason)
 			}
 			checkCounts(t, st, len(cms), len(want), tc.mode)
 

@@ -43,18 +43,22 @@ func uidCacheOwner(ring sharding.Ring, uid string) string {
 // objects of its slices, filtered where expected, and handles each object once, the one
 // owning its namespace (or uid); after kill -9 of one, and then with a replica added, each
 // caches its new slices, and every change made after the move is handled once, by its new
-// owner.
+// owner. On a release without the gate (make test-compat) the gate-on cases run on a server
+// without it and want the gate-off cases' results.
 func TestShardCacheReplicas(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	for _, mode := range []string{"namespace", "uid"} {
 		t.Run(mode+"/gate off", func(t *testing.T) { testShardCacheReplicas(t, cp, cp.Kubeconfig, false, mode) })
 		t.Run(mode+"/gate on", func(t *testing.T) {
-			x, err := cp.StartExtraAPIServer(t.Context(), "--feature-gates=ShardedListAndWatch=true")
+			s, err := cp.StartShardedList(t.Context())
 			if err != nil {
-				t.Fatalf("start a kube-apiserver with ShardedListAndWatch on: %v", err)
+				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = x.Stop() })
-			testShardCacheReplicas(t, cp, kubeconfigWith(t, x.Config.Host, cp.Config.BearerToken), true, mode)
+			t.Cleanup(func() { _ = s.Stop() })
+			if !s.Served {
+				t.Logf("kube-apiserver %s does not know %s: the gate-on case runs on a server without it and wants the fallback", s.Version, controlplane.ShardedListAndWatch)
+			}
+			testShardCacheReplicas(t, cp, kubeconfigWith(t, s.Config.Host, cp.Config.BearerToken), s.Served, mode)
 		})
 	}
 }
@@ -138,22 +142,30 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		t.Helper()
 		write(v, false, names)
 		se.waitHandled(t, names, v, 60*time.Second)
-		by := map[string][]string{}
+		by := map[string][]shardCall{}
 		for _, c := range se.allCalls(t) {
 			if c.v == v {
-				by[c.name] = append(by[c.name], c.replica)
+				by[c.name] = append(by[c.name], c)
 			}
 		}
+		failed := false
 		for _, n := range names {
-			if want := ownerIn(ring, n); len(by[n]) != 1 || by[n][0] != want {
-				t.Errorf("%s/%s v=%s handled by %v, want once by %s", nsOf[n], n, v, by[n], want)
+			if want := ownerIn(ring, n); len(by[n]) != 1 || by[n][0].replica != want {
+				failed = true
+				var got []string
+				for _, c := range by[n] {
+					got = append(got, fmt.Sprintf("%s at %s (initial %v)", c.replica, c.begin.Format(time.StampMilli), c.initial))
+				}
+				t.Errorf("%s/%s v=%s handled by %v, want once by %s", nsOf[n], n, v, got, want)
 			}
+		}
+		if failed {
+			dumpRingLogs(t, se)
 		}
 	}
 	handledOnce(ring, "2")
 	noOverlap(t, se.allCalls(t))
 	if t.Failed() {
-		dumpRingLogs(t, se)
 		t.FailNow()
 	}
 
@@ -209,8 +221,11 @@ func createNamespaceNamed(t *testing.T, se *shardEnv, ns string) {
 
 // waitCachedObjects waits until each replica of ids reports in jsinformer_shard_cached_objects
 // exactly the objects of names ownerIn gives it in ring, from one version (no reload syncing
-// or draining: a replica narrows its cache by a reload after the move, whose initial adds
-// would count as handling) whose informer holds the slices ring gives it.
+// or draining) whose informer holds the slices ring gives it, all in one answer. The count
+// alone is not enough: a replica narrows its cache by a reload after a move, and one that
+// joins while a killed member's Lease still looks alive to it acts on a ring with that member
+// first, then loads again; a change made during such a reload is handled by the old version
+// and replayed as an initial add by the new one (seen once on v1.36.3, once in make test).
 func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, names []string, ownerIn func(sharding.Ring, string) string, field shardrange.Field) {
 	t.Helper()
 	for _, id := range ids {
@@ -228,32 +243,37 @@ func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, name
 	}
 }
 
-// waitMetrics waits until url answers 200 with every one of wants.
+// waitMetrics waits until the metrics page at url holds every one of wants.
 func waitMetrics(t *testing.T, url string, wants ...string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var body []byte
-		resp, err := http.Get(url) //nolint:noctx // test poll
-		if err == nil {
-			body, _ = io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-		}
-		missing := ""
+		body, missing := metricsText(url), ""
 		for _, w := range wants {
-			if !strings.Contains(string(body), w) {
+			if !strings.Contains(body, w) {
 				missing = w
 				break
 			}
 		}
-		if err == nil && missing == "" {
+		if missing == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s never answered with %q (last error %v)", url, missing, err)
+			t.Fatalf("%s never answered with %q", url, missing)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// metricsText is the body of the metrics page at url ("" when it does not answer).
+func metricsText(url string) string {
+	resp, err := http.Get(url) //nolint:noctx // test poll
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }
 
 // dumpRingLogs logs the replicas' ring changes and loads, to tell why two replicas handled a

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -98,5 +99,34 @@ func TestStopLeavesNoProcess(t *testing.T) {
 	}
 	if out, err := exec.Command("pgrep", "-f", dir).Output(); err == nil {
 		t.Fatalf("processes still running after Stop: %s", out)
+	}
+}
+
+// KnowsFeatureGate tells the gates the release knows from those it does not: WatchList (every
+// supported release), ShardedListAndWatch (since v1.36), a made-up one (none). make
+// test-compat runs it on each older release, where ShardedListAndWatch is unknown.
+func TestKnowsFeatureGate(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.Require(t, env)
+	v, err := cp.ServerVersion(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharded := !utilversion.MustParseGeneric(v).LessThan(utilversion.MustParseGeneric("v1.36.0"))
+	for _, tc := range []struct {
+		gate  string
+		known bool
+	}{
+		{"WatchList", true},
+		{controlplane.ShardedListAndWatch, sharded},
+		{"NoSuchGate", false},
+	} {
+		known, err := cp.KnowsFeatureGate(t.Context(), tc.gate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if known != tc.known {
+			t.Errorf("kube-apiserver %s knows %s: %v, want %v", v, tc.gate, known, tc.known)
+		}
 	}
 }
