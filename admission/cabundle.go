@@ -185,14 +185,16 @@ func storedBundles(stored map[string]*admissionregv1.WebhookClientConfig) [][]by
 }
 
 // mergeCA sets every hook's caBundle to the merge of the stored entries' bundles with wanted,
-// and returns the configuration's annotation. Run's goroutine only (it records when the next
+// as of now (one reading per reconcile: a CA added to both configurations must get one added
+// time in both, or a second boundary between the two writes orders their bundles apart), and
+// returns the configuration's annotation. Run's goroutine only (it records when the next
 // CA is due to leave, for Run to reconcile then).
-func (r *Registrar) mergeCA(hooks, stored map[string]*admissionregv1.WebhookClientConfig, annotation string, wanted []byte) string {
+func (r *Registrar) mergeCA(hooks, stored map[string]*admissionregv1.WebhookClientConfig, annotation string, wanted []byte, now time.Time) string {
 	grace := r.CAGrace
 	if grace <= 0 {
 		grace = DefaultCAGrace
 	}
-	bundle, ann, next := caMerge{stored: storedBundles(stored), annotation: annotation, wanted: wanted, now: time.Now(), grace: grace}.merge()
+	bundle, ann, next := caMerge{stored: storedBundles(stored), annotation: annotation, wanted: wanted, now: now, grace: grace}.merge()
 	for _, cfg := range hooks {
 		cfg.CABundle = bundle
 	}

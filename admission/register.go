@@ -143,7 +143,7 @@ func (r *Registrar) Run(ctx context.Context) error {
 func (r *Registrar) Reconcile(ctx context.Context) error {
 	entries := r.Entries()
 	ca := r.CABundle()
-	share := &sharing{ours: r.Target.URL, ca: ca, answered: map[string]bool{}}
+	share := &sharing{ours: r.Target.URL, ca: ca, now: time.Now(), answered: map[string]bool{}}
 	defer func() { r.keptForeign = share.kept }()
 	r.caDrop = time.Time{}
 	refused := map[string]string{}
@@ -233,7 +233,7 @@ func (r *Registrar) applyValidating(ctx context.Context, hooks []admissionregv1.
 		stored, storedAdded = clientConfigs(cur.Webhooks, validatingConfig), cur.Annotations[CAAddedAnnotation]
 		share.keep(ctx, clientConfigs(hooks, validatingConfig), stored)
 	}
-	caAdded := r.mergeCA(clientConfigs(hooks, validatingConfig), stored, storedAdded, share.ca)
+	caAdded := r.mergeCA(clientConfigs(hooks, validatingConfig), stored, storedAdded, share.ca, share.now)
 	switch {
 	case apierrors.IsNotFound(err) && len(hooks) == 0:
 		return nil
@@ -265,7 +265,7 @@ func (r *Registrar) applyMutating(ctx context.Context, hooks []admissionregv1.Mu
 		stored, storedAdded = clientConfigs(cur.Webhooks, mutatingConfig), cur.Annotations[CAAddedAnnotation]
 		share.keep(ctx, clientConfigs(hooks, mutatingConfig), stored)
 	}
-	caAdded := r.mergeCA(clientConfigs(hooks, mutatingConfig), stored, storedAdded, share.ca)
+	caAdded := r.mergeCA(clientConfigs(hooks, mutatingConfig), stored, storedAdded, share.ca, share.now)
 	switch {
 	case apierrors.IsNotFound(err) && len(hooks) == 0:
 		return nil

@@ -32,6 +32,7 @@ const answerTimeout = 2 * time.Second
 type sharing struct {
 	ours     string // r.Target.URL; "" with a Service target (nothing to share)
 	ca       []byte
+	now      time.Time // the reconcile's one clock reading: both configurations record a CA added at the same second
 	answered map[string]bool
 	kept     bool // some entry kept another replica's URL
 }
