@@ -139,20 +139,22 @@ func checkShardSeen(t *testing.T, id string, st status.Status, label string, obj
 // gate-on case runs on a server without it and wants the gate-off case's results.
 func TestShardCacheByNamespace(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		gate bool
-	}{
-		{"gate on", true},
-		{"gate off", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	forEachGate(t, testShardCache)
+}
+
+// forEachGate runs test, in parallel, against an API server with ShardedListAndWatch on
+// (wanting "server" filtering, or the fallback on a release without the gate) and one with
+// it off (wanting "client").
+func forEachGate(t *testing.T, test func(t *testing.T, cfg *rest.Config, wantMode string)) {
+	for _, gate := range []bool{true, false} {
+		name := map[bool]string{true: "gate on", false: "gate off"}[gate]
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			cfg, mode := controlplane.Require(t, env).Config, "client"
-			if tc.gate {
+			if gate {
 				cfg, mode = shardedListConfig(t)
 			}
-			testShardCache(t, cfg, mode)
+			test(t, cfg, mode)
 		})
 	}
 }

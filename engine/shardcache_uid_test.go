@@ -43,22 +43,7 @@ func uidOwner(ring sharding.Ring, uid string) string {
 // the gate-on case runs on a server without it and wants the gate-off case's results.
 func TestShardCacheByUID(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		gate bool
-	}{
-		{"gate on", true},
-		{"gate off", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, mode := controlplane.Require(t, env).Config, "client"
-			if tc.gate {
-				cfg, mode = shardedListConfig(t)
-			}
-			testShardCacheByUID(t, cfg, mode)
-		})
-	}
+	forEachGate(t, testShardCacheByUID)
 }
 
 func testShardCacheByUID(t *testing.T, cfg *rest.Config, wantMode string) {
