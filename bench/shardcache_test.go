@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
 	"github.com/jsinformer/jsinformer/sharding"
@@ -45,7 +47,7 @@ var cacheVariants = []cacheVariant{
 // cacheReplicaResult is one replica's initial sync.
 type cacheReplicaResult struct {
 	id        string
-	objects   int           // the objects its partition holds (from the ring: the script waits for them)
+	objects   int           // the objects its partition holds (from the ring's plan: the script waits for them)
 	idle      int64         // RSS with the ring settled and no script yet
 	aboveIdle int64         // peak RSS (VmHWM) during the sync minus idle
 	cpu       time.Duration // CPU from the script's save until the marker
@@ -79,12 +81,12 @@ type cacheResult struct {
 // each replica's RSS (its ring joined, no script, no informer). Then the API server's idle CPU
 // rate is taken, its and every replica's peak RSS are reset (clear_refs), and a script that
 // counts its initial adds is saved into every replica's directory at once: each prints a
-// marker at the count its partition holds (computed from the ring as the runner does). Per
-// replica: peak RSS above idle, CPU and wall from the save to its marker. The API server: CPU
-// for the N syncs (idle rate subtracted) and peak RSS above its RSS before. With 2 or more
-// replicas one is then killed (SIGKILL) and the time is taken until the survivors report the
-// smaller ring and until each caches exactly its new partition
-// (jsinformer_shard_cached_objects). $JSINFORMER_SHARDCACHE_ROUNDS rounds (1 by default), the
+// marker at the count its partition holds (computed from the ring's plan, read from the
+// Leases, as the runner places keys). Per replica: peak RSS above idle, CPU and wall from the
+// save to its marker. The API server: CPU for the N syncs (idle rate subtracted) and peak RSS
+// above its RSS before. With 2 or more replicas one is then killed (SIGKILL) and the time is
+// taken until the survivors report the smaller ring and until each caches exactly its
+// partition in that ring's plan (jsinformer_shard_cached_objects). $JSINFORMER_SHARDCACHE_ROUNDS rounds (1 by default), the
 // variants' order rotated each round; figures are medians over rounds, and ratios are to
 // "on-1", one replica holding everything with the gate on, measured in the same run.
 func BenchmarkShardCache(b *testing.B) {
@@ -165,7 +167,11 @@ func runCacheVariant(b *testing.B, cp *controlplane.ControlPlane, bin string, se
 	}
 	waitCacheRing(b, replicas, len(replicas))
 
-	want := partitionSizes(set, ids, v.shardCache)
+	var plan *shardrange.Plan // the plan the replicas act on: they joined the ring with it
+	if v.shardCache {
+		plan = cachePlan(b, cp, ring, ids)
+	}
+	want := partitionSizes(set, ids, plan)
 	res := cacheResult{v: v, skew: skewOf(want)}
 	pid := cp.APIServerPID()
 	idleRate := settle(b, pid)
@@ -209,7 +215,7 @@ func runCacheVariant(b *testing.B, cp *controlplane.ControlPlane, bin string, se
 		checkFiltered(b, res)
 	}
 	if v.shardCache && v.replicas > 1 {
-		res.ringMs, res.coveredMs = killOne(b, set, replicas, ids)
+		res.ringMs, res.coveredMs = killOne(b, cp, set, ring, replicas, ids)
 		replicas = replicas[:len(replicas)-1] // killed; stop() of an ended process is a no-op
 	}
 	return res
@@ -243,25 +249,69 @@ func primeAllDeployments(b *testing.B, cp *controlplane.ControlPlane) {
 	}
 }
 
-// partitionSizes is, per replica of ids, the objects its cache holds: with --shard-cache
-// those of the namespaces whose slice the ring gives it (as the runner computes it:
-// shardrange.NamespacePlace with equal slices), else all of them.
-func partitionSizes(set cacheSet, ids []string, partitioned bool) map[string]int {
+// partitionSizes is, per replica of ids, the objects its cache holds: with a plan (under
+// --shard-cache) those of the namespaces whose slice the plan gives it (as the runner places
+// them: shardrange.Plan.KeyOwner), else all of them.
+func partitionSizes(set cacheSet, ids []string, plan *shardrange.Plan) map[string]int {
 	out := map[string]int{}
-	if !partitioned {
-		for _, id := range ids {
+	for _, id := range ids {
+		out[id] = 0 // a replica owning nothing still has an entry
+		if plan == nil {
 			out[id] = set.total()
 		}
+	}
+	if plan == nil {
 		return out
 	}
-	ring := sharding.NewRing(ids...)
 	for ns, n := range set.byNS {
-		out[ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))] += n
-	}
-	for _, id := range ids {
-		out[id] += 0 // a replica owning nothing still has an entry
+		owner, _ := plan.KeyOwner(ns + "/x")
+		out[owner] += n
 	}
 	return out
+}
+
+// cachePlan waits until the lowest of ids has written its plan for the ring of ids on its
+// Lease (ring ring in cacheLeaseNamespace) and returns it. It reads that Lease rather than
+// sharding.APILeases.Plan, whose ring counts a killed replica's Lease until the survivors
+// delete it, two lease durations after it expired: long after they act on the new ring.
+func cachePlan(b *testing.B, cp *controlplane.ControlPlane, ring string, ids []string) *shardrange.Plan {
+	b.Helper()
+	store := sharding.APILeases{Client: kubernetes.NewForConfigOrDie(cp.Config).CoordinationV1(), Namespace: cacheLeaseNamespace, Ring: ring}
+	members := sharding.NewRing(ids...)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		plan, err := lowestPlan(b.Context(), store, members)
+		if err == nil {
+			return plan
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("no plan of ring %v within a minute: %v", members, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lowestPlan is the plan members[0] wrote on its Lease for the ring of members
+// (sharding.PlanAnnotation: the ring's fingerprint, a space, the plan).
+func lowestPlan(ctx context.Context, store sharding.APILeases, members sharding.Ring) (*shardrange.Plan, error) {
+	leases, err := store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range leases {
+		if l.Holder != members[0] {
+			continue
+		}
+		if fp, encoded, _ := strings.Cut(l.Plan, " "); fp == members.Fingerprint() {
+			plan, err := shardrange.DecodePlan(encoded)
+			if err == nil && !plan.Ring().Equal(members) {
+				err = fmt.Errorf("read shard plan: the plan for %v names members %v", members, plan.Ring())
+			}
+			return plan, err
+		}
+		return nil, fmt.Errorf("read shard plan: %s has written no plan for %v (yet)", members[0], members)
+	}
+	return nil, fmt.Errorf("read shard plan: no Lease held by %s", members[0])
 }
 
 // skewOf is the largest partition over the fair share (total / replicas).
@@ -333,14 +383,15 @@ func waitCached(b *testing.B, replicas []*cacheReplica, want map[string]int, fro
 
 // killOne kills the last replica with SIGKILL and returns the time until the survivors act
 // on the ring without it and until they cache every object again, each its new partition.
-func killOne(b *testing.B, set cacheSet, replicas []*cacheReplica, ids []string) (ringMs, coveredMs float64) {
+func killOne(b *testing.B, cp *controlplane.ControlPlane, set cacheSet, ring string, replicas []*cacheReplica, ids []string) (ringMs, coveredMs float64) {
 	b.Helper()
 	survivors := replicas[:len(replicas)-1]
-	want := partitionSizes(set, ids[:len(ids)-1], true)
 	killed := time.Now()
 	replicas[len(replicas)-1].kill(b)
 	waitCacheRing(b, survivors, len(survivors))
 	ringMs = ms(time.Since(killed))
+	// The survivors act on the smaller ring only with its plan: it is on the Leases now.
+	want := partitionSizes(set, ids[:len(ids)-1], cachePlan(b, cp, ring, ids[:len(ids)-1]))
 	return ringMs, ms(waitCached(b, survivors, want, killed))
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,6 +147,8 @@ type Config struct {
 	heap func() int64
 	// remind, when set, replaces the informers' reminder interval (dynamicinformer.Options.Remind), for tests.
 	remind time.Duration
+	// shardNamespaces, set by tests, replaces the namespaces listed for the ring's plan.
+	shardNamespaces func(context.Context) ([]string, error)
 	// TraceRecords caps the trace records kept for Explain and Subscribe (the recorder,
 	// engine/internal/trace): zero means inspection.DefaultTraceRecords, negative turns recording off.
 	// Each object keeps at most inspection.TracePerObject; the oldest record goes first.

@@ -178,7 +178,7 @@
 // has joined the ring again (the API server back): then it gains, and replays, all its keys.
 // With Config.ShardCache (shardcache.go) a script's watches cache only the namespaces (or, for
 // shard: "uid", the uids) of this replica's slices (dynamicinformer.Key.Partition) and keys are
-// placed by namespace (shardrange.NamespacePlace), a uid-partitioned version's handler calls
+// placed by namespace (shardrange.Plan.KeyOwner), a uid-partitioned version's handler calls
 // by the object's uid (version.Version.OwnerKey); the loader loads partitioned scripts again when the member
 // observes a new ring (Targets), and replays gained keys on the version caching the new
 // partition.

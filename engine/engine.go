@@ -210,7 +210,7 @@ func (e *Engine) init(env Env) {
 	if e.cfg.Registerer != nil {
 		e.cfg.Registerer.MustRegister(enginemetrics.NewInformers(e.factory.Health, e.Ready), e.scriptMetrics, e.scriptMetrics.Errors())
 		if e.shard != nil {
-			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Owned: e.shardOwned, Cached: e.shardCached}))
+			e.cfg.Registerer.MustRegister(enginemetrics.NewShard(enginemetrics.Ring{Members: e.shard.Members, Pending: e.shard.Pending, Owned: e.shardOwned, Cached: e.shardCached}))
 		}
 	}
 }
@@ -325,6 +325,7 @@ func (e *Engine) loop(ctx context.Context, watcher *plugins.Watcher) error {
 	for {
 		select {
 		case <-ctx.Done():
+			e.leaveRing()
 			return nil
 		case l := <-leading:
 			if err := e.onLeading(l); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,3 +17,9 @@ func SetHeapForTest(c *Config, heap func() int64) { c.heap = heap }
 // SetInformerRemindForTest sets the least time between two "still failing" reports of one
 // informer (a minute by default).
 func SetInformerRemindForTest(c *Config, d time.Duration) { c.remind = d }
+
+// SetShardNamespacesForTest fixes the namespaces the ring's plan is made from, so that a test
+// knows the plan before a replica joins (shardrange.NewPlan is deterministic).
+func SetShardNamespacesForTest(c *Config, namespaces []string) {
+	c.shardNamespaces = func(context.Context) ([]string, error) { return namespaces, nil }
+}

@@ -28,7 +28,7 @@ func (e *Engine) newPermissions() error {
 	for _, le := range []*LeaderElection{e.cfg.LeaderElection, e.cfg.Sharding} {
 		if le != nil {
 			runner = permissions.Runner{LeaderElect: le == e.cfg.LeaderElection, Sharded: le == e.cfg.Sharding,
-				LeaseName: le.Name, LeaseNamespace: le.Namespace}
+				ShardCache: e.cfg.ShardCache, LeaseName: le.Name, LeaseNamespace: le.Namespace}
 			own = le.Namespace
 		}
 	}

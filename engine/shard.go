@@ -31,7 +31,7 @@ func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 	return shardgate.New(e.cfg.RESTConfig, shardgate.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
 		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.cfg.Logger, // New runs before init sets e.logger
-		Place: placeKeys(e.cfg.ShardCache), AwaitListed: e.cfg.ShardCache})
+		Plan: e.cfg.ShardCache, Namespaces: e.cfg.shardNamespaces, AwaitListed: e.cfg.ShardCache})
 }
 
 // stopGrace is what a call gets past the handler timeout before it is abandoned.

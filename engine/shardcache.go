@@ -12,8 +12,9 @@ import (
 
 // Partitioned caches (Config.ShardCache, docs/sharding.md): under --sharded --shard-cache a
 // script's informers list and watch only the namespaces of the hash slices this replica owns
-// (package shardrange: 256 equal slices of the namespace hash, owned by rendezvous hashing),
-// and every key "ns/name" is placed on its namespace's slice (shardrange.NamespacePlace), so
+// (package shardrange: 256 slices of the namespace hash, cut and owned as the ring's plan
+// says, which its lowest member makes from the namespaces: shardrange.Plan, sharding.View),
+// and every key "ns/name" is placed on its namespace's slice (shardrange.Plan.KeyOwner), so
 // the replica that handles a key is the one caching its object.
 //
 // A partition cannot change in place, so a partitioned script is loaded again, with the same
@@ -29,23 +30,11 @@ import (
 // partitions; at the gain the version caching the new ring's slices replays the gained keys
 // (onShardGains), and a replica that lost slices loads its partitioned scripts again to cache
 // only what it keeps. Until the replica first observed its ring, partitioned scripts wait.
+// A replica that stops first hands its keys over the same way (leaveRing, leave.go).
 
 // errAwaitRing is a partitioned script's load before this replica has joined its ring: it is
 // loaded at the first ring change applied (onShardGains).
 var errAwaitRing = errors.New("await shard ring: the replica has not joined its ring yet")
-
-// cacheLayout is the namespace layout every replica uses: equal slices, the same on every
-// replica without agreeing on anything. Namespace names that hash close together stay on
-// one replica (docs/sharding.md: skew; jsinformer_shard_cached_objects shows it).
-var cacheLayout *shardrange.Layout
-
-// placeKeys is sharding.Config.Place under --shard-cache: a key on its namespace's slice.
-func placeKeys(shardCache bool) func(string) string {
-	if !shardCache {
-		return nil
-	}
-	return shardrange.NamespacePlace(cacheLayout)
-}
 
 // cachePartition is the partition the watches of script name get on this replica: the zero
 // Partition (the whole watch) without --shard-cache or for shard: "none"; refused, with the
@@ -71,27 +60,36 @@ func (e *Engine) cachePartition(name string, def scripting.Definition, targets [
 // wantPartition is the partition of field this replica's caches must hold: the slices it owns
 // in the ring it moves to and in the one it acts on, since it keeps handling the keys it is
 // to lose until their new owners have listed them (sharding.Config.AwaitListed). Once the
-// move is applied they are the same ring. False before the replica has observed a ring.
+// move is applied they are the same ring. A move between two namespace layouts (the plan cut
+// the namespaces anew) caches every namespace until it is applied: no slice mask spans two
+// layouts. False before the replica has observed a ring.
 func (e *Engine) wantPartition(field shardrange.Field) (shardrange.Partition, bool) {
-	ring, self := e.shard.Target()
-	if len(ring) == 0 {
+	target, self := e.shard.Target()
+	p, ok := viewPartition(target, self, field)
+	if !ok {
 		return shardrange.Partition{}, false
 	}
-	p := ringPartition(ring, self, field)
-	if active := e.shard.Active(); len(active) > 0 {
-		p.Mask = p.Mask.Or(ringPartition(active, self, field).Mask)
+	if active, ok := viewPartition(e.shard.Active(), self, field); ok {
+		if active.Layout != p.Layout {
+			return shardrange.Partition{Field: field, Mask: shardrange.All, Layout: p.Layout}, true
+		}
+		p.Mask = p.Mask.Or(active.Mask)
 	}
 	return p, true
 }
 
-// ringPartition is the partition of field self caches in ring. The uid space is always cut
-// into equal slices (uids hash evenly), as shardrange.NamespacePlace places UIDKeys.
-func ringPartition(ring sharding.Ring, self string, field shardrange.Field) shardrange.Partition {
-	layout := cacheLayout
-	if field == shardrange.UID {
-		layout = nil
+// viewPartition is the partition of field self caches in view: the slices its plan gives self
+// (shardrange.Plan.Partition; uids are always cut into equal slices). False for an empty view
+// (under --shard-cache every view has a plan: sharding.Config.Planner).
+func viewPartition(view sharding.View, self string, field shardrange.Field) (shardrange.Partition, bool) {
+	if len(view.Ring) == 0 {
+		return shardrange.Partition{}, false
 	}
-	return shardrange.Assign(ring, self, field, layout)
+	plan, err := shardrange.DecodePlan(view.Plan)
+	if err != nil { // the member's Placer accepted it: not reached
+		return shardrange.Partition{}, false
+	}
+	return plan.Partition(self, field), true
 }
 
 // checkPartitionable refuses a script whose declared (or default) shard mode a partial cache
@@ -132,7 +130,7 @@ func partitioned(v *loaded) bool { return !partitionOf(v).IsZero() }
 // onShardTarget loads again every partitioned script whose newest version does not cache the
 // partition this replica now needs (wantPartition), and those that waited for a ring.
 func (e *Engine) onShardTarget() {
-	if ring, _ := e.shard.Target(); len(ring) == 0 {
+	if view, _ := e.shard.Target(); len(view.Ring) == 0 {
 		return // fenced: the versions keep their partitions until the ring is joined again
 	}
 	e.repartition()
@@ -162,8 +160,8 @@ func (e *Engine) repartition() {
 // to needs (sharding.Member.SetListed) once every partitioned script's serving version
 // caches its wantPartition: until then the keys' old owners keep handling them.
 func (e *Engine) reportListed() {
-	ring, _ := e.shard.Target()
-	if !e.cfg.ShardCache || len(ring) == 0 || len(e.awaitRing) > 0 {
+	view, _ := e.shard.Target()
+	if !e.cfg.ShardCache || len(view.Ring) == 0 || len(e.awaitRing) > 0 {
 		return
 	}
 	for _, p := range e.plugins {
@@ -176,7 +174,7 @@ func (e *Engine) reportListed() {
 			return
 		}
 	}
-	e.shard.SetListed(ring.Fingerprint())
+	e.shard.SetListed(view.Fingerprint())
 }
 
 // replayPartitioned replays the keys this replica gained on the partitioned versions that
@@ -185,8 +183,8 @@ func (e *Engine) reportListed() {
 // loaded again now, and its new version, whose list replays what it gained, is given the
 // gained keys events named.
 func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
-	st := e.shard.Status()
-	ring := sharding.NewRing(st.Members...)
+	_, self := e.shard.Target()
+	active := e.shard.Active()
 	never := func(string) bool { return false }
 	for _, p := range e.plugins {
 		latest := p.latest()
@@ -194,7 +192,7 @@ func (e *Engine) replayPartitioned(has func(string) bool, named []string) {
 			continue
 		}
 		replayed := false
-		want := ringPartition(ring, st.Identity, partitionOf(latest).Field)
+		want, _ := viewPartition(active, self, partitionOf(latest).Field)
 		for _, v := range []*loaded{p.current, p.pending} {
 			if v != nil && covers(partitionOf(v), want) {
 				v.ver.ReplayGained(has, named)

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/jsinformer/jsinformer/engine"
@@ -76,26 +75,6 @@ func shardCacheScript(label string, perNS int) string {
     log.info("changed", { gen: obj.data.gen });
   },
 };`, label, perNS)
-}
-
-// sliceOwner is the replica of ring whose namespace partition holds ns (equal slices).
-func sliceOwner(ring sharding.Ring, ns string) string {
-	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
-}
-
-// spreadNamespaces returns per namespaces for each member of ring, owned by it, named from
-// base. Names differ in their first bytes: FNV-1a hardly carries the last ones into the slice.
-func spreadNamespaces(ring sharding.Ring, base string, per int) []string {
-	count := map[string]int{}
-	var out []string
-	for i := 0; len(out) < per*len(ring); i++ {
-		ns := fmt.Sprintf("n%d-%s", i, base)
-		if owner := sliceOwner(ring, ns); count[owner] < per {
-			count[owner]++
-			out = append(out, ns)
-		}
-	}
-	return out
 }
 
 // informerObjects is how many objects r's informer of label caches, and its shard mode.
@@ -163,11 +142,25 @@ func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
 	const perNS = 4
 	base := fmt.Sprintf("sc%d", time.Now().UnixNano()%1e9)
 	label := base
-	ring := sharding.NewRing("a", "b", "c")
-	namespaces := spreadNamespaces(ring, base, 2)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	mk := &runner{dyn: dyn}
 	leases := mk.namespace(t, "lease-"+base)
+	scripts := map[string]string{"s.js": shardCacheScript(label, perNS)}
+	replicas := map[string]*runner{}
+	regs := map[string]*prometheus.Registry{}
+	for _, id := range []string{"a", "b", "c"} {
+		regs[id] = prometheus.NewRegistry()
+		replicas[id] = startEngineOn(t, controlplane.Require(t, env), scripts, func(c *engine.Config) {
+			c.RESTConfig = cfg
+			shardedAs(leases, "ring", id)(c)
+			c.ShardCache = true
+			c.Registerer = regs[id]
+		})
+	}
+	// The namespaces come once the ring has its plan, two for each replica: the plan's layout
+	// places namespaces made after it.
+	plan := waitPlan(t, cfg, leases, "a", "b", "c")
+	namespaces := spreadNamespaces(plan, base, 2)
 	var keys []string
 	for _, ns := range namespaces {
 		mk.namespace(t, ns)
@@ -177,19 +170,7 @@ func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
 			keys = append(keys, ns+"/"+name)
 		}
 	}
-	scripts := map[string]string{"s.js": shardCacheScript(label, perNS)}
-	replicas := map[string]*runner{}
-	regs := map[string]*prometheus.Registry{}
-	for _, id := range ring {
-		regs[id] = prometheus.NewRegistry()
-		replicas[id] = startEngineOn(t, controlplane.Require(t, env), scripts, func(c *engine.Config) {
-			c.RESTConfig = cfg
-			shardedAs(leases, "ring", id)(c)
-			c.ShardCache = true
-			c.Registerer = regs[id]
-		})
-	}
-	waitCached(t, replicas, ring, label, namespaces, perNS, wantMode)
+	waitCached(t, replicas, plan, label, namespaces, perNS, wantMode)
 	for id, r := range replicas {
 		objects, _ := informerObjects(r.engine.Status(), label)
 		if got := metricValue(t, regs[id], "jsinformer_shard_cached_objects", map[string]string{"script": "s.js"}); got != float64(objects) {
@@ -200,10 +181,10 @@ func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
 
 	// Every change is handled once, by the owner of its namespace, whose lookup of its own
 	// namespace answers as a full cache would (the script throws otherwise).
-	changeEach(t, mk, replicas, ring, keys, "1")
+	changeEach(t, mk, replicas, plan, keys, "1")
 	// A lookup over every namespace throws.
 	probeNS := namespaces[0]
-	owner := replicas[sliceOwner(ring, probeNS)]
+	owner := replicas[nsOwner(plan, probeNS)]
 	mk.patch(t, configmapsGVR, probeNS, "cm-1", `{"data":{"probe":"all"}}`)
 	got := owner.calls.waitFor(t, "the lookup over every namespace", 1, call{Script: "s.js", Event: "update", Object: probeNS + "/cm-1", Result: "error"}.match)
 	if !strings.Contains(got[0].Error, "outside this replica's cache partition") {
@@ -215,14 +196,14 @@ func testShardCache(t *testing.T, cfg *rest.Config, wantMode string) {
 		t.Fatalf("b stopped %v, err %v", stopped, err)
 	}
 	delete(replicas, "b")
-	ring = sharding.NewRing("a", "c")
-	waitCached(t, replicas, ring, label, namespaces, perNS, wantMode)
-	changeEach(t, mk, replicas, ring, keys, "2")
+	plan = waitPlan(t, cfg, leases, "a", "c")
+	waitCached(t, replicas, plan, label, namespaces, perNS, wantMode)
+	changeEach(t, mk, replicas, plan, keys, "2")
 }
 
 // changeEach sets data.gen of every object of keys to gen, and checks that each change is
-// handled once among replicas, by the replica ring gives its namespace.
-func changeEach(t *testing.T, mk *runner, replicas map[string]*runner, ring sharding.Ring, keys []string, gen string) {
+// handled once among replicas, by the replica plan gives its namespace.
+func changeEach(t *testing.T, mk *runner, replicas map[string]*runner, plan *shardrange.Plan, keys []string, gen string) {
 	t.Helper()
 	for _, key := range keys {
 		ns, name, _ := strings.Cut(key, "/")
@@ -230,7 +211,7 @@ func changeEach(t *testing.T, mk *runner, replicas map[string]*runner, ring shar
 	}
 	for _, key := range keys {
 		ns, _, _ := strings.Cut(key, "/")
-		ownerID := sliceOwner(ring, ns)
+		ownerID := nsOwner(plan, ns)
 		changed := call{Script: "s.js", Event: "update", Object: key, Result: "ok", Logged: "changed", Attrs: map[string]string{"gen": gen}}.match
 		replicas[ownerID].calls.waitFor(t, "the change of "+key+" on "+ownerID, 1, changed)
 		total := 0
@@ -244,16 +225,12 @@ func changeEach(t *testing.T, mk *runner, replicas map[string]*runner, ring shar
 }
 
 // waitCached waits until each replica's partitioned informer caches exactly the objects of
-// the namespaces ring gives it, filtered in wantMode.
-func waitCached(t *testing.T, replicas map[string]*runner, ring sharding.Ring, label string, namespaces []string, perNS int, wantMode string) {
+// the namespaces plan gives it, filtered in wantMode.
+func waitCached(t *testing.T, replicas map[string]*runner, plan *shardrange.Plan, label string, namespaces []string, perNS int, wantMode string) {
 	t.Helper()
+	ring := plan.Ring()
 	for id, r := range replicas {
-		want := 0
-		for _, ns := range namespaces {
-			if sliceOwner(ring, ns) == id {
-				want += perNS
-			}
-		}
+		want := perNS * len(owned(plan, id, namespaces))
 		waitStatus(t, r.engine, fmt.Sprintf("%s caching its %d objects in ring %v (%s)", id, want, ring, wantMode), func(st status.Status) bool {
 			objects, mode := informerObjects(st, label)
 			return st.Shard != nil && slices.Equal(st.Shard.Members, []string(ring)) && !st.Shard.Pending &&
@@ -309,34 +286,35 @@ func TestShardCacheRefusals(t *testing.T) {
 // replica is a bare ring member (it caches nothing, in this process or elsewhere), so the
 // heap measured is the losing replica's alone. Not parallel: the heap is the process's.
 func TestShardCacheReleasesLostNamespaces(t *testing.T) {
-	const perNS, size = 8, 256 << 10
+	const namespacesN, perNS, size = 10, 8, 200 << 10
 	cp := controlplane.Require(t, env)
 	base := fmt.Sprintf("scm%d", time.Now().UnixNano()%1e9)
-	ring := sharding.NewRing("a", "b")
-	namespaces := spreadNamespaces(ring, base, 4)
 	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
 	leases := mk.namespace(t, "lease-"+base)
 	data := strings.Repeat("x", size)
-	lost := 0
-	for _, ns := range namespaces {
-		mk.namespace(t, ns)
+	var namespaces []string
+	for n := range namespacesN {
+		ns := mk.namespace(t, fmt.Sprintf("n%d-%s", n, base))
+		namespaces = append(namespaces, ns)
 		for i := range perNS {
 			blob := fmt.Sprintf("%s/%d:", ns, i) + data // distinct: the decoder shares equal values
 			mk.create(t, configmapsGVR, configmap(ns, fmt.Sprintf("cm-%d", i), map[string]any{"sc": base}, map[string]any{"blob": blob}))
-		}
-		if sliceOwner(ring, ns) == "b" {
-			lost += perNS * size
 		}
 	}
 	a := startEngineChecked(t, cp, map[string]string{"s.js": shardCacheScript(base, perNS)}, func(c *engine.Config) {
 		shardedAs(leases, "ring", "a")(c)
 		c.ShardCache = true
 	}, false)
-	waitCached(t, map[string]*runner{"a": a}, sharding.NewRing("a"), base, namespaces, perNS, "off") // every slice: nothing to filter
+	waitCached(t, map[string]*runner{"a": a}, waitPlan(t, cp.Config, leases, "a"), base, namespaces, perNS, "off") // every slice: nothing to filter
 	before := liveHeapAfterGC()
 
-	bareMember(t, cp, leases, "b", ring)
-	waitCached(t, map[string]*runner{"a": a}, ring, base, namespaces, perNS, "client")
+	bareMember(t, cp.Config, leases, "b", true)
+	plan := waitPlan(t, cp.Config, leases, "a", "b")
+	lost := len(owned(plan, "b", namespaces)) * perNS * size
+	if lost == 0 {
+		t.Fatalf("the plan of {a, b} gives b none of the %d namespaces: the test shows nothing", namespacesN)
+	}
+	waitCached(t, map[string]*runner{"a": a}, plan, base, namespaces, perNS, "client")
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -381,18 +359,25 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.Require(t, env)
 	base := fmt.Sprintf("scd%d", time.Now().UnixNano()%1e9)
-	ring := sharding.NewRing("a", "b")
-	moving := spreadNamespaces(ring, base, 1)
+	// The plan's namespaces are fixed, so the test knows before b joins which namespace a
+	// will give it: the plans a makes are these (shardrange.NewPlan is deterministic).
+	var moving []string
+	for n := range 4 {
+		moving = append(moving, fmt.Sprintf("n%d-%s", n, base))
+	}
+	alone := shardrange.NewPlan(sharding.NewRing("a"), moving, nil)
+	predicted := shardrange.NewPlan(sharding.NewRing("a", "b"), moving, alone)
 	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
 	leases := mk.namespace(t, "lease-"+base)
 	mk.create(t, configmapsGVR, configmap(leases, "gate", nil, map[string]any{"open": "no"}))
-	var x string // the namespace b takes from a
 	for _, ns := range moving {
 		mk.namespace(t, ns)
-		if sliceOwner(ring, ns) == "b" {
-			x = ns
-		}
 	}
+	gained := owned(predicted, "b", moving)
+	if len(gained) == 0 {
+		t.Fatalf("the plan of {a, b} gives b none of %v", moving)
+	}
+	x := gained[0] // the namespace b takes from a
 	labels := map[string]any{"sc": base}
 	mk.create(t, configmapsGVR, configmap(x, "hold", labels, nil))
 	mk.create(t, configmapsGVR, configmap(x, "victim", labels, nil))
@@ -401,6 +386,7 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 		return func(c *engine.Config) {
 			shardedAs(leases, "ring", id)(c)
 			c.ShardCache, c.HandlerTimeout = true, 60*time.Second
+			engine.SetShardNamespacesForTest(c, moving)
 		}
 	}
 	a := startEngine(t, scripts, sharded("a"))
@@ -423,6 +409,9 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 	})
 
 	b := startEngine(t, scripts, sharded("b"))
+	if owner := nsOwner(waitPlan(t, cp.Config, leases, "a", "b"), x); owner != "b" {
+		t.Fatalf("the plan a made for {a, b} gives %s to %s, not to b as shardrange.NewPlan did here", x, owner)
+	}
 	waitStatus(t, b.engine, "b listing "+x+" before it gains it", func(st status.Status) bool {
 		objects, _ := informerObjects(st, base)
 		return objects == 2 && st.Shard != nil && st.Shard.Pending
@@ -446,27 +435,6 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 	}
 }
 
-// bareMember runs a member id of ring "ring" with Leases in namespace leases that handles no
-// key and caches nothing, until the test ends; it records its caches listed for ring (it has
-// none to list), so that the others hand it its keys.
-func bareMember(t *testing.T, cp *controlplane.ControlPlane, leases, id string, ring sharding.Ring) *sharding.Member {
-	client := kubernetes.NewForConfigOrDie(cp.Config)
-	m := sharding.New(sharding.Config{Name: "ring", Identity: id, LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second,
-		RetryPeriod: 500 * time.Millisecond, DrainTimeout: time.Second, Place: shardrange.NamespacePlace(nil)},
-		sharding.APILeases{Client: client.CoordinationV1(), Namespace: leases, Ring: "ring"}, nil)
-	if ring != nil {
-		m.SetListed(ring.Fingerprint())
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { // owned by the test: cancelled and joined by its cleanup
-		defer close(done)
-		m.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return m
-}
-
 // A watch enqueue mapping to a key in another replica's namespace is refused on the event's
 // replica (the owner of the key never sees the event): logged as the mapping's failure, not
 // queued; one inside the replica's namespaces is reconciled.
@@ -474,28 +442,28 @@ func TestShardCacheRefusesEnqueueOutsideThePartition(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.Require(t, env)
 	base := fmt.Sprintf("sce%d", time.Now().UnixNano()%1e9)
-	ring := sharding.NewRing("a", "b")
 	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
 	leases := mk.namespace(t, "lease-"+base)
-	var mine, theirs string
-	for _, ns := range spreadNamespaces(ring, base, 1) {
-		mk.namespace(t, ns)
-		if sliceOwner(ring, ns) == "a" {
-			mine = ns
-		} else {
-			theirs = ns
-		}
-	}
 	script := `export default {
   watch: { resource: "v1/configmaps", labelSelector: "sc=` + base + `", enqueue: (obj) => obj.data.target + "/x" },
   reconcile(key, ctx) {},
 };`
-	bareMember(t, cp, leases, "b", ring)
+	bareMember(t, cp.Config, leases, "b", true)
 	a := startEngine(t, map[string]string{"s.js": script}, func(c *engine.Config) {
 		shardedAs(leases, "ring", "a")(c)
 		c.ShardCache = true
 	})
 	waitRing(t, a, 2)
+	plan := waitPlan(t, cp.Config, leases, "a", "b")
+	var mine, theirs string
+	for _, ns := range spreadNamespaces(plan, base, 1) {
+		mk.namespace(t, ns)
+		if nsOwner(plan, ns) == "a" {
+			mine = ns
+		} else {
+			theirs = ns
+		}
+	}
 	labels := map[string]any{"sc": base}
 	mk.create(t, configmapsGVR, configmap(mine, "outside", labels, map[string]any{"target": theirs}))
 	mk.create(t, configmapsGVR, configmap(mine, "inside", labels, map[string]any{"target": mine}))
@@ -518,17 +486,13 @@ func TestShardCacheOldOwnerHandlesUntilTheNewOneListed(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.Require(t, env)
 	base := fmt.Sprintf("scl%d", time.Now().UnixNano()%1e9)
-	ring := sharding.NewRing("a", "b")
-	namespaces := spreadNamespaces(ring, base, 1)
 	mk := &runner{dyn: dynamic.NewForConfigOrDie(cp.Config)}
 	leases := mk.namespace(t, "lease-"+base)
-	var theirs string
-	for _, ns := range namespaces {
-		mk.namespace(t, ns)
+	var namespaces []string
+	for n := range 10 {
+		ns := mk.namespace(t, fmt.Sprintf("n%d-%s", n, base))
+		namespaces = append(namespaces, ns)
 		mk.create(t, configmapsGVR, configmap(ns, "victim", map[string]any{"sc": base}, nil))
-		if sliceOwner(ring, ns) == "b" {
-			theirs = ns
-		}
 	}
 	script := `export default {
   watch: { resource: "v1/configmaps", labelSelector: "sc=` + base + `" },
@@ -538,23 +502,34 @@ func TestShardCacheOldOwnerHandlesUntilTheNewOneListed(t *testing.T) {
 		shardedAs(leases, "ring", "a")(c)
 		c.ShardCache = true
 	})
-	waitCached(t, map[string]*runner{"a": a}, sharding.NewRing("a"), base, namespaces, 1, "off")
+	waitCached(t, map[string]*runner{"a": a}, waitPlan(t, cp.Config, leases, "a"), base, namespaces, 1, "off")
 
-	b := bareMember(t, cp, leases, "b", nil)
+	b := bareMember(t, cp.Config, leases, "b", false)
 	waitStatus(t, a.engine, "a moving to a ring of 2", func(st status.Status) bool {
 		return st.Shard != nil && st.Shard.Pending
 	})
-	mk.delete(t, configmapsGVR, theirs, "victim")
-	a.calls.waitFor(t, "a handling the deletion in "+theirs+" while b has not listed it", 1,
-		call{Script: "s.js", Event: "delete", Object: theirs + "/victim", Result: "ok"}.match)
+	plan := waitPlan(t, cp.Config, leases, "a", "b")
+	theirs, mine := owned(plan, "b", namespaces), owned(plan, "a", namespaces)
+	if len(theirs) == 0 || len(mine) == 0 {
+		t.Fatalf("the plan of {a, b} gives b %v and a %v: the test shows nothing", theirs, mine)
+	}
+	mk.delete(t, configmapsGVR, theirs[0], "victim")
+	a.calls.waitFor(t, "a handling the deletion in "+theirs[0]+" while b has not listed it", 1,
+		call{Script: "s.js", Event: "delete", Object: theirs[0] + "/victim", Result: "ok"}.match)
 	if st := a.engine.Status(); !st.Shard.Pending || len(st.Shard.Members) != 1 {
 		t.Fatalf("a's ring %+v: the move ended before b listed", st.Shard)
 	}
 
-	b.SetListed(ring.Fingerprint())
+	eventually(t, "b moving to the ring of 2", func() error {
+		if target := b.Target(); len(target.Ring) != 2 {
+			return fmt.Errorf("b moves to %v", target.Ring)
+		}
+		return nil
+	})
+	b.SetListed(b.Target().Fingerprint())
 	waitRing(t, a, 2)
-	waitStatus(t, a.engine, "a caching only its own namespace", func(st status.Status) bool {
+	waitStatus(t, a.engine, "a caching only its own namespaces", func(st status.Status) bool {
 		objects, mode := informerObjects(st, base)
-		return objects == 1 && mode == "client" // its victim, filtered: no longer every slice
+		return objects == len(mine) && mode == "client" // their victims, filtered: no longer every slice
 	})
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/jsinformer/jsinformer/engine"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
-	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/shardrange"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -30,11 +29,6 @@ func uidScript(label string) string {
 };`, label)
 }
 
-// uidOwner is the replica of ring whose uid partition holds uid.
-func uidOwner(ring sharding.Ring, uid string) string {
-	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(uid))))
-}
-
 // Three replicas with --shard-cache and a script declaring shard: "uid", on an API server
 // that filters (gate on) and one that does not: each replica caches exactly the objects whose
 // uid slices it owns (a namespace's objects spread over the replicas), handles each change
@@ -49,7 +43,6 @@ func TestShardCacheByUID(t *testing.T) {
 func testShardCacheByUID(t *testing.T, cfg *rest.Config, wantMode string) {
 	const perNS = 12
 	base := fmt.Sprintf("su%d", time.Now().UnixNano()%1e9)
-	ring := sharding.NewRing("a", "b", "c")
 	mk := &runner{dyn: dynamic.NewForConfigOrDie(cfg)}
 	leases := mk.namespace(t, "lease-"+base)
 	uids := map[string]string{} // key → uid
@@ -65,20 +58,21 @@ func testShardCacheByUID(t *testing.T, cfg *rest.Config, wantMode string) {
 	}
 	scripts := map[string]string{"s.js": uidScript(base)}
 	replicas := map[string]*runner{}
-	for _, id := range ring {
+	for _, id := range []string{"a", "b", "c"} {
 		replicas[id] = startEngineOn(t, controlplane.Require(t, env), scripts, func(c *engine.Config) {
 			c.RESTConfig = cfg
 			shardedAs(leases, "ring", id)(c)
 			c.ShardCache = true
 		})
 	}
-	waitCachedByUID(t, replicas, ring, base, uids, wantMode)
-	changeEachByUID(t, mk, replicas, ring, keys, uids, "1")
+	plan := waitPlan(t, cfg, leases, "a", "b", "c")
+	waitCachedByUID(t, replicas, plan, base, uids, wantMode)
+	changeEachByUID(t, mk, replicas, plan, keys, uids, "1")
 
 	probe := keys[0]
 	ns, name, _ := strings.Cut(probe, "/")
 	mk.patch(t, configmapsGVR, ns, name, `{"data":{"probe":"lookup"}}`)
-	got := replicas[uidOwner(ring, uids[probe])].calls.waitFor(t, "the lookup", 1, call{Script: "s.js", Event: "update", Object: probe, Result: "error"}.match)
+	got := replicas[uidOwner(plan, uids[probe])].calls.waitFor(t, "the lookup", 1, call{Script: "s.js", Event: "update", Object: probe, Result: "error"}.match)
 	if !strings.Contains(got[0].Error, "outside this replica's cache partition") {
 		t.Errorf("a lookup in a uid partition failed with %q, want it refused as outside the partition", got[0].Error)
 	}
@@ -87,27 +81,27 @@ func testShardCacheByUID(t *testing.T, cfg *rest.Config, wantMode string) {
 		t.Fatalf("b stopped %v, err %v", stopped, err)
 	}
 	delete(replicas, "b")
-	ring = sharding.NewRing("a", "c")
-	waitCachedByUID(t, replicas, ring, base, uids, wantMode)
-	changeEachByUID(t, mk, replicas, ring, keys, uids, "2")
+	plan = waitPlan(t, cfg, leases, "a", "c")
+	waitCachedByUID(t, replicas, plan, base, uids, wantMode)
+	changeEachByUID(t, mk, replicas, plan, keys, uids, "2")
 }
 
 // waitCachedByUID waits until each replica's partitioned informer caches exactly the objects
-// whose uids ring gives it, filtered in wantMode, and checks the objects spread: no replica
+// whose uids plan gives it, filtered in wantMode, and checks the objects spread: no replica
 // holds every namespace's objects whole.
-func waitCachedByUID(t *testing.T, replicas map[string]*runner, ring sharding.Ring, label string, uids map[string]string, wantMode string) {
+func waitCachedByUID(t *testing.T, replicas map[string]*runner, plan *shardrange.Plan, label string, uids map[string]string, wantMode string) {
 	t.Helper()
 	for id, r := range replicas {
 		want := 0
 		for _, uid := range uids {
-			if uidOwner(ring, uid) == id {
+			if uidOwner(plan, uid) == id {
 				want++
 			}
 		}
 		if want == 0 || want == len(uids) {
 			t.Fatalf("%s owns %d of the %d uids: the test shows no partition", id, want, len(uids))
 		}
-		waitStatus(t, r.engine, fmt.Sprintf("%s caching its %d objects in ring %v (%s, by uid)", id, want, ring, wantMode), func(st status.Status) bool {
+		waitStatus(t, r.engine, fmt.Sprintf("%s caching its %d objects in ring %v (%s, by uid)", id, want, plan.Ring(), wantMode), func(st status.Status) bool {
 			objects, mode := informerObjects(st, label)
 			return st.Shard != nil && !st.Shard.Pending && objects == want && mode == wantMode
 		})
@@ -115,8 +109,8 @@ func waitCachedByUID(t *testing.T, replicas map[string]*runner, ring sharding.Ri
 }
 
 // changeEachByUID sets data.gen of every object of keys to gen, and checks that each change
-// is handled once among replicas, by the replica ring gives its uid.
-func changeEachByUID(t *testing.T, mk *runner, replicas map[string]*runner, ring sharding.Ring, keys []string, uids map[string]string, gen string) {
+// is handled once among replicas, by the replica plan gives its uid.
+func changeEachByUID(t *testing.T, mk *runner, replicas map[string]*runner, plan *shardrange.Plan, keys []string, uids map[string]string, gen string) {
 	t.Helper()
 	for _, key := range keys {
 		ns, name, _ := strings.Cut(key, "/")
@@ -124,7 +118,7 @@ func changeEachByUID(t *testing.T, mk *runner, replicas map[string]*runner, ring
 	}
 	for _, key := range keys {
 		changed := call{Script: "s.js", Event: "update", Object: key, Result: "ok", Logged: "changed", Attrs: map[string]string{"gen": gen}}.match
-		replicas[uidOwner(ring, uids[key])].calls.waitFor(t, "the change of "+key, 1, changed)
+		replicas[uidOwner(plan, uids[key])].calls.waitFor(t, "the change of "+key, 1, changed)
 		total := 0
 		for _, r := range replicas {
 			total += len(r.calls.find(changed))

@@ -3,7 +3,7 @@ package permissions
 import "github.com/jsinformer/jsinformer/scripting"
 
 // What the runner needs for itself, besides its scripts: the Leases of --leader-elect and
-// --sharded, and the reviews of a non-loopback debug API.
+// --sharded, the namespaces of --shard-cache, and the reviews of a non-loopback debug API.
 
 // DefaultLeaseName is --leader-elect-resource-name's default.
 const DefaultLeaseName = "jsinformer"
@@ -12,6 +12,8 @@ const DefaultLeaseName = "jsinformer"
 type Runner struct {
 	LeaderElect bool
 	Sharded     bool
+	// ShardCache is --shard-cache: the lowest replica lists the namespaces to plan each ring.
+	ShardCache bool
 	// LeaseName is --leader-elect-resource-name ("" is DefaultLeaseName); LeaseNamespace its
 	// namespace, "" for the runner's own.
 	LeaseName      string
@@ -48,6 +50,10 @@ func (o Runner) Needs() []Need {
 		for _, verb := range []string{"create", "delete", "get", "list", "update"} {
 			lease(verb, "", "(--sharded)")
 		}
+	}
+	if o.Sharded && o.ShardCache {
+		out = append(out, Need{Script: "(--shard-cache)", Resource: "namespaces", Verb: "list",
+			Why: "plans each ring's even share of the namespaces"})
 	}
 	if o.DebugAuth {
 		out = append(out,

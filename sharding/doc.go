@@ -21,16 +21,23 @@
 //
 // Goroutines: Member.Run is the member's only goroutine; its owner starts it and cancels its
 // context once nothing of the replica can still handle a key, then Run deletes the Lease.
-// Handles, Accept, Begin, Valid, Owner, Status and TakeGains are safe from any goroutine.
+// Handles, Accept, Begin, Valid, Owner, Status, TakeGains, SetListed, Target, Active and
+// Leave are safe from any goroutine.
 // The engine learns of gained keys through Gains and TakeGains and replays them; keys it
 // loses simply stop being handled. Accept is Handles for the reconcile keys events name: a key refused is
 // remembered (named.go), and the Gain that gives it to the member lists it in Named, since no
 // cached object may map to it any more (an object deleted while its key moved).
 //
-// Config.Place maps keys to the ring keys owners are chosen by (nil: each key is its own), so
-// that keys move in groups: with caches partitioned by namespace (package shardrange) a key
-// "ns/name" goes with its namespace's hash slice, to the member caching its object. Drains,
-// gains and named keys work on the keys themselves; only the owner is the placed key's.
+// Config.Placer places keys otherwise than rendezvous hashing, by a plan that Config.Planner
+// makes once per ring (View, plan.go): the ring's lowest member makes it and writes it to its
+// Lease, and every member moves to a ring only with that ring's plan, so all place every key
+// alike. Partitioned caches (package shardrange) plan an even share of the namespaces per
+// member and place a key "ns/name" with its namespace, on the member caching its object.
+// Drains, gains and named keys work on the keys themselves; only the owner is the plan's.
+//
+// Leave (leave.go) hands a stopping member's keys over before it releases its Lease: marked
+// leaving, it is left out of every member's ring, keeps handling its keys until the others
+// have listed them (Config.AwaitListed) and then drains, and the others gain only once it has.
 //
 // Everything that reaches the API server goes through LeaseStore (APILeases in a cluster), and
 // time through Clock, so the protocol is unit-tested with fakes.

@@ -28,8 +28,14 @@ type Lease struct {
 	// Listed is the fingerprint of the ring whose keys the holder's caches hold, watches
 	// started (annotation ListedAnnotation; Config.AwaitListed): it may be given them.
 	Listed string
-	// others are the annotations other than DrainedAnnotation and ListedAnnotation, kept as
-	// they are on renewal.
+	// Plan is the plan the holder made as the lowest member of a ring (PlanAnnotation: the
+	// ring's fingerprint, a space, the plan); "" when it made none.
+	Plan string
+	// Leaving is set while the holder hands its keys over before it stops
+	// (LeavingAnnotation).
+	Leaving bool
+	// others are the annotations other than DrainedAnnotation, ListedAnnotation and
+	// PlanAnnotation, kept as they are on renewal.
 	others map[string]string
 }
 
@@ -128,6 +134,12 @@ func (a APILeases) toAPI(l Lease) *coordinationv1.Lease {
 	if l.Listed != "" {
 		annotations[ListedAnnotation] = l.Listed
 	}
+	if l.Plan != "" {
+		annotations[PlanAnnotation] = l.Plan
+	}
+	if l.Leaving {
+		annotations[LeavingAnnotation] = "true"
+	}
 	return &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: a.Namespace, ResourceVersion: l.ResourceVersion,
 			Labels: map[string]string{RingLabel: a.Ring}, Annotations: annotations},
@@ -141,9 +153,9 @@ func (a APILeases) toAPI(l Lease) *coordinationv1.Lease {
 
 func fromAPI(l *coordinationv1.Lease) Lease {
 	out := Lease{Name: l.Name, ResourceVersion: l.ResourceVersion, Drained: l.Annotations[DrainedAnnotation],
-		Listed: l.Annotations[ListedAnnotation]}
+		Listed: l.Annotations[ListedAnnotation], Plan: l.Annotations[PlanAnnotation], Leaving: l.Annotations[LeavingAnnotation] == "true"}
 	for k, v := range l.Annotations {
-		if k != DrainedAnnotation && k != ListedAnnotation {
+		if k != DrainedAnnotation && k != ListedAnnotation && k != PlanAnnotation && k != LeavingAnnotation {
 			if out.others == nil {
 				out.others = map[string]string{}
 			}
@@ -160,4 +172,30 @@ func fromAPI(l *coordinationv1.Lease) Lease {
 		out.Renewed = l.Spec.RenewTime.Time
 	}
 	return out
+}
+
+// Plan reads the ring the Leases name (every holder, expired or not) and the plan its lowest
+// member wrote for it; an error when that member has written none for this ring (yet). For
+// tools and tests: members read plans as part of their ticks.
+func (a APILeases) Plan(ctx context.Context) (View, error) {
+	leases, err := a.List(ctx)
+	if err != nil {
+		return View{}, err
+	}
+	var ids []string
+	plans := map[string]ringPlan{}
+	for _, l := range leases {
+		if l.Holder != "" && !l.Leaving {
+			ids = append(ids, l.Holder)
+			plans[l.Holder] = parseRingPlan(l.Plan)
+		}
+	}
+	ring := NewRing(ids...)
+	if len(ring) == 0 {
+		return View{}, fmt.Errorf("read shard plan: ring %s has no member", a.Ring)
+	}
+	if p := plans[ring[0]]; p.ring == ring.Fingerprint() {
+		return View{Ring: ring, Plan: p.plan}, nil
+	}
+	return View{}, fmt.Errorf("read shard plan: %s, the lowest member of %v, has written no plan for it", ring[0], ring)
 }

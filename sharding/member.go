@@ -24,12 +24,13 @@ type Config struct {
 	// member records that it drained.
 	DrainTimeout time.Duration
 	Logger       *slog.Logger
-	// Place, when set, maps a key to the ring key its owner is chosen by: keys with equal
-	// ring keys belong to one member and move together. Partitioned caches place an object's
-	// key "ns/name" on its namespace's hash slice (shardrange.NamespacePlace), so that a key
-	// belongs to the member caching its object. Nil: every key is its own ring key. It must
-	// be a pure function, the same on every member.
-	Place func(key string) string
+	// Planner, when set, makes each ring's plan: the ring's lowest member calls it and writes
+	// the plan to its Lease, and every member moves to a ring only with that plan (View).
+	// Placer gives a plan's owner function; nil: rendezvous over the ring, plan or not.
+	// Partitioned caches plan an even share of the namespaces for each member and place a key
+	// "ns/name" with its namespace, on the member caching its object.
+	Planner Planner
+	Placer  Placer
 	// AwaitListed, set when caches are partitioned, holds a member's narrowing to a new ring
 	// until every other member of that ring has recorded (Listed) that its caches hold the
 	// keys it owns there: a key's old owner keeps handling it until its new owner watches it,
@@ -61,9 +62,17 @@ type Member struct {
 	// (at most maxAttempted): any of them may have been stored, its reply lost.
 	attempted []time.Time
 	lastErr   error
-	active    Ring   // the ring keys are handled by; nil before joining
-	narrowed  []Ring // rings observed since active: a key is handled only while it is ours in each
-	target    Ring   // the newest ring observed
+	active    View   // the ring keys are handled by; empty before joining
+	narrowed  []View // rings observed since active: a key is handled only while it is ours in each
+	target    View   // the newest ring observed
+	// plan is the plan this member made as its ring's lowest member, written on renewal;
+	// unplanned is set while the ring observed differs from target but has no plan yet.
+	plan      ringPlan
+	unplanned bool
+	// leaving is set by Leave; left is closed once the member has handed its keys over.
+	leaving   bool
+	left      chan struct{}
+	leftOnce  sync.Once
 	drainFrom time.Time
 	abandoned bool   // the drain to target timed out (logged once)
 	published string // the Drained fingerprint last written
@@ -107,7 +116,7 @@ func New(cfg Config, store LeaseStore, clock Clock) *Member {
 	}
 	return &Member{cfg: cfg, store: store, clock: clock, logger: cfg.Logger, lease: LeaseName(cfg.Name, cfg.Identity),
 		inflight: map[string]int{}, seen: map[string]seenLease{}, named: map[string]time.Time{},
-		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1), retargets: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), notify: make(chan struct{}, 1), retargets: make(chan struct{}, 1), left: make(chan struct{})}
 }
 
 // Identity is this member's.
@@ -122,7 +131,6 @@ func (m *Member) Handles(key string) bool {
 }
 
 func (m *Member) handlesLocked(key string, now time.Time) bool {
-	key = m.place(key)
 	if !m.validLocked(now) || m.active.Owner(key) != m.cfg.Identity {
 		return false
 	}
@@ -196,7 +204,7 @@ func (m *Member) validLocked(now time.Time) bool {
 // ring, and gains every one of them. Called with mu held.
 func (m *Member) fenceLocked(now time.Time) {
 	m.expired = true
-	m.active, m.narrowed, m.target, m.held = nil, nil, nil, false
+	m.active, m.narrowed, m.target, m.held = View{}, nil, View{}, false
 	m.logger.Warn("shard lease not renewed within the renew deadline: handling no key until the ring is joined again",
 		"lease", m.lease, "last_renew", m.lastRenew, "ago", now.Sub(m.lastRenew).Round(time.Millisecond))
 }
@@ -206,15 +214,7 @@ func (m *Member) fenceLocked(now time.Time) {
 func (m *Member) Owner(key string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.active.Owner(m.place(key))
-}
-
-// place is key's ring key (Config.Place).
-func (m *Member) place(key string) string {
-	if m.cfg.Place == nil {
-		return key
-	}
-	return m.cfg.Place(key)
+	return m.active.Owner(key)
 }
 
 // Gain is one ring change this member applied: Has reports the keys it gained.
@@ -224,18 +224,14 @@ type Gain struct {
 	// in no order: an object deleted meanwhile, a key without an object.
 	Named          []string
 	self           string
-	place          func(string) string // Config.Place; nil: the key itself
-	before         Ring
-	beforeNarrowed []Ring
-	after          Ring
+	before         View
+	beforeNarrowed []View
+	after          View
 }
 
 // Has reports whether key is one the member gained in this change: its own in the new ring,
 // not handled before.
 func (g Gain) Has(key string) bool {
-	if g.place != nil {
-		key = g.place(key)
-	}
 	if g.after.Owner(key) != g.self {
 		return false
 	}
@@ -259,13 +255,22 @@ func (m *Member) SetListed(fp string) {
 	m.listed = fp
 }
 
-// Target is the newest ring this member observed, which it moves to (nil before its first
-// observation, and while fenced): the ring whose keys it will handle once the others have
-// drained to it. Partitioned caches start listing what it gives them here, before the gain.
-func (m *Member) Target() Ring {
+// Target is the newest ring this member observed, with its plan, which it moves to (empty
+// before its first observation, and while fenced): the ring whose keys it will handle once
+// the others have drained to it. Partitioned caches start listing what it gives them here,
+// before the gain. The View's Ring is the member's own: not to be modified.
+func (m *Member) Target() View {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.target)
+	return m.target
+}
+
+// Active is the ring this member acts on, with its plan (empty before it joined and while
+// fenced). The View's Ring is the member's own: not to be modified.
+func (m *Member) Active() View {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.active
 }
 
 // Targets signals when Target changed.
@@ -286,7 +291,8 @@ func (m *Member) TakeGains() []Gain {
 // Status is a snapshot for the state API and metrics.
 type Status struct {
 	Identity, Lease string
-	// Members is the ring this member acts on; Pending whether it is moving to another.
+	// Members is the ring this member acts on; Pending whether it is moving to another, or
+	// has observed another whose plan it waits for.
 	Members    []string
 	Pending    bool
 	Generation uint64
@@ -300,8 +306,8 @@ type Status struct {
 func (m *Member) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Status{Identity: m.cfg.Identity, Lease: m.lease, Members: slices.Clone(m.active),
-		Pending: m.movingLocked(), Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew,
+	return Status{Identity: m.cfg.Identity, Lease: m.lease, Members: slices.Clone(m.active.Ring),
+		Pending: m.movingLocked() || m.unplanned, Generation: m.gen, Valid: m.validLocked(m.clock.Now()), LastRenew: m.lastRenew,
 		LastErr: m.lastErr}
 }
 

@@ -26,8 +26,11 @@ type testRing struct {
 	paths   map[string]*cutLeases
 	stopped map[string]bool // killed: no longer ticks, never releases
 	keys    []string
-	place   func(string) string // Config.Place of the members that join
-	listed  bool                // Config.AwaitListed of the members that join
+	placer  Placer  // Config.Placer of the members that join
+	planner Planner // Config.Planner of the members that join
+	listed  bool    // Config.AwaitListed of the members that join
+	// wrap, when set, is the store the members that join read and write through.
+	wrap func(id string, s LeaseStore) LeaseStore
 }
 
 func newTestRing(t *testing.T, keys int) *testRing {
@@ -41,8 +44,12 @@ func newTestRing(t *testing.T, keys int) *testRing {
 
 func (r *testRing) join(id string) *Member {
 	path := &cutLeases{fakeLeases: r.store}
+	var store LeaseStore = path
+	if r.wrap != nil {
+		store = r.wrap(id, path)
+	}
 	m := New(Config{Name: "jsinformer", Identity: id, LeaseDuration: tLease, RenewDeadline: tRenew,
-		RetryPeriod: tRetry, DrainTimeout: tDrain, Place: r.place, AwaitListed: r.listed}, path, r.clock)
+		RetryPeriod: tRetry, DrainTimeout: tDrain, Placer: r.placer, Planner: r.planner, AwaitListed: r.listed}, store, r.clock)
 	r.members[id], r.paths[id] = m, path
 	return m
 }

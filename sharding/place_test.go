@@ -6,15 +6,17 @@ import (
 	"time"
 )
 
-// TestPlacedKeysMoveTogether: with Config.Place, the keys of one ring key (here a namespace)
+// TestPlacedKeysMoveTogether: with Config.Placer, the keys of one ring key (here a namespace)
 // belong to one member, are gained together, and still never have two handlers while
 // members come and go.
 func TestPlacedKeysMoveTogether(t *testing.T) {
 	t.Parallel()
 	r := newTestRing(t, 140)
-	r.place = func(key string) string {
-		ns, _, _ := strings.Cut(key, "/")
-		return "slice/" + ns
+	r.placer = func(ring Ring, _ string) (func(string) string, error) {
+		return func(key string) string {
+			ns, _, _ := strings.Cut(key, "/")
+			return ring.Owner("slice/" + ns)
+		}, nil
 	}
 	together := func() {
 		t.Helper()

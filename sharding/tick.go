@@ -36,21 +36,16 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 		m.failed(err)
 		return false
 	}
-	m.mu.Lock()
-	// A member past its renew deadline is fenced before this tick's renewal could make it
-	// valid again: it must join anew, whether or not anything asked it meanwhile.
-	m.validLocked(start)
-	m.forgetNamedLocked(start)
-	ring, drained, listed, stale := m.observe(leases, start)
-	m.retarget(ring, start)
-	if m.held && m.othersListed(listed) {
+	obs := m.read(ctx, leases, start) // returns with mu held
+	if m.held && m.othersListed(obs.listed) {
 		m.narrowLocked(start)
 	}
 	next := m.published
 	if !m.held && m.drainedLocked(start) {
 		next = m.target.Fingerprint()
 	}
-	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next, Listed: m.listed}
+	l := Lease{Name: m.lease, Holder: m.cfg.Identity, Renewed: start, Duration: m.cfg.LeaseDuration, Drained: next,
+		Listed: m.listed, Plan: m.plan.String(), Leaving: m.leaving}
 	cur, err := m.currentLocked(leases)
 	if cur != nil {
 		l.ResourceVersion, l.others = cur.ResourceVersion, cur.others
@@ -76,13 +71,49 @@ func (m *Member) tick(ctx context.Context) (pending bool) {
 	// starting at the same moment may have read it without this one too, and each would gain
 	// a ring of its own. Once the List shows its own Lease, any member that lists after it
 	// sees it, and two members cannot both miss each other (Lists are linearizable).
-	if cur != nil && m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(drained) {
+	if cur != nil && m.published == m.target.Fingerprint() && m.movingLocked() && m.othersDrained(obs.drained, obs.leavers) {
 		m.gain()
 	}
-	pending = m.movingLocked()
+	if m.leftLocked() {
+		m.leftOnce.Do(func() { close(m.left) })
+	}
+	pending = m.movingLocked() || m.unplanned
 	m.mu.Unlock()
-	m.deleteStale(ctx, stale)
+	m.deleteStale(ctx, obs.stale)
 	return pending
+}
+
+// observation is what a tick read of the ring's Leases: what each member recorded drained
+// and listed, the members leaving, and the Leases expired long enough to be deleted.
+type observation struct {
+	drained, listed map[string]string
+	leavers         []string
+	stale           []Lease
+}
+
+// read fences the member if its renew deadline passed, reads the ring from leases, makes the
+// ring's plan if this member is to (without the lock: it may ask the API server), and moves
+// the target to the ring read once it has its plan. It returns with mu held.
+func (m *Member) read(ctx context.Context, leases []Lease, start time.Time) observation {
+	m.mu.Lock()
+	// A member past its renew deadline is fenced before this tick's renewal could make it
+	// valid again: it must join anew, whether or not anything asked it meanwhile.
+	m.validLocked(start)
+	m.forgetNamedLocked(start)
+	ring, drained, listed, plans, stale := m.observe(leases, start)
+	obs := observation{drained: drained, listed: listed, leavers: m.leaversLocked(leases, start), stale: stale}
+	prev, planning := m.planNeededLocked(ring, plans)
+	m.mu.Unlock()
+	if planning {
+		m.makePlan(ctx, ring, prev)
+	}
+	m.mu.Lock()
+	view, planned := m.viewLocked(ring, plans)
+	if planned {
+		m.retarget(view, start)
+	}
+	m.unplanned = !planned
+	return obs
 }
 
 // currentLocked returns this member's Lease as the List just read it, nil when there is none
@@ -161,10 +192,14 @@ func (m *Member) failed(err error) {
 }
 
 // observe returns the ring of live members (this one included), what each recorded as
-// drained and as listed, and the Leases expired long enough to be deleted. Called with mu held.
-func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, map[string]string, []Lease) {
-	ids := []string{m.cfg.Identity}
-	drained, listed := map[string]string{}, map[string]string{}
+// drained and as listed and the plan each wrote, and the Leases expired long enough to be
+// deleted. Called with mu held.
+func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, map[string]string, map[string]ringPlan, []Lease) {
+	var ids []string
+	if !m.leaving {
+		ids = append(ids, m.cfg.Identity)
+	}
+	drained, listed, plans := map[string]string{}, map[string]string{}, map[string]ringPlan{}
 	m.nextExpiry = time.Time{}
 	var stale []Lease
 	present := map[string]bool{}
@@ -186,8 +221,10 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 		case l.Holder == "" || age >= 2*d:
 			stale = append(stale, l)
 		case age < d:
-			ids = append(ids, l.Holder)
-			drained[l.Holder], listed[l.Holder] = l.Drained, l.Listed
+			if !l.Leaving {
+				ids = append(ids, l.Holder)
+			}
+			drained[l.Holder], listed[l.Holder], plans[l.Holder] = l.Drained, l.Listed, parseRingPlan(l.Plan)
 			if exp := s.at.Add(d); m.nextExpiry.IsZero() || exp.Before(m.nextExpiry) {
 				m.nextExpiry = exp
 			}
@@ -198,26 +235,26 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 			delete(m.seen, name)
 		}
 	}
-	return NewRing(ids...), drained, listed, stale
+	return NewRing(ids...), drained, listed, plans, stale
 }
 
 // retarget starts a move when the observed ring differs from the one the member moves to.
 // Called with mu held.
-func (m *Member) retarget(ring Ring, now time.Time) {
-	if ring.Equal(m.target) {
+func (m *Member) retarget(view View, now time.Time) {
+	if view.Equal(m.target) {
 		return
 	}
-	m.logger.Info("shard ring changed", "members", len(ring), "was", len(m.target))
-	m.target, m.drainFrom, m.abandoned = ring, now, false
+	m.logger.Info("shard ring changed", "members", len(view.Ring), "was", len(m.target.Ring), "planned", view.Plan != "")
+	m.target, m.drainFrom, m.abandoned = view, now, false
 	select {
 	case m.retargets <- struct{}{}:
 	default:
 	}
 	m.held = false
-	if ring.Equal(m.active) && len(m.narrowed) == 0 {
+	if view.Equal(m.active) && len(m.narrowed) == 0 {
 		return
 	}
-	if m.cfg.AwaitListed && len(m.active) > 0 {
+	if m.cfg.AwaitListed && len(m.active.Ring) > 0 {
 		m.held = true // narrowLocked once the others list it (a member joining handles nothing yet)
 		return
 	}
@@ -230,7 +267,7 @@ func (m *Member) narrowLocked(now time.Time) {
 	m.held, m.drainFrom = false, now
 	m.narrowed = append(m.narrowed, m.target)
 	if len(m.narrowed) > maxNarrowed {
-		m.active, m.narrowed = nil, nil // handle nothing until the ring settles
+		m.active, m.narrowed = View{}, nil // handle nothing until the ring settles
 	}
 }
 
@@ -238,7 +275,7 @@ func (m *Member) narrowLocked(now time.Time) {
 // listed for it. Called with mu held.
 func (m *Member) othersListed(listed map[string]string) bool {
 	fp := m.target.Fingerprint()
-	for _, id := range m.target {
+	for _, id := range m.target.Ring {
 		if id != m.cfg.Identity && listed[id] != fp {
 			return false
 		}
@@ -270,11 +307,11 @@ func (m *Member) drainedLocked(now time.Time) bool {
 	return true
 }
 
-// othersDrained reports whether every other member of the target ring recorded it drained.
-// Called with mu held.
-func (m *Member) othersDrained(drained map[string]string) bool {
+// othersDrained reports whether every other member of the target ring, and every leaving
+// member still renewing, recorded it drained. Called with mu held.
+func (m *Member) othersDrained(drained map[string]string, leavers []string) bool {
 	fp := m.target.Fingerprint()
-	for _, id := range m.target {
+	for _, id := range append(slices.Clone([]string(m.target.Ring)), leavers...) {
 		if id != m.cfg.Identity && drained[id] != fp {
 			return false
 		}
@@ -282,16 +319,35 @@ func (m *Member) othersDrained(drained map[string]string) bool {
 	return true
 }
 
+// leaversLocked returns the other members whose Leases say they are leaving and are still
+// renewed (observe has just recorded when each was seen). Called with mu held.
+func (m *Member) leaversLocked(leases []Lease, now time.Time) []string {
+	var out []string
+	for _, l := range leases {
+		if l.Name == m.lease || !l.Leaving || l.Holder == "" {
+			continue
+		}
+		d := l.Duration
+		if d <= 0 {
+			d = m.cfg.LeaseDuration
+		}
+		if s, ok := m.seen[l.Name]; ok && now.Sub(s.at) < d {
+			out = append(out, l.Holder)
+		}
+	}
+	return out
+}
+
 // gain makes the target ring the active one and tells the engine which keys it gained.
 // Called with mu held.
 func (m *Member) gain() {
 	m.gen++
 	m.expired = false // joined again after a lapse: it gains every key it owns
-	g := Gain{Generation: m.gen, self: m.cfg.Identity, place: m.cfg.Place, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
+	g := Gain{Generation: m.gen, self: m.cfg.Identity, before: m.active, beforeNarrowed: slices.Clone(m.narrowed), after: m.target}
 	g.Named = m.takeNamedLocked(g, m.clock.Now())
 	m.active, m.narrowed = m.target, nil
 	m.gains = append(m.gains, g)
-	m.logger.Info("shard ring applied", "members", len(m.active), "generation", m.gen)
+	m.logger.Info("shard ring applied", "members", len(m.active.Ring), "generation", m.gen)
 	select {
 	case m.notify <- struct{}{}:
 	default:

@@ -5,28 +5,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/shardrange"
 )
 
-// shares counts how many of values each member of a 4-member ring keeps under layout.
-func shares(layout *shardrange.Layout, values []string) map[string]int {
-	ring := sharding.NewRing("a", "b", "c", "d")
+// shares counts how many of values fall in each quarter of layout's slices (a, b, c, d: 64
+// contiguous slices each), as if each quarter were one replica's.
+func shares(layout shardrange.Layout, values []string) map[string]int {
 	out := map[string]int{}
-	for _, m := range ring {
-		p := shardrange.Assign(ring, m, shardrange.Namespace, layout)
-		for _, v := range values {
-			if p.Contains(shardrange.Hash(v)) {
-				out[m]++
-			}
-		}
+	for _, v := range values {
+		out[string(rune('a'+layout.SliceOf(shardrange.Hash(v))/64))]++
 	}
 	return out
 }
 
 // TestQuantileLayoutEvensOutNamespaces: names that differ in their last characters hash into
-// a few equal slices (FNV-1a), so one replica would hold most of them; cut at their hashes,
-// each of 4 replicas holds about a quarter.
+// a few equal slices (FNV-1a), so one quarter of the slices would hold most of them; cut at
+// their hashes, each quarter holds a quarter.
 func TestQuantileLayoutEvensOutNamespaces(t *testing.T) {
 	t.Parallel()
 	for _, pattern := range []string{"tenant-%d", "team-%03d", "ns%d"} {
@@ -34,14 +28,17 @@ func TestQuantileLayoutEvensOutNamespaces(t *testing.T) {
 		for i := range 400 {
 			names = append(names, fmt.Sprintf(pattern, i))
 		}
-		equal := shares(nil, names)
+		equal := shares(shardrange.Layout{}, names)
 		quantile := shares(shardrange.QuantileLayout(names), names)
 		maxEqual, maxQuantile := 0, 0
 		for _, m := range []string{"a", "b", "c", "d"} {
 			maxEqual, maxQuantile = max(maxEqual, equal[m]), max(maxQuantile, quantile[m])
 		}
-		if maxQuantile > 150 { // a quarter is 100; 256 slices over 4 members: ±11 %
+		if maxQuantile > 102 { // a quarter is 100: 64 slices of 400/256 namespaces each
 			t.Errorf("%s: quantile layout: the largest share is %d of 400: %v", pattern, maxQuantile, quantile)
+		}
+		if maxEqual < 200 {
+			t.Errorf("%s: equal slices give the largest quarter %d of 400: the names no longer show what the layout is for", pattern, maxEqual)
 		}
 		t.Logf("%s: largest share of 400 over 4 replicas: equal slices %d, quantile %d", pattern, maxEqual, maxQuantile)
 	}
@@ -74,60 +71,52 @@ func TestQuantileLayoutCuts(t *testing.T) {
 	}
 	reversed := slices.Clone(many)
 	slices.Reverse(reversed)
-	if *shardrange.QuantileLayout(many) != *shardrange.QuantileLayout(append(reversed, many[:10]...)) {
+	if shardrange.QuantileLayout(many) != shardrange.QuantileLayout(append(reversed, many[:10]...)) {
 		t.Error("the layout depends on the values' order or repetitions")
 	}
 }
 
-// TestNamespacePlaceFollowsThePartition: a key "ns/name" belongs, by rendezvous over its
-// placed ring key, to the member whose namespace partition holds ns, for equal and quantile
-// layouts; keys without a namespace are placed on themselves.
-func TestNamespacePlaceFollowsThePartition(t *testing.T) {
+// TestLayoutIsAValue: layouts built apart with the same cuts are ==; equal cuts are the zero
+// Layout; SliceOf agrees with the ranges' bounds.
+func TestLayoutIsAValue(t *testing.T) {
 	t.Parallel()
 	var names []string
-	for i := range 300 {
+	for i := range 500 {
 		names = append(names, fmt.Sprintf("team-%03d", i))
 	}
-	ring := sharding.NewRing("a", "b", "c")
-	for _, layout := range []*shardrange.Layout{nil, shardrange.QuantileLayout(names)} {
-		place := shardrange.NamespacePlace(layout)
-		for _, m := range ring {
-			p := shardrange.Assign(ring, m, shardrange.Namespace, layout)
-			for _, ns := range names {
-				key := ns + "/object"
-				if owns, caches := ring.Owner(place(key)) == m, p.Contains(shardrange.Hash(ns)); owns != caches {
-					t.Fatalf("key %s: owned by %s = %v, in its namespace partition = %v", key, m, owns, caches)
-				}
-			}
+	a, b := shardrange.QuantileLayout(names), shardrange.QuantileLayout(slices.Clone(names))
+	if a != b || a.IsZero() {
+		t.Fatal("two quantile layouts of the same names differ, or are equal slices")
+	}
+	if !shardrange.QuantileLayout(nil).IsZero() {
+		t.Error("the layout of no values is not the zero Layout")
+	}
+	for i := range shardrange.Slices {
+		r := shardrange.Range{Lo: i, Hi: i + 1, Layout: a}
+		var start uint64
+		if _, err := fmt.Sscanf(r.Start(), "0x%x", &start); err != nil {
+			t.Fatal(err)
 		}
-		for _, key := range []string{"cluster-object", "schedule:team/a.js#0", "metric:team/b.js#family"} {
-			if got := place(key); got != key {
-				t.Errorf("place(%q) = %q, want the key itself", key, got)
-			}
+		if got := a.SliceOf(start); got != i {
+			t.Fatalf("slice %d starts at %s, which SliceOf puts in slice %d", i, r.Start(), got)
+		}
+		if i > 0 && a.SliceOf(start-1) != i-1 {
+			t.Fatalf("the hash before slice %d's start is in slice %d", i, a.SliceOf(start-1))
 		}
 	}
 }
 
-// TestUIDKeyFollowsTheUIDPartition: an object's UIDKey belongs to the member whose uid
-// partition holds its uid, whatever the namespace layout.
-func TestUIDKeyFollowsTheUIDPartition(t *testing.T) {
-	t.Parallel()
-	ring := sharding.NewRing("a", "b", "c", "d")
-	for _, layout := range []*shardrange.Layout{nil, shardrange.QuantileLayout([]string{"x", "y", "z"})} {
-		place := shardrange.NamespacePlace(layout)
-		owned := map[string]int{}
-		for i := range 2000 {
-			uid := fmt.Sprintf("%08x-0000-4000-8000-%012x", i*2654435761, i)
-			owner := ring.Owner(place(shardrange.UIDKey(uid)))
-			owned[owner]++
-			for _, m := range ring {
-				if caches := shardrange.Assign(ring, m, shardrange.UID, nil).Contains(shardrange.Hash(uid)); caches != (owner == m) {
-					t.Fatalf("uid %s: owned by %s, in %s's uid partition = %v", uid, owner, m, caches)
-				}
-			}
-		}
-		if len(owned) != len(ring) {
-			t.Errorf("2,000 uids fell on %d of %d members: %v", len(owned), len(ring), owned)
+// TestLayoutSliceOfAllocatesNothing: SliceOf runs per object and event. Not parallel:
+// testing.AllocsPerRun refuses to run in a parallel test.
+func TestLayoutSliceOfAllocatesNothing(t *testing.T) {
+	var names []string
+	for i := range 500 {
+		names = append(names, fmt.Sprintf("team-%03d", i))
+	}
+	for _, l := range []shardrange.Layout{{}, shardrange.QuantileLayout(names)} {
+		slice := 0
+		if allocs := testing.AllocsPerRun(100, func() { slice = l.SliceOf(shardrange.Hash(names[slice%len(names)])) }); allocs != 0 {
+			t.Errorf("SliceOf allocates %v times per call", allocs)
 		}
 	}
 }

@@ -89,8 +89,8 @@ func (f Field) Short() string { return strings.TrimPrefix(string(f), "object.met
 type Partition struct {
 	Field Field
 	Mask  Mask
-	// Layout cuts the slices; nil: equal slices.
-	Layout *Layout
+	// Layout cuts the slices; the zero Layout: equal slices.
+	Layout Layout
 }
 
 // IsZero reports whether p is the zero Partition: no partitioning.
@@ -125,7 +125,7 @@ func Hash(value string) uint64 {
 	return h
 }
 
-// SliceOf is the equal slice a hash falls in (the nil Layout's).
+// SliceOf is the equal slice a hash falls in (the zero Layout's).
 func SliceOf(hash uint64) int { return int(hash >> sliceShift) }
 
 // Contains reports whether the hash falls in one of p's slices (always, for a full p).

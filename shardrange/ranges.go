@@ -8,7 +8,7 @@ import (
 // Range is a run of contiguous slices [Lo, Hi), 0 ≤ Lo < Hi ≤ Slices, of a Layout.
 type Range struct {
 	Lo, Hi int
-	Layout *Layout
+	Layout Layout
 }
 
 // Start is the range's first hash as the shardSelector writes it: "0x" and 16 hex digits.

@@ -31,7 +31,7 @@ func (l *leaderFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&l.namespace, "leader-elect-resource-namespace", "", "namespace of the Lease (default: the pod's namespace in a cluster, else default)")
 	f.StringVar(&l.identity, "leader-elect-identity", "", "this replica's identity in its Lease; unique per process (default: the hostname and a random suffix)")
 	f.BoolVar(&l.sharded, "sharded", false, "spread the work over replicas: each holds its own Lease (named from --leader-elect-resource-name, same namespace and durations) and calls handlers, reconciles and schedules only for the keys it owns; every replica caches everything unless --shard-cache (docs/sharding.md)")
-	f.BoolVar(&l.shardCache, "shard-cache", false, "with --sharded: each replica lists, watches and caches only the namespaces it owns (the API server filters with shardSelector where it serves it, the runner otherwise), so memory per replica falls as replicas are added; "+
+	f.BoolVar(&l.shardCache, "shard-cache", false, "with --sharded: each replica lists, watches and caches only the namespaces it owns, an even share planned by the lowest replica, which lists the namespaces (the API server filters with shardSelector where it serves it, the runner otherwise), so memory per replica falls as replicas are added; "+
 		`ctx.cache lookups must name one of the replica's namespaces; a script may say shard: "uid" (objects spread by uid, no lookups, no reconcile) or, to see the whole cluster, shard: "none" (docs/sharding.md)`)
 }
 

@@ -18,7 +18,7 @@ import (
 const rbacExample = `  # What the scripts need, as a ClusterRole (or Roles), bindings and a ServiceAccount
   runner rbac --scripts ./scripts --service-account ops/jsinformer | kubectl apply -f -
 
-  # The flags you run the runner with count: -n, --gvr, --leader-elect, --sharded, --debug-addr,
+  # The flags you run the runner with count: -n, --gvr, --leader-elect, --sharded, --shard-cache, --debug-addr,
   # --webhook-url, --webhook-service, --webhook-name, --webhook-cert-dir, --dry-run
   runner rbac --scripts ./scripts -n web --gvr deploy --leader-elect
   runner rbac --scripts ./scripts --service-account ops/jsinformer --webhook-service ops/jsinformer-webhook
@@ -34,6 +34,7 @@ type rbacOptions struct {
 	debugAddr                              string
 	command                                string // for the header
 	leaderElect, sharded, strict, dryRun   bool
+	shardCache                             bool
 	store                                  bool
 	webhook                                webhookFlags
 }
@@ -84,6 +85,7 @@ on a usage error or a script that does not load.`,
 	f.StringVarP(&o.namespace, "namespace", "n", "", "the runner's -n: watches in this namespace only")
 	f.BoolVar(&o.leaderElect, "leader-elect", false, "the runner's --leader-elect: its Lease")
 	f.BoolVar(&o.sharded, "sharded", false, "the runner's --sharded: the replicas' Leases")
+	f.BoolVar(&o.shardCache, "shard-cache", false, "the runner's --shard-cache (with --sharded): the namespaces, listed to plan each replica's share")
 	f.StringVar(&o.leaseName, "leader-elect-resource-name", permissions.DefaultLeaseName, "the runner's --leader-elect-resource-name")
 	f.StringVar(&o.leaseNamespace, "leader-elect-resource-namespace", "", "the runner's --leader-elect-resource-namespace (default: the runner's own)")
 	f.BoolVar(&o.store, "store", false, "the runner's --store: ctx.store's ConfigMaps")
@@ -150,7 +152,7 @@ func (o *rbacOptions) checkWebhookFlags(id permissions.Identity) error {
 
 func (o *rbacOptions) computeOptions(id permissions.Identity) permissions.Options {
 	opts := permissions.Options{Dir: o.scripts, Namespace: o.namespace, Admission: o.webhook.admission(o.dryRun, id.Namespace, ""), Runner: permissions.Runner{
-		LeaderElect: o.leaderElect, Sharded: o.sharded, LeaseName: o.leaseName, LeaseNamespace: o.leaseNamespace,
+		LeaderElect: o.leaderElect, Sharded: o.sharded, ShardCache: o.shardCache, LeaseName: o.leaseName, LeaseNamespace: o.leaseNamespace,
 		DebugAuth: o.debugAddr != "" && !debugapi.IsLoopback(o.debugAddr),
 	}}
 	for _, r := range o.resources {

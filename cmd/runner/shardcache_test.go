@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/jsinformer/jsinformer/internal/controlplane"
-	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/shardrange"
 )
 
@@ -25,26 +24,17 @@ import (
 var shardCacheScript = strings.Replace(shardScript, `watch: { resource: "v1/configmaps", namespace: "NAMESPACE" }`,
 	`watch: { resource: "v1/configmaps", labelSelector: "shardcache=NAMESPACE" }`, 1)
 
-// cacheOwner is the replica of ring whose --shard-cache partition holds namespace ns.
-func cacheOwner(ring sharding.Ring, ns string) string {
-	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(ns))))
-}
-
 // uidCacheScript is shardCacheScript partitioned by uid.
 var uidCacheScript = strings.Replace(shardCacheScript, `watch: {`, `shard: "uid", watch: {`, 1)
 
-// uidCacheOwner is the replica of ring whose shard: "uid" partition holds uid.
-func uidCacheOwner(ring sharding.Ring, uid string) string {
-	return ring.Owner(shardrange.SliceKey(shardrange.SliceOf(shardrange.Hash(uid))))
-}
-
 // Three runner processes with --sharded --shard-cache, on an API server that filters (gate
 // on) and one that does not, partitioned by namespace and by uid: each caches only the
-// objects of its slices, filtered where expected, and handles each object once, the one
-// owning its namespace (or uid); after kill -9 of one, and then with a replica added, each
-// caches its new slices, and every change made after the move is handled once, by its new
-// owner. On a release without the gate (make test-compat) the gate-on cases run on a server
-// without it and want the gate-off cases' results.
+// objects of the slices the ring's plan (read from the Leases) gives it, filtered where
+// expected, and handles each object once, the one owning its namespace (or uid); after
+// kill -9 of one, and then with a replica added, each caches its slices in the new ring's
+// plan, and every change made after the move is handled once, by its new owner. On a
+// release without the gate (make test-compat) the gate-on cases run on a server without it
+// and want the gate-off cases' results.
 func TestShardCacheReplicas(t *testing.T) {
 	cp := controlplane.Require(t, env)
 	for _, mode := range []string{"namespace", "uid"} {
@@ -70,22 +60,28 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 	}
 	se := newShardEnv(t, cp, script)
 	ids := []string{"sc-a", "sc-b", "sc-c"}
-	ring := sharding.NewRing(ids...)
 	const perNS = 10
 	nsOf := map[string]string{}  // object name -> namespace
 	uidOf := map[string]string{} // object name -> uid
-	ownerIn := func(ring sharding.Ring, name string) string {
+	ownerIn := func(plan *shardrange.Plan, name string) string {
 		if mode == "uid" {
-			return uidCacheOwner(ring, uidOf[name])
+			return uidOwner(plan, uidOf[name])
 		}
-		return cacheOwner(ring, nsOf[name])
+		return nsOwner(plan, nsOf[name])
 	}
+	for _, id := range ids {
+		se.startWith(t, id, kubeconfig, "--shard-cache")
+	}
+	se.waitMembers(t, ids...)
+	// The namespaces come once the ring has its plan, two for each replica: the plan's layout
+	// places namespaces made after it.
+	plan := se.waitPlan(t, ids...)
 	var names []string
 	count := map[string]int{}
 	namespaces := 0
 	for i := 0; namespaces < 2*len(ids); i++ {
 		ns := fmt.Sprintf("n%d-%s", i, se.ns)
-		if owner := cacheOwner(ring, ns); count[owner] < 2 {
+		if owner := nsOwner(plan, ns); count[owner] < 2 {
 			count[owner]++
 			namespaces++
 			createNamespaceNamed(t, se, ns)
@@ -117,11 +113,7 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		}
 	}
 	write("1", true, names)
-	for _, id := range ids {
-		se.startWith(t, id, kubeconfig, "--shard-cache")
-	}
-	se.waitMembers(t, ids...)
-	waitCachedObjects(t, se, ring, ids, names, ownerIn, field)
+	waitCachedObjects(t, se, plan, ids, names, ownerIn, field)
 	want := "0"
 	if serverFilters {
 		want = "1"
@@ -137,8 +129,8 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		}
 	}
 
-	// Every change is handled once, by the replica caching its namespace.
-	handledOnce := func(ring sharding.Ring, v string) {
+	// Every change is handled once, by the replica caching its namespace (or uid).
+	handledOnce := func(plan *shardrange.Plan, v string) {
 		t.Helper()
 		write(v, false, names)
 		se.waitHandled(t, names, v, 60*time.Second)
@@ -150,7 +142,7 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		}
 		failed := false
 		for _, n := range names {
-			if want := ownerIn(ring, n); len(by[n]) != 1 || by[n][0].replica != want {
+			if want := ownerIn(plan, n); len(by[n]) != 1 || by[n][0].replica != want {
 				failed = true
 				var got []string
 				for _, c := range by[n] {
@@ -163,7 +155,7 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 			dumpRingLogs(t, se)
 		}
 	}
-	handledOnce(ring, "2")
+	handledOnce(plan, "2")
 	noOverlap(t, se.allCalls(t))
 	if t.Failed() {
 		t.FailNow()
@@ -175,17 +167,19 @@ func testShardCacheReplicas(t *testing.T, cp *controlplane.ControlPlane, kubecon
 		t.Fatal(err)
 	}
 	<-c.done
-	ring = sharding.NewRing("sc-a", "sc-b")
-	se.waitMembers(t, ring...)
-	waitCachedObjects(t, se, ring, ring, names, ownerIn, field)
-	handledOnce(ring, "3")
+	ids = []string{"sc-a", "sc-b"}
+	se.waitMembers(t, ids...)
+	plan = se.waitPlan(t, ids...)
+	waitCachedObjects(t, se, plan, ids, names, ownerIn, field)
+	handledOnce(plan, "3")
 	noOverlap(t, se.allCalls(t))
 
 	se.startWith(t, "sc-d", kubeconfig, "--shard-cache")
-	ring = sharding.NewRing("sc-a", "sc-b", "sc-d")
-	se.waitMembers(t, ring...)
-	waitCachedObjects(t, se, ring, ring, names, ownerIn, field)
-	handledOnce(ring, "4")
+	ids = []string{"sc-a", "sc-b", "sc-d"}
+	se.waitMembers(t, ids...)
+	plan = se.waitPlan(t, ids...)
+	waitCachedObjects(t, se, plan, ids, names, ownerIn, field)
+	handledOnce(plan, "4")
 	noOverlap(t, se.allCalls(t))
 }
 
@@ -220,22 +214,22 @@ func createNamespaceNamed(t *testing.T, se *shardEnv, ns string) {
 }
 
 // waitCachedObjects waits until each replica of ids reports in jsinformer_shard_cached_objects
-// exactly the objects of names ownerIn gives it in ring, from one version (no reload syncing
-// or draining) whose informer holds the slices ring gives it, all in one answer. The count
+// exactly the objects of names ownerIn gives it in plan, from one version (no reload syncing
+// or draining) whose informer holds the slices plan gives it, all in one answer. The count
 // alone is not enough: a replica narrows its cache by a reload after a move, and one that
 // joins while a killed member's Lease still looks alive to it acts on a ring with that member
 // first, then loads again; a change made during such a reload is handled by the old version
 // and replayed as an initial add by the new one (seen once on v1.36.3, once in make test).
-func waitCachedObjects(t *testing.T, se *shardEnv, ring sharding.Ring, ids, names []string, ownerIn func(sharding.Ring, string) string, field shardrange.Field) {
+func waitCachedObjects(t *testing.T, se *shardEnv, plan *shardrange.Plan, ids, names []string, ownerIn func(*shardrange.Plan, string) string, field shardrange.Field) {
 	t.Helper()
 	for _, id := range ids {
 		want := 0
 		for _, name := range names {
-			if ownerIn(ring, name) == id {
+			if ownerIn(plan, name) == id {
 				want++
 			}
 		}
-		slices := shardrange.Assign(ring, id, field, nil).Count()
+		slices := plan.Partition(id, field).Count()
 		waitMetrics(t, "http://"+se.replicas[id].metrics+"/metrics",
 			fmt.Sprintf("jsinformer_shard_cached_objects{script=\"shard.js\"} %d\n", want),
 			"jsinformer_script_versions 1\n",

@@ -12,7 +12,6 @@ import (
 
 	"github.com/jsinformer/jsinformer/internal/browsertest"
 	"github.com/jsinformer/jsinformer/internal/controlplane"
-	"github.com/jsinformer/jsinformer/sharding"
 	"github.com/jsinformer/jsinformer/shardrange"
 	"github.com/jsinformer/jsinformer/status"
 )
@@ -32,14 +31,22 @@ func TestWebPageShowsSharding(t *testing.T) {
 	kubeconfig := kubeconfigWith(t, x.Config.Host, cp.Config.BearerToken)
 	se := newShardEnv(t, cp, shardCacheScript)
 	ids := []string{"web-a", "web-b"}
-	ring := sharding.NewRing(ids...)
+	debug := map[string]string{}
+	for _, id := range ids {
+		debug[id] = freeAddr(t)
+		se.startWith(t, id, kubeconfig, "--shard-cache", "--debug-addr", debug[id])
+	}
+	se.waitMembers(t, ids...)
+	// The namespaces come once the ring has its plan, until each replica owns one: the plan's
+	// layout places namespaces made after it.
+	plan := se.waitPlan(t, ids...)
 	nsOf := map[string]string{} // object name -> namespace
 	var names []string
 	owned := map[string]int{}
 	for i := 0; owned[ids[0]] == 0 || owned[ids[1]] == 0; i++ {
 		ns := fmt.Sprintf("w%d-%s", i, se.ns)
 		createNamespaceNamed(t, se, ns)
-		owned[cacheOwner(ring, ns)] += 3
+		owned[nsOwner(plan, ns)] += 3
 		for j := range 3 {
 			name := fmt.Sprintf("cm-%d-%d", i, j)
 			nsOf[name] = ns
@@ -52,13 +59,7 @@ func TestWebPageShowsSharding(t *testing.T) {
 			}
 		}
 	}
-	debug := map[string]string{}
-	for _, id := range ids {
-		debug[id] = freeAddr(t)
-		se.startWith(t, id, kubeconfig, "--shard-cache", "--debug-addr", debug[id])
-	}
-	se.waitMembers(t, ids...)
-	waitCachedObjects(t, se, ring, ids, names, func(ring sharding.Ring, name string) string { return cacheOwner(ring, nsOf[name]) }, shardrange.Namespace)
+	waitCachedObjects(t, se, plan, ids, names, func(plan *shardrange.Plan, name string) string { return nsOwner(plan, nsOf[name]) }, shardrange.Namespace)
 
 	b := browsertest.New(t)
 	for _, id := range ids {

@@ -84,6 +84,10 @@ func healthy() map[string]string {
 		"jsinformer_audit_results{" + p1 + `, script="team.js", result="error"}`: "0x40",
 		"jsinformer_audit_results{" + p2 + `, script="team.js", result="fail"}`:  "30x40", // the follower audits too
 		"jsinformer_audit_results{" + p2 + `, script="team.js", result="error"}`: "0x40",
+		"jsinformer_shard_pending{" + p1 + "}":                                   "0x10 1x2 0x28", // a move of two minutes
+		"jsinformer_shard_pending{" + p2 + "}":                                   "0x10 1x2 0x28",
+		"jsinformer_shard_cached_objects{" + p1 + `, script="s.js"}`:             "1000x40",
+		"jsinformer_shard_cached_objects{" + p2 + `, script="s.js"}`:             "1100x40",
 	}
 }
 
@@ -117,6 +121,9 @@ func TestAlertsFireOnTheirFailureOnly(t *testing.T) {
 		{"JsinformerAuditErrors", map[string]string{"jsinformer_audit_results{" + p1 + `, script="team.js", result="error"}`: "0x20 2x19"}},
 		{"", map[string]string{"jsinformer_audit_results{" + p1 + `, script="team.js", result="fail"}`: "30x20 5000x19"}}, // failures are the policy's job
 		{"", map[string]string{"jsinformer_audit_results{" + p1 + `, script="team.js", result="error"}`: "0x30 3x5 0x4"}}, // a few minutes of errors, fixed
+		{"JsinformerShardMoveStuck", map[string]string{"jsinformer_shard_pending{" + p2 + "}": "0x10 1x30"}},
+		{"JsinformerShardCacheSkew", map[string]string{"jsinformer_shard_cached_objects{" + p2 + `, script="s.js"}`: "1100x5 4000x35"}},
+		{"", map[string]string{"jsinformer_shard_cached_objects{" + p2 + `, script="s.js"}`: "1100x30 4000x10"}}, // skew for 10 minutes: a move
 		{"JsinformerScriptMetricFailing", map[string]string{"jsinformer_script_metric_errors_total{" + p1 + `, script="a.js", metric="m", reason="error"}`: "0x20 0+1x19"}},
 	}
 	all := loadRules(t)

@@ -23,10 +23,12 @@ type Ring interface {
 	Identity() string
 	Gains() <-chan struct{}
 	TakeGains() []sharding.Gain
-	Target() sharding.Ring
+	Target() sharding.View
+	Active() sharding.View
 	Targets() <-chan struct{}
 	Status() sharding.Status
 	SetListed(fp string)
+	Leave(ctx context.Context) bool
 	Run(ctx context.Context)
 }
 
@@ -37,9 +39,12 @@ type Config struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	DrainTimeout                              time.Duration
 	Logger                                    *slog.Logger
-	// Place maps a key to the ring key its owner is chosen by (sharding.Config.Place); nil:
-	// the key itself.
-	Place func(key string) string
+	// Plan makes the ring's lowest member plan each ring from the namespaces, and every
+	// member place keys by that plan (shardrange.Plan): set with partitioned caches.
+	Plan bool
+	// Namespaces, when set, replaces the namespaces listed from the API server for the plan:
+	// tests fix them to know the plan in advance.
+	Namespaces func(context.Context) ([]string, error)
 	// AwaitListed holds each narrowing until the keys' new owners have listed them
 	// (sharding.Config.AwaitListed): set with partitioned caches.
 	AwaitListed bool
@@ -62,9 +67,17 @@ func New(restCfg *rest.Config, cfg Config) (*Gate, error) {
 		return nil, fmt.Errorf("create shard lease client: %w", err)
 	}
 	store := sharding.APILeases{Client: client.CoordinationV1(), Namespace: cfg.Namespace, Ring: cfg.Name}
-	member := sharding.New(sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
+	mcfg := sharding.Config{Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger, Place: cfg.Place, AwaitListed: cfg.AwaitListed}, store, nil)
+		DrainTimeout: cfg.DrainTimeout, Logger: cfg.Logger, AwaitListed: cfg.AwaitListed}
+	if cfg.Plan {
+		namespaces := cfg.Namespaces
+		if namespaces == nil {
+			namespaces = Namespaces(client)
+		}
+		mcfg.Planner, mcfg.Placer = Planner(namespaces, cfg.Logger), Placer
+	}
+	member := sharding.New(mcfg, store, nil)
 	return On(member, cfg.Namespace, cfg.Logger), nil
 }
 
@@ -127,23 +140,23 @@ func (g *Gate) Targets() <-chan struct{} {
 	return g.ring.Targets()
 }
 
-// Target is the newest ring this replica observed, which it moves to (sharding.Member.Target),
-// and this replica's identity; nil when unsharded, before the first observation and while
-// fenced.
-func (g *Gate) Target() (ring sharding.Ring, self string) {
+// Target is the newest ring this replica observed, with its plan, which it moves to
+// (sharding.Member.Target), and this replica's identity; empty when unsharded, before the
+// first observation and while fenced.
+func (g *Gate) Target() (view sharding.View, self string) {
 	if g == nil {
-		return nil, ""
+		return sharding.View{}, ""
 	}
 	return g.ring.Target(), g.ring.Identity()
 }
 
-// Active is the ring this replica acts on (nil before it joined, while fenced, or
-// unsharded).
-func (g *Gate) Active() sharding.Ring {
+// Active is the ring this replica acts on, with its plan (empty before it joined, while
+// fenced, or unsharded).
+func (g *Gate) Active() sharding.View {
 	if g == nil {
-		return nil
+		return sharding.View{}
 	}
-	return g.ring.Status().Members
+	return g.ring.Active()
 }
 
 // SetListed records that this replica's caches hold the keys of the ring of fingerprint fp,
@@ -153,6 +166,11 @@ func (g *Gate) SetListed(fp string) {
 		g.ring.SetListed(fp)
 	}
 }
+
+// Leave hands this replica's keys over before it stops (sharding.Member.Leave): it returns
+// once the others have listed what they take and this replica handles nothing, or at ctx's
+// end, reporting whether the hand-over finished. Unsharded, there is nothing to hand over.
+func (g *Gate) Leave(ctx context.Context) bool { return g == nil || g.ring.Leave(ctx) }
 
 // TakeGains returns whether a key is one this replica gained in the ring changes applied
 // since the last call (nil when it gained nothing), and the gained keys that events named
@@ -211,3 +229,7 @@ func (g *Gate) Members() (members int, generation uint64) {
 	st := g.ring.Status()
 	return len(st.Members), st.Generation
 }
+
+// Pending reports whether this replica is moving to another ring, or waits for the plan of one
+// it observed (sharding.Status.Pending).
+func (g *Gate) Pending() bool { return g.ring.Status().Pending }

@@ -29,9 +29,13 @@ func (f *fakeRing) Owner(key string) string {
 func (f *fakeRing) Identity() string           { return "self" }
 func (f *fakeRing) Gains() <-chan struct{}     { return nil }
 func (f *fakeRing) TakeGains() []sharding.Gain { g := f.gains; f.gains = nil; return g }
-func (f *fakeRing) Target() sharding.Ring      { return sharding.NewRing("other", "self") }
+func (f *fakeRing) Target() sharding.View {
+	return sharding.View{Ring: sharding.NewRing("other", "self")}
+}
+func (f *fakeRing) Active() sharding.View      { return f.Target() }
 func (f *fakeRing) Targets() <-chan struct{}   { return nil }
 func (f *fakeRing) SetListed(string)           {}
+func (f *fakeRing) Leave(context.Context) bool { return true }
 func (f *fakeRing) Status() sharding.Status {
 	return sharding.Status{Identity: "self", Lease: "ring-self", Members: []string{"other", "self"}, Generation: 3, Valid: true}
 }

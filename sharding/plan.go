@@ -1,0 +1,82 @@
+package sharding
+
+import "context"
+
+// Plans (Config.Planner). The lowest member of the ring a member observes makes that ring's
+// plan once, from the plan before it, and writes it to its Lease with the ring's fingerprint;
+// every member, the lowest included, moves to the observed ring only with the plan written
+// for exactly that ring. Until then it keeps the ring it moves to, and ticks as often as
+// during a move. Members that observe different rings wait for each other as they would
+// without plans: a plan names its ring, so no member acts on a plan made for another.
+
+// planNeededLocked reports whether this member must make ring's plan (it is the ring's lowest
+// member and has none for it), and the plan to start from: the one it moves to or acts on,
+// else the one another member of the ring wrote last. Called with mu held.
+func (m *Member) planNeededLocked(ring Ring, plans map[string]ringPlan) (prev string, need bool) {
+	if m.cfg.Planner == nil || len(ring) == 0 {
+		return "", false
+	}
+	if ring[0] != m.cfg.Identity {
+		m.plan = ringPlan{} // another member plans this ring; ours would only weigh on renewals
+		return "", false
+	}
+	if m.plan.ring == ring.Fingerprint() {
+		return "", false
+	}
+	for _, v := range []View{m.target, m.active} {
+		if v.Plan != "" {
+			return v.Plan, true
+		}
+	}
+	for _, id := range ring {
+		if p := plans[id]; p.plan != "" {
+			return p.plan, true
+		}
+	}
+	return "", true
+}
+
+// makePlan calls the Planner for ring, without the lock, and keeps the plan to write; a
+// failure is logged and tried again on the next tick.
+func (m *Member) makePlan(ctx context.Context, ring Ring, prev string) {
+	plan, err := m.cfg.Planner(ctx, ring, prev)
+	if err == nil && m.cfg.Placer != nil {
+		_, err = m.cfg.Placer(ring, plan)
+	}
+	if err != nil {
+		m.logger.Warn("plan shard ring; will retry", "members", len(ring), "error", err.Error())
+		return
+	}
+	m.mu.Lock()
+	m.plan = ringPlan{ring: ring.Fingerprint(), plan: plan}
+	m.mu.Unlock()
+}
+
+// viewLocked returns the view of ring members act on: with its plan, false while the ring's
+// lowest member has written none for it (or one the Placer refuses). Called with mu held.
+func (m *Member) viewLocked(ring Ring, plans map[string]ringPlan) (View, bool) {
+	v := View{Ring: ring}
+	if m.cfg.Planner != nil && len(ring) > 0 { // an empty ring (every member leaving) needs no plan
+		rp := plans[ring[0]]
+		if ring[0] == m.cfg.Identity {
+			rp = m.plan
+		}
+		if rp.ring != ring.Fingerprint() {
+			return View{}, false
+		}
+		v.Plan = rp.plan
+	}
+	if v.Equal(m.target) {
+		return m.target, true // with its owner function
+	}
+	if m.cfg.Placer == nil || len(ring) == 0 {
+		return v, true
+	}
+	owner, err := m.cfg.Placer(ring, v.Plan)
+	if err != nil {
+		m.logger.Warn("shard plan refused; keeping the ring moved to", "lease_holder", ring[0], "error", err.Error())
+		return View{}, false
+	}
+	v.owner = owner
+	return v, true
+}
