@@ -18,8 +18,9 @@ func SetHeapForTest(c *Config, heap func() int64) { c.heap = heap }
 // informer (a minute by default).
 func SetInformerRemindForTest(c *Config, d time.Duration) { c.remind = d }
 
-// SetShardNamespacesForTest fixes the namespaces the ring's plan is made from, so that a test
-// knows the plan before a replica joins (shardrange.NewPlan is deterministic).
-func SetShardNamespacesForTest(c *Config, namespaces []string) {
-	c.shardNamespaces = func(context.Context) ([]string, error) { return namespaces, nil }
+// SetShardNamespacesForTest replaces the namespaces the ring's plan is made from by what
+// namespaces returns, so that a test knows the plan before a replica joins
+// (shardrange.NewPlan is deterministic), or decides when they change.
+func SetShardNamespacesForTest(c *Config, namespaces func() []string) {
+	c.shardNamespaces = func(context.Context) ([]string, error) { return namespaces(), nil }
 }

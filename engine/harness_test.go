@@ -200,9 +200,15 @@ func startEngineChecked(t *testing.T, cp *controlplane.ControlPlane, scripts map
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go func() { r.done <- e.Run(ctx) }()
+	// A stop waits for the call running, up to its handler timeout (and a replica under
+	// --shard-cache hands over first, up to a lease duration).
+	limit := max(30*time.Second, cfg.HandlerTimeout+10*time.Second)
+	if cfg.Sharding != nil && cfg.ShardCache {
+		limit += cfg.Sharding.LeaseDuration
+	}
 	t.Cleanup(func() {
-		if stopped, err := r.stop(30 * time.Second); !stopped {
-			t.Error("engine did not stop within 30s")
+		if stopped, err := r.stop(limit); !stopped {
+			t.Errorf("engine did not stop within %v", limit)
 		} else if err != nil {
 			t.Errorf("engine Run returned %v", err)
 		} else {

@@ -31,8 +31,13 @@ func (e *Engine) newShard(cfg LeaderElection) (shardOwner, error) {
 	return shardgate.New(e.cfg.RESTConfig, shardgate.Config{Namespace: cfg.Namespace, Name: cfg.Name, Identity: cfg.Identity,
 		LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
 		DrainTimeout: e.cfg.HandlerTimeout + stopGrace, Logger: e.cfg.Logger, // New runs before init sets e.logger
-		Plan: e.cfg.ShardCache, Namespaces: e.cfg.shardNamespaces, AwaitListed: e.cfg.ShardCache})
+		Plan: e.cfg.ShardCache, Replan: replanEvery * cfg.RetryPeriod, Namespaces: e.cfg.shardNamespaces, AwaitListed: e.cfg.ShardCache})
 }
+
+// replanEvery is, in retry periods, how often the ring's lowest replica plans its ring again
+// under --shard-cache (one minute with the default two-second retry period): namespaces come
+// and go without the ring changing, and a plan that no longer spreads them is made anew.
+const replanEvery = 30
 
 // stopGrace is what a call gets past the handler timeout before it is abandoned.
 const stopGrace = 1e9 // one second, as at shutdown

@@ -386,7 +386,7 @@ func TestShardCacheReconcilesDeletionDuringMove(t *testing.T) {
 		return func(c *engine.Config) {
 			shardedAs(leases, "ring", id)(c)
 			c.ShardCache, c.HandlerTimeout = true, 60*time.Second
-			engine.SetShardNamespacesForTest(c, moving)
+			engine.SetShardNamespacesForTest(c, func() []string { return moving })
 		}
 	}
 	a := startEngine(t, scripts, sharded("a"))

@@ -31,6 +31,9 @@ type Config struct {
 	// "ns/name" with its namespace, on the member caching its object.
 	Planner Planner
 	Placer  Placer
+	// Replan, when positive, is how often the lowest member asks the Planner again for the
+	// ring it planned (plan.go).
+	Replan time.Duration
 	// AwaitListed, set when caches are partitioned, holds a member's narrowing to a new ring
 	// until every other member of that ring has recorded (Listed) that its caches hold the
 	// keys it owns there: a key's old owner keeps handling it until its new owner watches it,
@@ -68,6 +71,7 @@ type Member struct {
 	// plan is the plan this member made as its ring's lowest member, written on renewal;
 	// unplanned is set while the ring observed differs from target but has no plan yet.
 	plan      ringPlan
+	plannedAt time.Time // when plan was made or last confirmed (Config.Replan)
 	unplanned bool
 	// leaving is set by Leave; left is closed once the member has handed its keys over.
 	leaving   bool

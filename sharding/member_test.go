@@ -26,9 +26,10 @@ type testRing struct {
 	paths   map[string]*cutLeases
 	stopped map[string]bool // killed: no longer ticks, never releases
 	keys    []string
-	placer  Placer  // Config.Placer of the members that join
-	planner Planner // Config.Planner of the members that join
-	listed  bool    // Config.AwaitListed of the members that join
+	placer  Placer        // Config.Placer of the members that join
+	planner Planner       // Config.Planner of the members that join
+	listed  bool          // Config.AwaitListed of the members that join
+	replan  time.Duration // Config.Replan of the members that join
 	// wrap, when set, is the store the members that join read and write through.
 	wrap func(id string, s LeaseStore) LeaseStore
 }
@@ -49,7 +50,7 @@ func (r *testRing) join(id string) *Member {
 		store = r.wrap(id, path)
 	}
 	m := New(Config{Name: "jsinformer", Identity: id, LeaseDuration: tLease, RenewDeadline: tRenew,
-		RetryPeriod: tRetry, DrainTimeout: tDrain, Placer: r.placer, Planner: r.planner, AwaitListed: r.listed}, store, r.clock)
+		RetryPeriod: tRetry, DrainTimeout: tDrain, Placer: r.placer, Planner: r.planner, Replan: r.replan, AwaitListed: r.listed}, store, r.clock)
 	r.members[id], r.paths[id] = m, path
 	return m
 }

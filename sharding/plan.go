@@ -1,6 +1,9 @@
 package sharding
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Plans (Config.Planner). The lowest member of the ring a member observes makes that ring's
 // plan once, from the plan before it, and writes it to its Lease with the ring's fingerprint;
@@ -8,11 +11,17 @@ import "context"
 // for exactly that ring. Until then it keeps the ring it moves to, and ticks as often as
 // during a move. Members that observe different rings wait for each other as they would
 // without plans: a plan names its ring, so no member acts on a plan made for another.
+//
+// With Config.Replan the lowest member asks the Planner again, that often, for the ring it
+// planned, while no move is in progress, giving it the plan in force: what the plan depends
+// on (the namespaces) changes without the ring changing. A different answer is a new plan for
+// the same members, written as the first was; the members move to it as to a new ring (the
+// View's fingerprint names the plan).
 
 // planNeededLocked reports whether this member must make ring's plan (it is the ring's lowest
 // member and has none for it), and the plan to start from: the one it moves to or acts on,
 // else the one another member of the ring wrote last. Called with mu held.
-func (m *Member) planNeededLocked(ring Ring, plans map[string]ringPlan) (prev string, need bool) {
+func (m *Member) planNeededLocked(ring Ring, plans map[string]ringPlan, now time.Time) (prev string, need bool) {
 	if m.cfg.Planner == nil || len(ring) == 0 {
 		return "", false
 	}
@@ -21,7 +30,8 @@ func (m *Member) planNeededLocked(ring Ring, plans map[string]ringPlan) (prev st
 		return "", false
 	}
 	if m.plan.ring == ring.Fingerprint() {
-		return "", false
+		due := m.cfg.Replan > 0 && now.Sub(m.plannedAt) >= m.cfg.Replan && !m.movingLocked()
+		return m.plan.plan, due
 	}
 	for _, v := range []View{m.target, m.active} {
 		if v.Plan != "" {
@@ -38,7 +48,7 @@ func (m *Member) planNeededLocked(ring Ring, plans map[string]ringPlan) (prev st
 
 // makePlan calls the Planner for ring, without the lock, and keeps the plan to write; a
 // failure is logged and tried again on the next tick.
-func (m *Member) makePlan(ctx context.Context, ring Ring, prev string) {
+func (m *Member) makePlan(ctx context.Context, ring Ring, prev string, now time.Time) {
 	plan, err := m.cfg.Planner(ctx, ring, prev)
 	if err == nil && m.cfg.Placer != nil {
 		_, err = m.cfg.Placer(ring, plan)
@@ -48,7 +58,10 @@ func (m *Member) makePlan(ctx context.Context, ring Ring, prev string) {
 		return
 	}
 	m.mu.Lock()
-	m.plan = ringPlan{ring: ring.Fingerprint(), plan: plan}
+	if fp := ring.Fingerprint(); m.plan.ring == fp && m.plan.plan != plan {
+		m.logger.Info("shard ring planned again", "members", len(ring))
+	}
+	m.plan, m.plannedAt = ringPlan{ring: ring.Fingerprint(), plan: plan}, now
 	m.mu.Unlock()
 }
 

@@ -15,6 +15,7 @@ type planLog struct {
 	mu    sync.Mutex
 	calls []planCall
 	fail  map[string]bool // members whose Planner fails
+	gen   int             // in every plan made: a new one is another plan of the same ring
 }
 
 type planCall struct{ by, ring, prev, plan string }
@@ -29,6 +30,9 @@ func (l *planLog) planner(id string) Planner {
 			return "", errors.New("planner down")
 		}
 		plan := fmt.Sprintf("by-%s-for-%s", id, strings.Join(ring, "."))
+		if l.gen > 0 {
+			plan = fmt.Sprintf("g%d-%s", l.gen, plan)
+		}
 		l.calls = append(l.calls, planCall{by: id, ring: ring.Fingerprint(), prev: prev, plan: plan})
 		return plan, nil
 	}
@@ -194,4 +198,45 @@ func TestForeignPlansAreRefused(t *testing.T) {
 	if !b.Status().Pending {
 		t.Error("b does not report the ring it cannot act on as pending")
 	}
+}
+
+// TestTheLowestMemberPlansAgain: with Config.Replan the lowest member asks the planner again
+// for the ring it planned; the same answer changes nothing (no ring change applied), another
+// one moves every member to it, as a ring change does, no key handled twice meanwhile.
+func TestTheLowestMemberPlansAgain(t *testing.T) {
+	t.Parallel()
+	r, log := newPlannedRing(t)
+	r.listed, r.replan = true, 10*time.Second
+	a, b := r.joinPlanned(log, "a"), r.joinPlanned(log, "b")
+	listAll := func() {
+		for _, m := range []*Member{a, b} {
+			m.SetListed(m.Target().Fingerprint())
+		}
+	}
+	for range 40 {
+		r.step()
+		listAll()
+	}
+	r.settle(5 * time.Second)
+	first, gen := a.Active().Plan, a.Status().Generation
+	for range 200 { // 25 s: two replan periods, the same answer
+		r.step()
+	}
+	if a.Active().Plan != first || a.Status().Generation != gen {
+		t.Fatalf("the same plan made again moved the ring: plan %q generation %d, was %q %d", a.Active().Plan, a.Status().Generation, first, gen)
+	}
+	log.mu.Lock()
+	log.gen = 1
+	log.mu.Unlock()
+	for range 200 {
+		r.step()
+		listAll()
+		if a.Active().Plan != first && b.Active().Plan == a.Active().Plan && r.allHandled() {
+			if !strings.HasPrefix(a.Active().Plan, "g1-") {
+				t.Fatalf("the members act on %q, want the new plan", a.Active().Plan)
+			}
+			return
+		}
+	}
+	t.Fatalf("25 s after the planner's answer changed, a acts on %q and b on %q", a.Active().Plan, b.Active().Plan)
 }

@@ -102,10 +102,10 @@ func (m *Member) read(ctx context.Context, leases []Lease, start time.Time) obse
 	m.forgetNamedLocked(start)
 	ring, drained, listed, plans, stale := m.observe(leases, start)
 	obs := observation{drained: drained, listed: listed, leavers: m.leaversLocked(leases, start), stale: stale}
-	prev, planning := m.planNeededLocked(ring, plans)
+	prev, planning := m.planNeededLocked(ring, plans, start)
 	m.mu.Unlock()
 	if planning {
-		m.makePlan(ctx, ring, prev)
+		m.makePlan(ctx, ring, prev, start)
 	}
 	m.mu.Lock()
 	view, planned := m.viewLocked(ring, plans)

@@ -42,6 +42,8 @@ type Config struct {
 	// Plan makes the ring's lowest member plan each ring from the namespaces, and every
 	// member place keys by that plan (shardrange.Plan): set with partitioned caches.
 	Plan bool
+	// Replan is how often the lowest member plans its ring again (sharding.Config.Replan).
+	Replan time.Duration
 	// Namespaces, when set, replaces the namespaces listed from the API server for the plan:
 	// tests fix them to know the plan in advance.
 	Namespaces func(context.Context) ([]string, error)
@@ -75,7 +77,7 @@ func New(restCfg *rest.Config, cfg Config) (*Gate, error) {
 		if namespaces == nil {
 			namespaces = Namespaces(client)
 		}
-		mcfg.Planner, mcfg.Placer = Planner(namespaces, cfg.Logger), Placer
+		mcfg.Planner, mcfg.Placer, mcfg.Replan = Planner(namespaces, cfg.Logger), Placer, cfg.Replan
 	}
 	member := sharding.New(mcfg, store, nil)
 	return On(member, cfg.Namespace, cfg.Logger), nil

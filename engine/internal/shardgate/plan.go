@@ -18,9 +18,11 @@ import (
 const maxPlanNamespaces = 200_000
 
 // Planner makes each ring's plan (shardrange.NewPlan) from the namespaces' names, listed by
-// the ring's lowest member, and the plan before it. A replica not allowed to list namespaces
-// plans without them (equal slices, evened by count), so the ring still moves; other errors
-// are returned and the member tries again on its next tick.
+// the ring's lowest member, and the plan before it. Asked again for the ring its plan was made
+// for (sharding.Config.Replan), it keeps that plan while it still spreads the namespaces
+// (balanced): a new plan moves namespaces, and each move reloads partitioned scripts. A replica
+// not allowed to list namespaces plans without them (equal slices, evened by count), so the
+// ring still moves; other errors are returned and the member tries again on its next tick.
 func Planner(namespaces func(context.Context) ([]string, error), logger *slog.Logger) sharding.Planner {
 	return func(ctx context.Context, ring sharding.Ring, prev string) (string, error) {
 		var before *shardrange.Plan
@@ -36,8 +38,29 @@ func Planner(namespaces func(context.Context) ([]string, error), logger *slog.Lo
 		} else if err != nil {
 			return "", err
 		}
+		if before != nil && before.Ring().Equal(ring) && balanced(before, names) {
+			return prev, nil
+		}
 		return shardrange.NewPlan(ring, names, before).Encode(), nil
 	}
+}
+
+// balanced reports whether no member of plan owns more than a tenth (and one namespace) over
+// its fair share of names.
+func balanced(plan *shardrange.Plan, names []string) bool {
+	owned := map[string]int{}
+	for _, ns := range names {
+		owner, _ := plan.KeyOwner(ns + "/x")
+		owned[owner]++
+	}
+	members := len(plan.Ring())
+	fair := (len(names) + members - 1) / members
+	for _, n := range owned {
+		if n > fair+fair/10+1 {
+			return false
+		}
+	}
+	return true
 }
 
 // Namespaces lists the namespaces' names, a page at a time, at most maxPlanNamespaces.

@@ -1,9 +1,11 @@
 package shardgate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -96,4 +98,65 @@ func TestPlacerRefusesForeignPlans(t *testing.T) {
 			t.Errorf("plan %.40q accepted for ring {a, b}", plan)
 		}
 	}
+}
+
+// Asked again for the ring its plan is for, the planner keeps a plan that still spreads the
+// namespaces (no move), and plans anew once namespaces created since pile up on one member.
+func TestPlannerKeepsABalancedPlan(t *testing.T) {
+	t.Parallel()
+	ring := sharding.NewRing("a", "b", "c")
+	names := []string{}
+	for i := range 300 {
+		names = append(names, fmt.Sprintf("ns-%03d", i))
+	}
+	list := func(ns []string) func(context.Context) ([]string, error) {
+		return func(context.Context) ([]string, error) { return ns, nil }
+	}
+	planner := Planner(list(names), slog.New(slog.DiscardHandler))
+	first, err := planner(t.Context(), ring, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := planner(t.Context(), ring, first); err != nil || again != first {
+		t.Fatalf("asked again with the same namespaces the planner changed its plan (err %v)", err)
+	}
+	plan, err := shardrange.DecodePlan(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := slices.Clone(names)
+	for i := 0; len(grown) < 400; i++ { // 100 more, every one on a's slices
+		if ns := fmt.Sprintf("new-%d", i); mustOwner(t, plan, ns) == "a" {
+			grown = append(grown, ns)
+		}
+	}
+	replanned, err := Planner(list(grown), slog.New(slog.DiscardHandler))(t.Context(), ring, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replanned == first {
+		t.Fatal("the planner kept a plan that gives a 200 of 400 namespaces")
+	}
+	after, err := shardrange.DecodePlan(replanned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := map[string]int{}
+	for _, ns := range grown {
+		share[mustOwner(t, after, ns)]++
+	}
+	for _, m := range ring {
+		if share[m] > 140 {
+			t.Errorf("after planning again %s owns %d of 400 namespaces: %v", m, share[m], share)
+		}
+	}
+}
+
+func mustOwner(t *testing.T, plan *shardrange.Plan, ns string) string {
+	t.Helper()
+	owner, ok := plan.KeyOwner(ns + "/x")
+	if !ok {
+		t.Fatalf("no owner for namespace %s", ns)
+	}
+	return owner
 }
