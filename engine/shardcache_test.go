@@ -214,12 +214,14 @@ func changeEach(t *testing.T, mk *runner, replicas map[string]*runner, plan *sha
 		ownerID := nsOwner(plan, ns)
 		changed := call{Script: "s.js", Event: "update", Object: key, Result: "ok", Logged: "changed", Attrs: map[string]string{"gen": gen}}.match
 		replicas[ownerID].calls.waitFor(t, "the change of "+key+" on "+ownerID, 1, changed)
-		total := 0
-		for _, r := range replicas {
-			total += len(r.calls.find(changed))
+		var by []string // the replica and the call record of each handling, for a failure
+		for id, r := range replicas {
+			for _, c := range r.calls.find(changed) {
+				by = append(by, fmt.Sprintf("%s: %+v", id, c))
+			}
 		}
-		if total != 1 {
-			t.Errorf("the change of %s to gen %s was handled %d times, want once", key, gen, total)
+		if len(by) != 1 {
+			t.Errorf("the change of %s to gen %s was handled %d times, want once: %v", key, gen, len(by), by)
 		}
 	}
 }
