@@ -291,27 +291,18 @@ func cachePlan(b *testing.B, cp *controlplane.ControlPlane, ring string, ids []s
 	}
 }
 
-// lowestPlan is the plan members[0] wrote on its Lease for the ring of members
-// (sharding.PlanAnnotation: the ring's fingerprint, a space, the plan).
+// lowestPlan is the plan members[0] wrote on its Lease for the ring of members, read without
+// waiting for a killed member's Lease to be deleted.
 func lowestPlan(ctx context.Context, store sharding.APILeases, members sharding.Ring) (*shardrange.Plan, error) {
-	leases, err := store.List(ctx)
+	view, err := store.PlanFor(ctx, members)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range leases {
-		if l.Holder != members[0] {
-			continue
-		}
-		if fp, encoded, _ := strings.Cut(l.Plan, " "); fp == members.Fingerprint() {
-			plan, err := shardrange.DecodePlan(encoded)
-			if err == nil && !plan.Ring().Equal(members) {
-				err = fmt.Errorf("read shard plan: the plan for %v names members %v", members, plan.Ring())
-			}
-			return plan, err
-		}
-		return nil, fmt.Errorf("read shard plan: %s has written no plan for %v (yet)", members[0], members)
+	plan, err := shardrange.DecodePlan(view.Plan)
+	if err == nil && !plan.Ring().Equal(members) {
+		err = fmt.Errorf("read shard plan: the plan for %v names members %v", members, plan.Ring())
 	}
-	return nil, fmt.Errorf("read shard plan: no Lease held by %s", members[0])
+	return plan, err
 }
 
 // skewOf is the largest partition over the fair share (total / replicas).

@@ -183,19 +183,33 @@ func (a APILeases) Plan(ctx context.Context) (View, error) {
 		return View{}, err
 	}
 	var ids []string
-	plans := map[string]ringPlan{}
 	for _, l := range leases {
 		if l.Holder != "" && !l.Leaving {
 			ids = append(ids, l.Holder)
-			plans[l.Holder] = parseRingPlan(l.Plan)
 		}
 	}
-	ring := NewRing(ids...)
-	if len(ring) == 0 {
-		return View{}, fmt.Errorf("read shard plan: ring %s has no member", a.Ring)
+	return planOf(leases, NewRing(ids...), a.Ring)
+}
+
+// PlanFor reads the plan ring's lowest member wrote for ring, whatever other Leases there are
+// (an expired one not deleted yet, a member leaving).
+func (a APILeases) PlanFor(ctx context.Context, ring Ring) (View, error) {
+	leases, err := a.List(ctx)
+	if err != nil {
+		return View{}, err
 	}
-	if p := plans[ring[0]]; p.ring == ring.Fingerprint() {
-		return View{Ring: ring, Plan: p.plan}, nil
+	return planOf(leases, ring, a.Ring)
+}
+
+// planOf is the view of ring with the plan its lowest member's Lease holds for it.
+func planOf(leases []Lease, ring Ring, name string) (View, error) {
+	if len(ring) == 0 {
+		return View{}, fmt.Errorf("read shard plan: ring %s has no member", name)
+	}
+	for _, l := range leases {
+		if p := parseRingPlan(l.Plan); l.Holder == ring[0] && p.ring == ring.Fingerprint() {
+			return View{Ring: ring, Plan: p.plan}, nil
+		}
 	}
 	return View{}, fmt.Errorf("read shard plan: %s, the lowest member of %v, has written no plan for it", ring[0], ring)
 }

@@ -31,13 +31,11 @@ func (m *Member) Leave(ctx context.Context) bool {
 		return true
 	}
 	m.wakeRun()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-m.left:
-			return true
-		}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-m.left:
+		return true
 	}
 }
 

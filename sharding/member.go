@@ -72,6 +72,7 @@ type Member struct {
 	// unplanned is set while the ring observed differs from target but has no plan yet.
 	plan      ringPlan
 	plannedAt time.Time // when plan was made or last confirmed (Config.Replan)
+	warned    string    // the last plan warning logged (warnOnceLocked)
 	unplanned bool
 	// leaving is set by Leave; left is closed once the member has handed its keys over.
 	leaving   bool

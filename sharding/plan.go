@@ -53,16 +53,17 @@ func (m *Member) makePlan(ctx context.Context, ring Ring, prev string, now time.
 	if err == nil && m.cfg.Placer != nil {
 		_, err = m.cfg.Placer(ring, plan)
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if err != nil {
-		m.logger.Warn("plan shard ring; will retry", "members", len(ring), "error", err.Error())
+		m.warnOnceLocked("plan shard ring; will retry", ring, err)
 		return
 	}
-	m.mu.Lock()
+	m.warned = ""
 	if fp := ring.Fingerprint(); m.plan.ring == fp && m.plan.plan != plan {
 		m.logger.Info("shard ring planned again", "members", len(ring))
 	}
 	m.plan, m.plannedAt = ringPlan{ring: ring.Fingerprint(), plan: plan}, now
-	m.mu.Unlock()
 }
 
 // viewLocked returns the view of ring members act on: with its plan, false while the ring's
@@ -87,9 +88,23 @@ func (m *Member) viewLocked(ring Ring, plans map[string]ringPlan) (View, bool) {
 	}
 	owner, err := m.cfg.Placer(ring, v.Plan)
 	if err != nil {
-		m.logger.Warn("shard plan refused; keeping the ring moved to", "lease_holder", ring[0], "error", err.Error())
+		m.warnOnceLocked("shard plan refused; keeping the ring moved to", ring, err)
 		return View{}, false
 	}
+	m.warned = ""
 	v.owner = owner
 	return v, true
+}
+
+// warnOnceLocked logs msg for ring and err unless it was the last warning logged: a plan
+// refused, or a planner failing, is met again on every tick (several a second while a ring
+// waits for its plan), and a plan anyone may write to a Lease must not flood the log.
+// Called with mu held.
+func (m *Member) warnOnceLocked(msg string, ring Ring, err error) {
+	key := msg + "\x00" + ring.Fingerprint() + "\x00" + err.Error()
+	if key == m.warned {
+		return
+	}
+	m.warned = key
+	m.logger.Warn(msg, "members", len(ring), "lowest", ring[0], "error", err.Error())
 }

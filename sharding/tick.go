@@ -100,8 +100,7 @@ func (m *Member) read(ctx context.Context, leases []Lease, start time.Time) obse
 	// valid again: it must join anew, whether or not anything asked it meanwhile.
 	m.validLocked(start)
 	m.forgetNamedLocked(start)
-	ring, drained, listed, plans, stale := m.observe(leases, start)
-	obs := observation{drained: drained, listed: listed, leavers: m.leaversLocked(leases, start), stale: stale}
+	ring, plans, obs := m.observe(leases, start)
 	prev, planning := m.planNeededLocked(ring, plans, start)
 	m.mu.Unlock()
 	if planning {
@@ -191,17 +190,17 @@ func (m *Member) failed(err error) {
 	m.logger.Warn("shard lease not renewed; will retry", "lease", m.lease, "error", err.Error())
 }
 
-// observe returns the ring of live members (this one included), what each recorded as
-// drained and as listed and the plan each wrote, and the Leases expired long enough to be
-// deleted. Called with mu held.
-func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string, map[string]string, map[string]ringPlan, []Lease) {
+// observe returns the ring of live members (this one included, unless it leaves), the plan
+// each wrote, and the observation: what each recorded as drained and as listed, the members
+// leaving, and the Leases expired long enough to be deleted. Called with mu held.
+func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]ringPlan, observation) {
 	var ids []string
 	if !m.leaving {
 		ids = append(ids, m.cfg.Identity)
 	}
-	drained, listed, plans := map[string]string{}, map[string]string{}, map[string]ringPlan{}
+	obs := observation{drained: map[string]string{}, listed: map[string]string{}}
+	plans := map[string]ringPlan{}
 	m.nextExpiry = time.Time{}
-	var stale []Lease
 	present := map[string]bool{}
 	for _, l := range leases {
 		if l.Name == m.lease {
@@ -219,12 +218,14 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 		}
 		switch age := now.Sub(s.at); {
 		case l.Holder == "" || age >= 2*d:
-			stale = append(stale, l)
+			obs.stale = append(obs.stale, l)
 		case age < d:
-			if !l.Leaving {
+			if l.Leaving {
+				obs.leavers = append(obs.leavers, l.Holder)
+			} else {
 				ids = append(ids, l.Holder)
 			}
-			drained[l.Holder], listed[l.Holder], plans[l.Holder] = l.Drained, l.Listed, parseRingPlan(l.Plan)
+			obs.drained[l.Holder], obs.listed[l.Holder], plans[l.Holder] = l.Drained, l.Listed, parseRingPlan(l.Plan)
 			if exp := s.at.Add(d); m.nextExpiry.IsZero() || exp.Before(m.nextExpiry) {
 				m.nextExpiry = exp
 			}
@@ -235,7 +236,7 @@ func (m *Member) observe(leases []Lease, now time.Time) (Ring, map[string]string
 			delete(m.seen, name)
 		}
 	}
-	return NewRing(ids...), drained, listed, plans, stale
+	return NewRing(ids...), plans, obs
 }
 
 // retarget starts a move when the observed ring differs from the one the member moves to.
@@ -317,25 +318,6 @@ func (m *Member) othersDrained(drained map[string]string, leavers []string) bool
 		}
 	}
 	return true
-}
-
-// leaversLocked returns the other members whose Leases say they are leaving and are still
-// renewed (observe has just recorded when each was seen). Called with mu held.
-func (m *Member) leaversLocked(leases []Lease, now time.Time) []string {
-	var out []string
-	for _, l := range leases {
-		if l.Name == m.lease || !l.Leaving || l.Holder == "" {
-			continue
-		}
-		d := l.Duration
-		if d <= 0 {
-			d = m.cfg.LeaseDuration
-		}
-		if s, ok := m.seen[l.Name]; ok && now.Sub(s.at) < d {
-			out = append(out, l.Holder)
-		}
-	}
-	return out
 }
 
 // gain makes the target ring the active one and tells the engine which keys it gained.
